@@ -1,0 +1,59 @@
+//! Tracer backends measured by tracebench.
+//!
+//! Every backend is one file in this crate and implements [`Tracer`]. The harness calls
+//! [`Tracer::fire`] through a `&dyn Tracer`, so every backend, `none` included, pays the same
+//! indirect-call dispatch and the `none` floor cancels it (survey section 6.2.1: the "None" row).
+//!
+//! Set-up happens in a backend's constructor and teardown in its `Drop`, so that an error or a
+//! signal unwinding through the harness restores the system as it was found.
+
+pub mod clock;
+pub mod lw;
+pub mod none;
+pub mod printf;
+pub mod registry;
+pub mod spin;
+
+pub use registry::{create, known, CreateOptions, TracerInfo};
+
+use thiserror::Error;
+
+/// Why a tracer cannot be created.
+#[derive(Debug, Error)]
+pub enum TracerError {
+    #[error("unknown tracer '{0}': run `tracebench list` to see the tracers this build knows")]
+    Unknown(String),
+    #[error("bad tracer spec '{spec}': {why}")]
+    BadSpec { spec: String, why: String },
+    #[error("tracer '{name}' is not available here: {why} (fix: {fix})")]
+    Unavailable { name: String, why: String, fix: String },
+    #[error("tracer '{name}' failed to set up: {why}")]
+    Setup { name: String, why: String },
+}
+
+/// One tracer backend, set up and ready to record.
+///
+/// `fire` is the only thing the harness puts between its two clock reads.
+pub trait Tracer: Send + Sync {
+    /// Row name in results (the spec as the user typed it, unless relabelled).
+    fn name(&self) -> &str;
+    /// Tracer version, recorded in run.json.
+    fn version(&self) -> String;
+    /// Tracer configuration, recorded in run.json.
+    fn config(&self) -> serde_json::Value;
+    /// Events needed to wrap the tracer's buffer once (per thread/CPU); 0 = no buffer.
+    /// The warm-up runs at least this many calls (survey section 6.2.4).
+    fn buffer_events(&self) -> u64 {
+        0
+    }
+    /// Called once on each measuring thread, after it is pinned to `cpu`.
+    fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
+        Ok(())
+    }
+    /// The tracepoint. The payload is 4 bytes: the iteration index.
+    fn fire(&self, payload: u32);
+    /// What the tracer itself reports after the run (overruns, lost events), for run.json.
+    fn after_run(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}

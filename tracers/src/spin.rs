@@ -1,0 +1,84 @@
+//! `spin:NS` and `spin:NS@P:SLOW`: calibration backends with a known cost.
+//!
+//! `spin:NS` busy-waits NS ns per call, timed by the TSC. `spin:NS@P:SLOW` makes every P-th call
+//! cost SLOW ns instead: a planted slow path, like a tracer that switches sub-buffers every P
+//! events (survey section 7.1). They validate the harness: `spin:300` must read 300 ns above the
+//! floor, and the report must find the period P.
+use std::cell::Cell;
+
+use crate::clock::rdtsc;
+use crate::{Tracer, TracerError};
+
+thread_local! {
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+pub struct Spin {
+    name: String,
+    ns: f64,
+    fast_ticks: u64,
+    slow: Option<(u64, f64, u64)>, // (period, slow ns, slow ticks)
+}
+
+impl Spin {
+    /// `arg` is what follows `spin:`; `tsc_hz` is the calibrated TSC frequency.
+    pub fn parse(spec: &str, arg: &str, tsc_hz: f64) -> Result<Self, TracerError> {
+        let bad = |why: &str| TracerError::BadSpec { spec: spec.into(), why: why.into() };
+        let num = |s: &str, what: &str| -> Result<f64, TracerError> {
+            match s.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 && v <= 1e9 => Ok(v),
+                _ => Err(bad(&format!("{what} must be a number of nanoseconds (0..1e9), got '{s}'; e.g. spin:300 or spin:100@64:1000"))),
+            }
+        };
+        let (fast, slow) = match arg.split_once('@') {
+            None => (num(arg, "NS")?, None),
+            Some((f, rest)) => {
+                let (p, s) = rest.split_once(':').ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
+                let period: u64 = p.trim().parse().ok().filter(|&p| p >= 2).ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
+                let slow_ns = num(s, "SLOW")?;
+                (num(f, "NS")?, Some((period, slow_ns, (slow_ns * tsc_hz / 1e9).round() as u64)))
+            }
+        };
+        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: (fast * tsc_hz / 1e9).round() as u64, slow })
+    }
+}
+
+#[inline(always)]
+fn spin_ticks(ticks: u64) {
+    let start = rdtsc();
+    while rdtsc().wrapping_sub(start) < ticks {
+        core::hint::spin_loop();
+    }
+}
+
+impl Tracer for Spin {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").into()
+    }
+    fn config(&self) -> serde_json::Value {
+        match self.slow {
+            None => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks}),
+            Some((p, s, t)) => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks,
+                "slow_every": p, "slow_ns": s, "slow_ticks": t}),
+        }
+    }
+    #[inline(never)]
+    fn fire(&self, _payload: u32) {
+        let ticks = match self.slow {
+            None => self.fast_ticks,
+            Some((period, _, slow_ticks)) => CALLS.with(|c| {
+                let n = c.get() + 1;
+                c.set(n);
+                if n % period == 0 {
+                    slow_ticks
+                } else {
+                    self.fast_ticks
+                }
+            }),
+        };
+        spin_ticks(ticks);
+    }
+}
