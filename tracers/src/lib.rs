@@ -14,7 +14,7 @@ pub mod printf;
 pub mod registry;
 pub mod spin;
 
-pub use registry::{create, known, CreateOptions, TracerInfo};
+pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
 
 use thiserror::Error;
 

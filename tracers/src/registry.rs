@@ -1,11 +1,32 @@
 //! Which tracers exist, whether each can run here, and how to create one from its spec.
+//!
+//! A spec is `KIND[:ARG]` as typed after `--tracer` (`lw`, `spin:300`, `plugin:/x/lib.so:args`).
+//! The harness uses four entry points, all keyed by the spec:
+//! - [`known`] for `tracebench list` (availability with why/fix);
+//! - [`validate`] before any cell runs (no side effects);
+//! - [`parent_guard`] in the parent, once per tracer for the whole run (e.g. start a daemon that
+//!   must exist before the measuring process starts); dropped after the last cell;
+//! - [`launch_prefix`] in the parent: a command the measuring child is started under (strace);
+//! - [`create`] in the measuring child: sets the tracer up; its `Drop` tears it down.
+use std::any::Any;
+
 use crate::{lw::Lw, none::NoneTracer, printf::Printf, spin::Spin, Tracer, TracerError};
 
-/// What the harness hands a backend at creation.
-#[derive(Debug, Clone)]
+/// What the harness hands a backend at creation. Options a backend does not use are ignored.
+#[derive(Debug, Clone, Default)]
 pub struct CreateOptions {
     /// Calibrated TSC frequency in Hz (for backends that time themselves with the TSC).
     pub tsc_hz: f64,
+    /// `--ftrace-clock local|global|counter|x86-tsc|mono`.
+    pub ftrace_clock: Option<String>,
+    /// `--subbuf-size` (LTTng sub-buffer size, e.g. `8k`).
+    pub subbuf_size: Option<String>,
+    /// `--num-subbuf` (LTTng sub-buffer count).
+    pub num_subbuf: Option<u32>,
+    /// `--probe-site nop5|push|ret` (uprobe, ebpf, perf).
+    pub probe_site: Option<String>,
+    /// Run id, unique per `tracebench run` (for naming sessions and instances).
+    pub run_id: String,
 }
 
 /// One line of `tracebench list`.
@@ -14,27 +35,30 @@ pub struct TracerInfo {
     pub name: &'static str,
     pub spec: &'static str,
     pub description: &'static str,
-    /// `Ok(())` when it can run here; otherwise why not and how to fix it.
+    /// `Ok(())` when it can run here; otherwise (why not, how to fix it).
     pub availability: Result<(), (String, String)>,
+    /// Whether `--tracer all` includes it (calibration backends are not tracers).
+    pub in_all: bool,
+}
+
+fn always(name: &'static str, spec: &'static str, description: &'static str, in_all: bool) -> TracerInfo {
+    TracerInfo { name, spec, description, availability: Ok(()), in_all }
 }
 
 /// Every tracer this build knows, with its availability on this machine.
 pub fn known() -> Vec<TracerInfo> {
     vec![
-        TracerInfo { name: "none", spec: "none", description: "empty non-inlined call: the floor", availability: Ok(()) },
-        TracerInfo { name: "lw", spec: "lw", description: "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", availability: Ok(()) },
-        TracerInfo { name: "lw-tsc", spec: "lw-tsc", description: "LW-ust with an rdtsc timestamp", availability: Ok(()) },
-        TracerInfo { name: "printf", spec: "printf", description: "fprintf(ts, payload) to a fully buffered FILE on /dev/null", availability: Ok(()) },
-        TracerInfo { name: "spin", spec: "spin:NS[@P:SLOW]", description: "calibration: busy-wait NS ns (every P-th call SLOW ns)", availability: Ok(()) },
+        always("none", "none", "empty non-inlined call: the floor", true),
+        always("lw", "lw", "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", true),
+        always("lw-tsc", "lw-tsc", "LW-ust with an rdtsc timestamp", true),
+        always("printf", "printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", true),
+        always("spin", "spin:NS[@P:SLOW]", "calibration: busy-wait NS ns (every P-th call SLOW ns)", false),
     ]
 }
 
 /// Creates the tracer named by `spec` (e.g. `lw`, `spin:300`, `spin:100@64:1000`).
 pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, TracerError> {
-    let (kind, arg) = match spec.split_once(':') {
-        Some((k, a)) => (k, Some(a)),
-        None => (spec, None),
-    };
+    let (kind, arg) = split(spec);
     let no_arg = |t: Box<dyn Tracer>| -> Result<Box<dyn Tracer>, TracerError> {
         match arg {
             None => Ok(t),
@@ -54,19 +78,40 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
     }
 }
 
+/// `KIND[:ARG]`.
+pub fn split(spec: &str) -> (&str, Option<&str>) {
+    match spec.split_once(':') {
+        Some((k, a)) => (k, Some(a)),
+        None => (spec, None),
+    }
+}
+
 /// Checks a spec without creating the tracer (no side effects), for validating a command line
 /// before any cell runs.
 pub fn validate(spec: &str) -> Result<(), TracerError> {
-    let kind = spec.split(':').next().unwrap_or("");
+    let (kind, arg) = split(spec);
     let info = known().into_iter().find(|i| i.name == kind).ok_or_else(|| TracerError::Unknown(spec.to_string()))?;
     if let Err((why, fix)) = info.availability {
         return Err(TracerError::Unavailable { name: kind.into(), why, fix });
     }
-    if kind == "spin" {
-        let a = spec.split_once(':').map(|x| x.1).ok_or_else(|| TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })?;
-        Spin::parse(spec, a, 1e9)?;
-    } else if spec.contains(':') {
-        return Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") });
+    match (kind, arg) {
+        ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
+        ("spin", None) => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
+        (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// Set-up that must happen in the parent before the measuring child starts, and last for the
+/// whole run (dropped after the tracer's last cell). `None` for most tracers.
+pub fn parent_guard(spec: &str, _opts: &CreateOptions) -> Result<Option<Box<dyn Any + Send>>, TracerError> {
+    let _ = spec;
+    Ok(None)
+}
+
+/// A command (argv prefix) the measuring child must run under, e.g. `strace -f -qq -o /dev/null`.
+/// Empty for most tracers.
+pub fn launch_prefix(spec: &str) -> Vec<String> {
+    let _ = spec;
+    Vec::new()
 }
