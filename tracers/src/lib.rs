@@ -13,6 +13,15 @@ pub mod none;
 pub mod printf;
 pub mod registry;
 pub mod spin;
+// Dynamic-instrumentation backends (uprobe, ebpf, perf, systemtap, bpftrace) and their site.
+pub mod bpftrace;
+pub mod dynamic;
+#[cfg(feature = "ebpf")]
+pub mod ebpf;
+pub mod perf;
+pub mod probe_site;
+pub mod systemtap;
+pub mod uprobe;
 
 pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
 

@@ -54,6 +54,9 @@ pub fn known() -> Vec<TracerInfo> {
         always("printf", "printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", true),
         always("spin", "spin:NS[@P:SLOW]", "calibration: busy-wait NS ns (every P-th call SLOW ns)", false),
     ]
+    .into_iter()
+    .chain(crate::dynamic::known())
+    .collect()
 }
 
 /// Creates the tracer named by `spec` (e.g. `lw`, `spin:300`, `spin:100@64:1000`).
@@ -74,7 +77,10 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
             Some(a) => Ok(Box::new(Spin::parse(spec, a, opts.tsc_hz)?)),
             None => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
         },
-        _ => Err(TracerError::Unknown(spec.to_string())),
+        _ => match crate::dynamic::create(kind, spec, arg, opts) {
+            Some(r) => r,
+            None => Err(TracerError::Unknown(spec.to_string())),
+        },
     }
 }
 
