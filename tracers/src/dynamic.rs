@@ -7,7 +7,13 @@ fn info(
     description: &'static str,
     availability: Result<(), (String, String)>,
 ) -> TracerInfo {
-    TracerInfo { name, spec: name, description, availability, in_all: true }
+    TracerInfo {
+        name,
+        spec: name,
+        description,
+        availability,
+        in_all: true,
+    }
 }
 
 /// The `tracebench list` lines of these backends, with availability on this machine.
@@ -51,18 +57,33 @@ pub fn create(
         return None;
     }
     if arg.is_some() {
-        return Some(Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }));
+        return Some(Err(TracerError::BadSpec {
+            spec: spec.into(),
+            why: format!("'{kind}' takes no argument"),
+        }));
     }
-    if let Some(Err((why, fix))) = known().into_iter().find(|i| i.name == kind).map(|i| i.availability) {
-        return Some(Err(TracerError::Unavailable { name: kind.into(), why, fix }));
+    if let Some(Err((why, fix))) = known()
+        .into_iter()
+        .find(|i| i.name == kind)
+        .map(|i| i.availability)
+    {
+        return Some(Err(TracerError::Unavailable {
+            name: kind.into(),
+            why,
+            fix,
+        }));
     }
     let r: Result<Box<dyn Tracer>, TracerError> = match kind {
         "uprobe" => crate::uprobe::Uprobe::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
         #[cfg(feature = "ebpf")]
         "ebpf" => crate::ebpf::Ebpf::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
         "perf" => crate::perf::Perf::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
-        "systemtap" => crate::systemtap::SystemTap::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
-        "bpftrace" => crate::bpftrace::Bpftrace::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
+        "systemtap" => {
+            crate::systemtap::SystemTap::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>)
+        }
+        "bpftrace" => {
+            crate::bpftrace::Bpftrace::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>)
+        }
         _ => unreachable!("availability check above rejects ebpf without the feature"),
     };
     Some(r)
