@@ -15,17 +15,14 @@ fn main() {
     // and <asm/ptrace.h> (struct pt_regs, the uprobe context) lives there on Debian.
     let status = Command::new(&clang)
         .args(["-O2", "-g", "-target", "bpf", "-Wall", "-Werror"])
-        .args([
-            "-I/usr/include/x86_64-linux-gnu",
-            "-c",
-            "bpf/site.bpf.c",
-            "-o",
-        ])
+        .args(["-I/usr/include/x86_64-linux-gnu", "-c", "bpf/site.bpf.c", "-o"])
         .arg(&out)
         .status();
     match status {
         Ok(s) if s.success() => {}
-        Ok(s) => panic!("{clang} failed ({s}) compiling bpf/site.bpf.c: the `ebpf` feature needs clang and linux-libc-dev"),
+        Ok(s) => {
+            panic!("{clang} failed ({s}) compiling bpf/site.bpf.c: the `ebpf` feature needs clang and linux-libc-dev")
+        }
         Err(e) => panic!(
             "cannot run {clang} ({e}): the `ebpf` feature needs clang (apt-get install clang libelf-dev zlib1g-dev \
              pkg-config), or build without it"

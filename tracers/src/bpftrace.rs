@@ -18,27 +18,17 @@ use crate::{CreateOptions, Tracer, TracerError};
 
 /// Finds an executable on PATH.
 pub(crate) fn which(prog: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| std::path::Path::new(d).join(prog))
-        .find(|p| p.is_file())
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| std::path::Path::new(d).join(prog)).find(|p| p.is_file())
 }
 
 pub fn availability() -> Result<(), (String, String)> {
     if which("bpftrace").is_none() {
-        return Err((
-            "bpftrace is not installed".into(),
-            "apt-get install bpftrace".into(),
-        ));
+        return Err(("bpftrace is not installed".into(), "apt-get install bpftrace".into()));
     }
     if !std::path::Path::new("/sys/fs/bpf").exists()
         && !std::path::Path::new("/proc/sys/kernel/bpf_stats_enabled").exists()
     {
-        return Err((
-            "kernel without BPF syscall support".into(),
-            "use a kernel with CONFIG_BPF_SYSCALL=y".into(),
-        ));
+        return Err(("kernel without BPF syscall support".into(), "use a kernel with CONFIG_BPF_SYSCALL=y".into()));
     }
     Ok(())
 }
@@ -52,21 +42,10 @@ pub(crate) struct ToolProcess {
 
 impl ToolProcess {
     /// Starts `argv` and waits up to `timeout` for a stdout line containing `ready`.
-    pub fn start(
-        name: &str,
-        argv: Vec<String>,
-        ready: &str,
-        timeout: Duration,
-    ) -> Result<ToolProcess, TracerError> {
-        let err = |why: String| TracerError::Setup {
-            name: name.into(),
-            why,
-        };
+    pub fn start(name: &str, argv: Vec<String>, ready: &str, timeout: Duration) -> Result<ToolProcess, TracerError> {
+        let err = |why: String| TracerError::Setup { name: name.into(), why };
         let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         // SAFETY: prctl is async-signal-safe; the tool must not outlive a SIGKILLed measuring
         // process (its uprobe would stay attached).
         unsafe {
@@ -74,17 +53,12 @@ impl ToolProcess {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // BPF maps are charged to memlock on older kernels; bpftrace warns when it cannot
                 // raise the limit itself.
-                let inf = libc::rlimit {
-                    rlim_cur: libc::RLIM_INFINITY,
-                    rlim_max: libc::RLIM_INFINITY,
-                };
+                let inf = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
                 libc::setrlimit(libc::RLIMIT_MEMLOCK, &inf);
                 Ok(())
             })
         };
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| err(format!("starting {}: {e}", argv[0])))?;
+        let mut child = cmd.spawn().map_err(|e| err(format!("starting {}: {e}", argv[0])))?;
         let (tx, rx) = mpsc::channel();
         let out = child.stdout.take().unwrap();
         let tx2 = tx.clone();
@@ -127,11 +101,7 @@ impl ToolProcess {
                 }
             }
         }
-        Ok(ToolProcess {
-            child: Mutex::new(Some(child)),
-            lines: Mutex::new(rx),
-            argv,
-        })
+        Ok(ToolProcess { child: Mutex::new(Some(child)), lines: Mutex::new(rx), argv })
     }
 
     /// Stops the tool with SIGINT and returns what it printed after becoming ready.
@@ -196,16 +166,9 @@ pub struct Bpftrace {
 
 impl Bpftrace {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Bpftrace, TracerError> {
-        availability().map_err(|(why, fix)| TracerError::Unavailable {
-            name: name.into(),
-            why,
-            fix,
-        })?;
+        availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
-        let site = ProbeSite::locate(kind).map_err(|e| TracerError::Setup {
-            name: name.into(),
-            why: e,
-        })?;
+        let site = ProbeSite::locate(kind).map_err(|e| TracerError::Setup { name: name.into(), why: e })?;
         let version = Command::new("bpftrace")
             .arg("--version")
             .output()
@@ -218,23 +181,11 @@ impl Bpftrace {
             site.path,
             kind.symbol()
         );
-        let argv = vec![
-            "bpftrace".to_string(),
-            "-p".into(),
-            std::process::id().to_string(),
-            "-e".into(),
-            script.clone(),
-        ];
+        let argv =
+            vec!["bpftrace".to_string(), "-p".into(), std::process::id().to_string(), "-e".into(), script.clone()];
         // BEGIN runs once every probe is attached, so its line means the uprobe is live.
         let tool = ToolProcess::start(name, argv, "tracebench-ready", Duration::from_secs(60))?;
-        Ok(Bpftrace {
-            name: name.into(),
-            version,
-            script,
-            site,
-            tool,
-            result: Mutex::new(None),
-        })
+        Ok(Bpftrace { name: name.into(), version, script, site, tool, result: Mutex::new(None) })
     }
 }
 
@@ -287,15 +238,8 @@ mod tests {
 
     #[test]
     fn map_values_parse() {
-        let l = vec![
-            "@hits[1]: 20".to_string(),
-            "@hits[0]: 3".into(),
-            "@payload[0]: 7".into(),
-        ];
-        assert_eq!(
-            map_values(&l, "@hits"),
-            vec![("1".into(), 20), ("0".into(), 3)]
-        );
+        let l = vec!["@hits[1]: 20".to_string(), "@hits[0]: 3".into(), "@payload[0]: 7".into()];
+        assert_eq!(map_values(&l, "@hits"), vec![("1".into(), 20), ("0".into(), 3)]);
     }
 
     #[test]
@@ -311,12 +255,8 @@ mod tests {
         }
         let a = t.after_run();
         assert_eq!(a["hits"].as_u64(), Some(500), "{a}");
-        let last: Vec<u64> = a["last_payload_per_cpu"]
-            .as_object()
-            .unwrap()
-            .values()
-            .filter_map(|v| v.as_u64())
-            .collect();
+        let last: Vec<u64> =
+            a["last_payload_per_cpu"].as_object().unwrap().values().filter_map(|v| v.as_u64()).collect();
         assert!(last.contains(&499), "{a}");
         // after_run stopped bpftrace: its probe is detached.
         assert!(t.tool.child.lock().unwrap().is_none());

@@ -2,18 +2,8 @@
 //! bpftrace), kept apart from registry.rs so that backends added elsewhere merge cleanly.
 use crate::{CreateOptions, Tracer, TracerError, TracerInfo};
 
-fn info(
-    name: &'static str,
-    description: &'static str,
-    availability: Result<(), (String, String)>,
-) -> TracerInfo {
-    TracerInfo {
-        name,
-        spec: name,
-        description,
-        availability,
-        in_all: true,
-    }
+fn info(name: &'static str, description: &'static str, availability: Result<(), (String, String)>) -> TracerInfo {
+    TracerInfo { name, spec: name, description, availability, in_all: true }
 }
 
 /// The `tracebench list` lines of these backends, with availability on this machine.
@@ -25,8 +15,16 @@ pub fn known() -> Vec<TracerInfo> {
             crate::uprobe::availability(),
         ),
         info("ebpf", "BPF program on a uprobe: ktime + {ts,payload} into a per-CPU array ring", ebpf_availability()),
-        info("perf", "perf_events records the uprobe event into its mmap ring (overwrite, never read)", crate::perf::availability()),
-        info("systemtap", "stap probe on the site function: ts and payload into an array", crate::systemtap::availability()),
+        info(
+            "perf",
+            "perf_events records the uprobe event into its mmap ring (overwrite, never read)",
+            crate::perf::availability(),
+        ),
+        info(
+            "systemtap",
+            "stap probe on the site function: ts and payload into an array",
+            crate::systemtap::availability(),
+        ),
         info("bpftrace", "bpftrace -e on the uprobe: nsecs and payload into a map", crate::bpftrace::availability()),
     ]
 }
@@ -57,33 +55,18 @@ pub fn create(
         return None;
     }
     if arg.is_some() {
-        return Some(Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: format!("'{kind}' takes no argument"),
-        }));
+        return Some(Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }));
     }
-    if let Some(Err((why, fix))) = known()
-        .into_iter()
-        .find(|i| i.name == kind)
-        .map(|i| i.availability)
-    {
-        return Some(Err(TracerError::Unavailable {
-            name: kind.into(),
-            why,
-            fix,
-        }));
+    if let Some(Err((why, fix))) = known().into_iter().find(|i| i.name == kind).map(|i| i.availability) {
+        return Some(Err(TracerError::Unavailable { name: kind.into(), why, fix }));
     }
     let r: Result<Box<dyn Tracer>, TracerError> = match kind {
         "uprobe" => crate::uprobe::Uprobe::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
         #[cfg(feature = "ebpf")]
         "ebpf" => crate::ebpf::Ebpf::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
         "perf" => crate::perf::Perf::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
-        "systemtap" => {
-            crate::systemtap::SystemTap::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>)
-        }
-        "bpftrace" => {
-            crate::bpftrace::Bpftrace::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>)
-        }
+        "systemtap" => crate::systemtap::SystemTap::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
+        "bpftrace" => crate::bpftrace::Bpftrace::new(kind, opts).map(|t| Box::new(t) as Box<dyn Tracer>),
         _ => unreachable!("availability check above rejects ebpf without the feature"),
     };
     Some(r)

@@ -30,19 +30,13 @@ pub fn availability() -> Result<(), (String, String)> {
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err((
-            "loading BPF programs needs root (CAP_BPF, CAP_PERFMON)".into(),
-            "run as root".into(),
-        ));
+        return Err(("loading BPF programs needs root (CAP_BPF, CAP_PERFMON)".into(), "run as root".into()));
     }
     Ok(())
 }
 
 fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
-    TracerError::Setup {
-        name: name.into(),
-        why: why.into(),
-    }
+    TracerError::Setup { name: name.into(), why: why.into() }
 }
 
 /// One CPU's ring as read back from the map.
@@ -57,14 +51,8 @@ impl CpuRing {
     /// The payloads in write order, oldest first.
     pub fn payloads_in_order(&self) -> Vec<u32> {
         let n = (self.head as usize).min(RING_EVENTS);
-        let start = if (self.head as usize) > RING_EVENTS {
-            self.head as usize % RING_EVENTS
-        } else {
-            0
-        };
-        (0..n)
-            .map(|i| self.events[(start + i) % RING_EVENTS].1)
-            .collect()
+        let start = if (self.head as usize) > RING_EVENTS { self.head as usize % RING_EVENTS } else { 0 };
+        (0..n).map(|i| self.events[(start + i) % RING_EVENTS].1).collect()
     }
 }
 
@@ -78,19 +66,13 @@ pub struct Ebpf {
 
 impl Ebpf {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Ebpf, TracerError> {
-        availability().map_err(|(why, fix)| TracerError::Unavailable {
-            name: name.into(),
-            why,
-            fix,
-        })?;
+        availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
         let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
         let open = ObjectBuilder::default()
             .open_memory(BPF_OBJECT)
             .map_err(|e| setup_err(name, format!("opening the BPF object: {e}")))?;
-        let obj = open
-            .load()
-            .map_err(|e| setup_err(name, format!("loading the BPF program: {e}")))?;
+        let obj = open.load().map_err(|e| setup_err(name, format!("loading the BPF program: {e}")))?;
         let prog = obj
             .progs_mut()
             .find(|p| p.name() == "tracebench_site")
@@ -98,19 +80,9 @@ impl Ebpf {
         let pid = std::process::id() as i32;
         let link = prog
             .attach_uprobe(false, pid, &site.path, site.file_offset as usize)
-            .map_err(|e| {
-                setup_err(
-                    name,
-                    format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset),
-                )
-            })?;
+            .map_err(|e| setup_err(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?;
         drop(prog);
-        let t = Ebpf {
-            name: name.into(),
-            site,
-            link: Some(link),
-            obj,
-        };
+        let t = Ebpf { name: name.into(), site, link: Some(link), obj };
         // Fault the per-CPU values in now rather than in the timed window: a lookup reads them all.
         t.rings().map_err(|e| setup_err(name, e))?;
         Ok(t)
@@ -118,11 +90,7 @@ impl Ebpf {
 
     /// Reads every CPU's ring from the map.
     pub fn rings(&self) -> Result<Vec<CpuRing>, String> {
-        let map = self
-            .obj
-            .maps()
-            .find(|m| m.name() == "ring")
-            .ok_or("map 'ring' missing")?;
+        let map = self.obj.maps().find(|m| m.name() == "ring").ok_or("map 'ring' missing")?;
         let vals = map
             .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
             .map_err(|e| format!("reading map 'ring': {e}"))?
@@ -154,11 +122,7 @@ impl Ebpf {
         let mut len = std::mem::size_of_val(&info) as u32;
         // SAFETY: info is a bpf_prog_info of len bytes.
         let r = unsafe {
-            libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(
-                std::os::fd::AsRawFd::as_raw_fd(&fd),
-                &mut info,
-                &mut len,
-            )
+            libbpf_rs::libbpf_sys::bpf_prog_get_info_by_fd(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut info, &mut len)
         };
         (r == 0).then_some(info.recursion_misses)
     }
@@ -177,13 +141,8 @@ impl Tracer for Ebpf {
     }
     fn version(&self) -> String {
         // SAFETY: libbpf_version_string returns a static string.
-        let libbpf =
-            unsafe { std::ffi::CStr::from_ptr(libbpf_rs::libbpf_sys::libbpf_version_string()) };
-        format!(
-            "linux {}, libbpf-rs 0.27, libbpf {}",
-            kernel_release(),
-            libbpf.to_string_lossy()
-        )
+        let libbpf = unsafe { std::ffi::CStr::from_ptr(libbpf_rs::libbpf_sys::libbpf_version_string()) };
+        format!("linux {}, libbpf-rs 0.27, libbpf {}", kernel_release(), libbpf.to_string_lossy())
     }
     fn config(&self) -> serde_json::Value {
         serde_json::json!({
@@ -230,30 +189,20 @@ mod tests {
         let mut cpu = unsafe { std::mem::zeroed::<libc::cpu_set_t>() };
         unsafe { libc::CPU_SET(0, &mut cpu) };
         // Pin so that every event lands in one CPU's ring.
-        assert_eq!(
-            unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&cpu), &cpu) },
-            0
-        );
+        assert_eq!(unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&cpu), &cpu) }, 0);
         let t = Ebpf::new("ebpf", &CreateOptions::default()).unwrap();
         let n = 3000u32;
         for i in 0..n {
             t.fire(i);
         }
         let rings = t.rings().unwrap();
-        assert_eq!(
-            rings[0].head,
-            n as u64,
-            "{:?}",
-            rings.iter().map(|r| r.head).collect::<Vec<_>>()
-        );
+        assert_eq!(rings[0].head, n as u64, "{:?}", rings.iter().map(|r| r.head).collect::<Vec<_>>());
         let p = rings[0].payloads_in_order();
         let want: Vec<u32> = (n - RING_EVENTS as u32..n).collect();
         assert_eq!(p, want);
         // Timestamps increase along the ring.
         let start = n as usize % RING_EVENTS;
-        let ts: Vec<u64> = (0..RING_EVENTS)
-            .map(|i| rings[0].events[(start + i) % RING_EVENTS].0)
-            .collect();
+        let ts: Vec<u64> = (0..RING_EVENTS).map(|i| rings[0].events[(start + i) % RING_EVENTS].0).collect();
         assert!(ts.windows(2).all(|w| w[0] <= w[1]) && ts[0] > 0);
         drop(t);
     }

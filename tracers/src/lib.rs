@@ -23,9 +23,7 @@ pub mod probe_site;
 pub mod systemtap;
 pub mod uprobe;
 
-pub use registry::{
-    create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo,
-};
+pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
 
 use thiserror::Error;
 
@@ -37,11 +35,7 @@ pub enum TracerError {
     #[error("bad tracer spec '{spec}': {why}")]
     BadSpec { spec: String, why: String },
     #[error("tracer '{name}' is not available here: {why} (fix: {fix})")]
-    Unavailable {
-        name: String,
-        why: String,
-        fix: String,
-    },
+    Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
 }

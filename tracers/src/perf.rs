@@ -27,8 +27,7 @@ const PERF_SAMPLE_TID: u64 = 1 << 1;
 const PERF_SAMPLE_TIME: u64 = 1 << 2;
 const PERF_SAMPLE_CPU: u64 = 1 << 7;
 const PERF_SAMPLE_RAW: u64 = 1 << 10;
-const SAMPLE_TYPE: u64 =
-    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+const SAMPLE_TYPE: u64 = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 const FLAG_DISABLED: u64 = 1 << 0;
 const FLAG_WRITE_BACKWARD: u64 = 1 << 27;
 const PERF_RECORD_SAMPLE: u32 = 9;
@@ -81,10 +80,7 @@ pub fn availability() -> Result<(), (String, String)> {
 }
 
 fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
-    TracerError::Setup {
-        name: name.into(),
-        why: why.into(),
-    }
+    TracerError::Setup { name: name.into(), why: why.into() }
 }
 
 /// One thread's perf event and its mapped ring.
@@ -108,9 +104,7 @@ impl Ring {
     fn bytes(&self, pos: u64, n: usize) -> Vec<u8> {
         let size = (DATA_PAGES * PAGE) as u64;
         // SAFETY: the data area is DATA_PAGES pages after the control page.
-        (0..n as u64)
-            .map(|i| unsafe { *self.base.add(PAGE + ((pos + i) % size) as usize) })
-            .collect()
+        (0..n as u64).map(|i| unsafe { *self.base.add(PAGE + ((pos + i) % size) as usize) }).collect()
     }
 
     /// Events counted by the kernel for this thread (read(2) on the event fd).
@@ -184,23 +178,13 @@ pub struct Perf {
 
 impl Perf {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Perf, TracerError> {
-        availability().map_err(|(why, fix)| TracerError::Unavailable {
-            name: name.into(),
-            why,
-            fix,
-        })?;
+        availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
         let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
         let event = UprobeEvent::define(name, site)?;
         let tp_id = event.id().map_err(|e| setup_err(name, e))?;
         let payload_offset = payload_offset(&event).map_err(|e| setup_err(name, e))?;
-        Ok(Perf {
-            name: name.into(),
-            tp_id,
-            payload_offset,
-            rings: Mutex::new(Vec::new()),
-            event,
-        })
+        Ok(Perf { name: name.into(), tp_id, payload_offset, rings: Mutex::new(Vec::new()), event })
     }
 
     fn open_ring(&self) -> Result<Ring, String> {
@@ -216,55 +200,27 @@ impl Perf {
         };
         // SAFETY: attr is a valid perf_event_attr of the size it declares; pid 0 = this thread.
         let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                &attr as *const PerfEventAttr,
-                0,
-                -1,
-                -1,
-                PERF_FLAG_FD_CLOEXEC,
-            )
+            libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)
         } as libc::c_int;
         if fd < 0 {
-            return Err(format!(
-                "perf_event_open(tracepoint {}): {}",
-                self.tp_id,
-                std::io::Error::last_os_error()
-            ));
+            return Err(format!("perf_event_open(tracepoint {}): {}", self.tp_id, std::io::Error::last_os_error()));
         }
         let len = (1 + DATA_PAGES) * PAGE;
         // PROT_READ only: with write_backward this is the overwrite ring (no data_tail to honour).
         // SAFETY: mapping a perf fd as the kernel documents.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
-        };
+        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
         if base == libc::MAP_FAILED {
             let e = std::io::Error::last_os_error();
             // SAFETY: fd is ours.
             unsafe { libc::close(fd) };
             return Err(format!("mmap of the perf ring ({len} bytes): {e}"));
         }
-        let ring = Ring {
-            fd,
-            base: base as *mut u8,
-            len,
-            tid: unsafe { libc::gettid() },
-        };
+        let ring = Ring { fd, base: base as *mut u8, len, tid: unsafe { libc::gettid() } };
         // Touch the ring's pages now, not in the timed window (section 6.2.4).
         let _ = ring.bytes(0, DATA_PAGES * PAGE);
         // SAFETY: enabling our own event.
         if unsafe { libc::ioctl(fd, PERF_EVENT_IOC_ENABLE as _, 0) } != 0 {
-            return Err(format!(
-                "PERF_EVENT_IOC_ENABLE: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(format!("PERF_EVENT_IOC_ENABLE: {}", std::io::Error::last_os_error()));
         }
         Ok(ring)
     }
@@ -360,21 +316,11 @@ mod tests {
         let th = &a["per_thread"][0];
         assert_eq!(th["newest_payload"].as_u64(), Some(999), "{a}");
         // The ring wrapped (1000 x 72 B > 16 KiB) and nothing was dropped: overwrite mode.
-        assert!(
-            th["bytes_written"].as_u64().unwrap() > (DATA_PAGES * PAGE) as u64,
-            "{a}"
-        );
+        assert!(th["bytes_written"].as_u64().unwrap() > (DATA_PAGES * PAGE) as u64, "{a}");
         assert!(th["samples_in_ring"].as_u64().unwrap() > 100, "{a}");
         assert_eq!(a["lost"].as_u64(), Some(0), "{a}");
-        let (root, g, e) = (
-            t.event.root().to_path_buf(),
-            t.event.group.clone(),
-            t.event.event.clone(),
-        );
+        let (root, g, e) = (t.event.root().to_path_buf(), t.event.group.clone(), t.event.event.clone());
         drop(t);
-        assert!(
-            !UprobeEvent::listed(&root, &g, &e),
-            "event left in uprobe_events"
-        );
+        assert!(!UprobeEvent::listed(&root, &g, &e), "event left in uprobe_events");
     }
 }

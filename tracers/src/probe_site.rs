@@ -133,9 +133,7 @@ impl ProbeSite {
             .to_string_lossy()
             .into_owned();
         if path.ends_with(" (deleted)") {
-            return Err(format!(
-                "the executable {path} was replaced while running; uprobes need the file"
-            ));
+            return Err(format!("the executable {path} was replaced while running; uprobes need the file"));
         }
         let file_offset = file_offset_from_phdrs(addr)?;
         // Cross-check with the kernel's own view of the mapping; a mismatch means the
@@ -148,13 +146,7 @@ impl ProbeSite {
                 ));
             }
         }
-        Ok(ProbeSite {
-            kind,
-            func,
-            addr,
-            path,
-            file_offset,
-        })
+        Ok(ProbeSite { kind, func, addr, path, file_offset })
     }
 
     /// Calls the site. `#[inline(always)]` so that a backend's `fire` is just this call.
@@ -170,10 +162,7 @@ impl ProbeSite {
         // SAFETY: the site is at least 1 byte of mapped text, and every site is followed by
         // padding within its 64-byte aligned block.
         let b = unsafe { std::slice::from_raw_parts(self.addr as *const u8, 5) };
-        b.iter()
-            .map(|x| format!("{x:02x}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
     }
 
     pub fn config(&self) -> serde_json::Value {
@@ -195,11 +184,7 @@ fn file_offset_from_phdrs(addr: u64) -> Result<u64, String> {
         found: Option<u64>,
         first: bool,
     }
-    unsafe extern "C" fn cb(
-        info: *mut libc::dl_phdr_info,
-        _size: libc::size_t,
-        data: *mut c_void,
-    ) -> libc::c_int {
+    unsafe extern "C" fn cb(info: *mut libc::dl_phdr_info, _size: libc::size_t, data: *mut c_void) -> libc::c_int {
         // SAFETY: dl_iterate_phdr passes valid info and our own data pointer.
         let s = unsafe { &mut *(data as *mut Search) };
         let info = unsafe { &*info };
@@ -224,16 +209,10 @@ fn file_offset_from_phdrs(addr: u64) -> Result<u64, String> {
         }
         1
     }
-    let mut s = Search {
-        addr,
-        found: None,
-        first: true,
-    };
+    let mut s = Search { addr, found: None, first: true };
     // SAFETY: the callback only reads what dl_iterate_phdr hands it.
     unsafe { libc::dl_iterate_phdr(Some(cb), &mut s as *mut Search as *mut c_void) };
-    s.found.ok_or_else(|| {
-        format!("address 0x{addr:x} is in no PT_LOAD segment of the main executable")
-    })
+    s.found.ok_or_else(|| format!("address 0x{addr:x} is in no PT_LOAD segment of the main executable"))
 }
 
 /// File offset of `addr` from /proc/self/maps (`start-end perms offset dev inode path`).
@@ -245,10 +224,7 @@ pub(crate) fn file_offset_from_maps(addr: u64) -> Option<u64> {
         let _perms = it.next()?;
         let off = u64::from_str_radix(it.next()?, 16).ok()?;
         let (a, b) = range.split_once('-')?;
-        let (a, b) = (
-            u64::from_str_radix(a, 16).ok()?,
-            u64::from_str_radix(b, 16).ok()?,
-        );
+        let (a, b) = (u64::from_str_radix(a, 16).ok()?, u64::from_str_radix(b, 16).ok()?);
         if addr >= a && addr < b {
             return Some(addr - a + off);
         }

@@ -41,44 +41,18 @@ pub struct TracerInfo {
     pub in_all: bool,
 }
 
-fn always(
-    name: &'static str,
-    spec: &'static str,
-    description: &'static str,
-    in_all: bool,
-) -> TracerInfo {
-    TracerInfo {
-        name,
-        spec,
-        description,
-        availability: Ok(()),
-        in_all,
-    }
+fn always(name: &'static str, spec: &'static str, description: &'static str, in_all: bool) -> TracerInfo {
+    TracerInfo { name, spec, description, availability: Ok(()), in_all }
 }
 
 /// Every tracer this build knows, with its availability on this machine.
 pub fn known() -> Vec<TracerInfo> {
     vec![
         always("none", "none", "empty non-inlined call: the floor", true),
-        always(
-            "lw",
-            "lw",
-            "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}",
-            true,
-        ),
+        always("lw", "lw", "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", true),
         always("lw-tsc", "lw-tsc", "LW-ust with an rdtsc timestamp", true),
-        always(
-            "printf",
-            "printf",
-            "fprintf(ts, payload) to a fully buffered FILE on /dev/null",
-            true,
-        ),
-        always(
-            "spin",
-            "spin:NS[@P:SLOW]",
-            "calibration: busy-wait NS ns (every P-th call SLOW ns)",
-            false,
-        ),
+        always("printf", "printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", true),
+        always("spin", "spin:NS[@P:SLOW]", "calibration: busy-wait NS ns (every P-th call SLOW ns)", false),
     ]
     .into_iter()
     .chain(crate::dynamic::known())
@@ -91,10 +65,7 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
     let no_arg = |t: Box<dyn Tracer>| -> Result<Box<dyn Tracer>, TracerError> {
         match arg {
             None => Ok(t),
-            Some(_) => Err(TracerError::BadSpec {
-                spec: spec.into(),
-                why: format!("'{kind}' takes no argument"),
-            }),
+            Some(_) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         }
     };
     match kind {
@@ -104,10 +75,7 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
         "printf" => no_arg(Box::new(Printf::new()?)),
         "spin" => match arg {
             Some(a) => Ok(Box::new(Spin::parse(spec, a, opts.tsc_hz)?)),
-            None => Err(TracerError::BadSpec {
-                spec: spec.into(),
-                why: "spin needs a cost, e.g. spin:300".into(),
-            }),
+            None => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
         },
         _ => match crate::dynamic::create(kind, spec, arg, opts) {
             Some(r) => r,
@@ -128,37 +96,23 @@ pub fn split(spec: &str) -> (&str, Option<&str>) {
 /// before any cell runs.
 pub fn validate(spec: &str) -> Result<(), TracerError> {
     let (kind, arg) = split(spec);
-    let info = known()
-        .into_iter()
-        .find(|i| i.name == kind)
-        .ok_or_else(|| TracerError::Unknown(spec.to_string()))?;
+    let info = known().into_iter().find(|i| i.name == kind).ok_or_else(|| TracerError::Unknown(spec.to_string()))?;
     if let Err((why, fix)) = info.availability {
-        return Err(TracerError::Unavailable {
-            name: kind.into(),
-            why,
-            fix,
-        });
+        return Err(TracerError::Unavailable { name: kind.into(), why, fix });
     }
     match (kind, arg) {
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
-        ("spin", None) => Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: "spin needs a cost, e.g. spin:300".into(),
-        }),
-        (_, Some(_)) => Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: format!("'{kind}' takes no argument"),
-        }),
+        ("spin", None) => {
+            Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })
+        }
+        (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
     }
 }
 
 /// Set-up that must happen in the parent before the measuring child starts, and last for the
 /// whole run (dropped after the tracer's last cell). `None` for most tracers.
-pub fn parent_guard(
-    spec: &str,
-    _opts: &CreateOptions,
-) -> Result<Option<Box<dyn Any + Send>>, TracerError> {
+pub fn parent_guard(spec: &str, _opts: &CreateOptions) -> Result<Option<Box<dyn Any + Send>>, TracerError> {
     let _ = spec;
     Ok(None)
 }

@@ -31,9 +31,7 @@ fn stap_features() -> String {
     Command::new("stap")
         .arg("--version")
         .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
-        })
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
         .unwrap_or_default()
 }
 
@@ -46,9 +44,7 @@ pub fn runtime() -> Result<Runtime, (String, String)> {
         ));
     }
     let features = stap_features();
-    let dyninst = features
-        .lines()
-        .any(|l| l.contains("enabled features") && l.contains("DYNINST"));
+    let dyninst = features.lines().any(|l| l.contains("enabled features") && l.contains("DYNINST"));
     let modules = Path::new("/proc/modules").exists();
     let build = Path::new(&format!("/lib/modules/{}/build", kernel_release())).exists();
     if modules && build {
@@ -59,19 +55,12 @@ pub fn runtime() -> Result<Runtime, (String, String)> {
     }
     let mut why = Vec::new();
     if !modules {
-        why.push(
-            "the kernel cannot load modules (CONFIG_MODULES off: no /proc/modules)".to_string(),
-        );
+        why.push("the kernel cannot load modules (CONFIG_MODULES off: no /proc/modules)".to_string());
     }
     if !build {
-        why.push(format!(
-            "no kernel build tree at /lib/modules/{}/build",
-            kernel_release()
-        ));
+        why.push(format!("no kernel build tree at /lib/modules/{}/build", kernel_release()));
     }
-    why.push(
-        "this SystemTap has no dyninst runtime (no DYNINST in `stap --version`, no stapdyn)".into(),
-    );
+    why.push("this SystemTap has no dyninst runtime (no DYNINST in `stap --version`, no stapdyn)".into());
     Err((
         why.join("; "),
         "boot a kernel with CONFIG_MODULES=y and install systemtap + linux-headers-$(uname -r), \
@@ -96,22 +85,10 @@ pub struct SystemTap {
 
 impl SystemTap {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<SystemTap, TracerError> {
-        let runtime = runtime().map_err(|(why, fix)| TracerError::Unavailable {
-            name: name.into(),
-            why,
-            fix,
-        })?;
+        let runtime = runtime().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
-        let site = ProbeSite::locate(kind).map_err(|e| TracerError::Setup {
-            name: name.into(),
-            why: e,
-        })?;
-        let version = stap_features()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string();
+        let site = ProbeSite::locate(kind).map_err(|e| TracerError::Setup { name: name.into(), why: e })?;
+        let version = stap_features().lines().next().unwrap_or("").trim().to_string();
         let script = format!(
             "global ts, payload, hits\n\
              probe process(\"{}\").function(\"{}\") {{ ts[cpu()] = local_clock_ns(); payload[cpu()] = uint_arg(1); hits[cpu()]++ }}\n\
@@ -125,23 +102,10 @@ impl SystemTap {
         if runtime == Runtime::Dyninst {
             argv.push("--runtime=dyninst".into());
         }
-        argv.extend([
-            "-x".into(),
-            std::process::id().to_string(),
-            "-e".into(),
-            script.clone(),
-        ]);
+        argv.extend(["-x".into(), std::process::id().to_string(), "-e".into(), script.clone()]);
         // Compiling a module takes tens of seconds on a cold cache.
         let tool = ToolProcess::start(name, argv, "tracebench-ready", Duration::from_secs(300))?;
-        Ok(SystemTap {
-            name: name.into(),
-            version,
-            runtime,
-            script,
-            site,
-            tool,
-            result: Mutex::new(None),
-        })
+        Ok(SystemTap { name: name.into(), version, runtime, script, site, tool, result: Mutex::new(None) })
     }
 }
 
@@ -173,10 +137,7 @@ impl Tracer for SystemTap {
         let out = self.tool.stop();
         let hits = map_values(&out, "@hits");
         // stap reports skipped probes (its own "lost" count) in a WARNING line on exit.
-        let skipped = out
-            .iter()
-            .find(|l| l.contains("Number of skipped probes"))
-            .cloned();
+        let skipped = out.iter().find(|l| l.contains("Number of skipped probes")).cloned();
         let v = serde_json::json!({
             "hits": hits.iter().map(|(_, v)| v).sum::<u64>(),
             "last_payload_per_cpu": map_values(&out, "@payload").into_iter().collect::<std::collections::BTreeMap<_, _>>(),

@@ -45,9 +45,7 @@ pub fn tracefs_root() -> Option<PathBuf> {
 /// Why uprobe events cannot be used here, with the fix; `Ok` when they can.
 pub fn availability() -> Result<(), (String, String)> {
     let Some(root) = tracefs_root() else {
-        if Path::new("/sys/kernel/tracing").exists()
-            && !Path::new("/sys/kernel/tracing/README").exists()
-        {
+        if Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/tracing/README").exists() {
             return Err((
                 "tracefs is not mounted".into(),
                 "mount -t tracefs nodev /sys/kernel/tracing (or run scripts/setup.sh)".into(),
@@ -58,23 +56,14 @@ pub fn availability() -> Result<(), (String, String)> {
             "mount -t tracefs nodev /sys/kernel/tracing; use a kernel with CONFIG_UPROBE_EVENTS=y".into(),
         ));
     };
-    if let Err(e) = OpenOptions::new()
-        .append(true)
-        .open(root.join("uprobe_events"))
-    {
-        return Err((
-            format!("cannot write {}/uprobe_events: {e}", root.display()),
-            "run as root".into(),
-        ));
+    if let Err(e) = OpenOptions::new().append(true).open(root.join("uprobe_events")) {
+        return Err((format!("cannot write {}/uprobe_events: {e}", root.display()), "run as root".into()));
     }
     Ok(())
 }
 
 fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
-    TracerError::Setup {
-        name: name.into(),
-        why: why.into(),
-    }
+    TracerError::Setup { name: name.into(), why: why.into() }
 }
 
 /// Writes `s` to a tracefs control file (no truncation: `uprobe_events` opened with O_TRUNC
@@ -99,41 +88,23 @@ pub struct UprobeEvent {
 
 impl UprobeEvent {
     pub fn define(name: &str, site: ProbeSite) -> Result<UprobeEvent, TracerError> {
-        let root = tracefs_root()
-            .ok_or_else(|| setup_err(name, "tracefs with uprobe_events not found"))?;
+        let root = tracefs_root().ok_or_else(|| setup_err(name, "tracefs with uprobe_events not found"))?;
         remove_stale(&root);
         let group = format!("tracebench_{}", std::process::id());
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let event = unique("site", '_', seq);
         let instance_name = unique(&format!("tracebench-{}", std::process::id()), '-', seq);
-        let def = format!(
-            "p:{group}/{event} {}:0x{:x} payload=%di:u32\n",
-            site.path, site.file_offset
-        );
+        let def = format!("p:{group}/{event} {}:0x{:x} payload=%di:u32\n", site.path, site.file_offset);
         tracefs_write(&root.join("uprobe_events"), &def).map_err(|e| {
             let log = fs::read_to_string(root.join("error_log")).unwrap_or_default();
             let last = log.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-            setup_err(
-                name,
-                format!("writing '{}' to uprobe_events: {e} ({last})", def.trim()),
-            )
+            setup_err(name, format!("writing '{}' to uprobe_events: {e} ({last})", def.trim()))
         })?;
-        Ok(UprobeEvent {
-            root,
-            group,
-            event,
-            instance_name,
-            site,
-            defined: true,
-        })
+        Ok(UprobeEvent { root, group, event, instance_name, site, defined: true })
     }
 
     pub fn event_dir(&self, instance: Option<&Path>) -> PathBuf {
-        instance
-            .unwrap_or(&self.root)
-            .join("events")
-            .join(&self.group)
-            .join(&self.event)
+        instance.unwrap_or(&self.root).join("events").join(&self.group).join(&self.event)
     }
 
     /// The event's id, for perf_event_open(PERF_TYPE_TRACEPOINT).
@@ -163,10 +134,7 @@ impl Drop for UprobeEvent {
         if self.defined {
             // Fails with EBUSY while any instance or perf event still uses it: callers drop
             // those first.
-            let _ = tracefs_write(
-                &self.root.join("uprobe_events"),
-                &format!("-:{}/{}\n", self.group, self.event),
-            );
+            let _ = tracefs_write(&self.root.join("uprobe_events"), &format!("-:{}/{}\n", self.group, self.event));
         }
     }
 }
@@ -174,8 +142,7 @@ impl Drop for UprobeEvent {
 /// Removes events `tracebench_<pid>` and instances `tracebench-<pid>` of processes that no longer
 /// exist (killed with SIGKILL, where no Drop runs).
 fn remove_stale(root: &Path) {
-    let dead =
-        |pid: &str| pid.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{pid}")).exists();
+    let dead = |pid: &str| pid.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{pid}")).exists();
     if let Ok(rd) = fs::read_dir(root.join("instances")) {
         for e in rd.flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
@@ -189,12 +156,7 @@ fn remove_stale(root: &Path) {
     let defs = fs::read_to_string(root.join("uprobe_events")).unwrap_or_default();
     for l in defs.lines() {
         // "p:tracebench_123/site /path:0x..."
-        let Some(name) = l
-            .split_whitespace()
-            .next()
-            .and_then(|h| h.split_once(':'))
-            .map(|(_, n)| n)
-        else {
+        let Some(name) = l.split_whitespace().next().and_then(|h| h.split_once(':')).map(|(_, n)| n) else {
             continue;
         };
         if let Some((group, _)) = name.split_once('/') {
@@ -215,21 +177,13 @@ pub struct Instance {
 impl Instance {
     pub fn create(name: &str, root: &Path, instance: &str) -> Result<Instance, TracerError> {
         let dir = root.join("instances").join(instance);
-        fs::create_dir(&dir)
-            .map_err(|e| setup_err(name, format!("mkdir {}: {e}", dir.display())))?;
+        fs::create_dir(&dir).map_err(|e| setup_err(name, format!("mkdir {}: {e}", dir.display())))?;
         Ok(Instance { dir })
     }
 
     pub fn set(&self, name: &str, file: &str, value: &str) -> Result<(), TracerError> {
-        fs::write(self.dir.join(file), value).map_err(|e| {
-            setup_err(
-                name,
-                format!(
-                    "writing '{value}' to {}: {e}",
-                    self.dir.join(file).display()
-                ),
-            )
-        })
+        fs::write(self.dir.join(file), value)
+            .map_err(|e| setup_err(name, format!("writing '{value}' to {}: {e}", self.dir.join(file).display())))
     }
 
     /// Sums a field of `per_cpu/cpuN/stats` over CPUs, and gives the per-CPU values.
@@ -267,11 +221,7 @@ pub struct Uprobe {
 
 impl Uprobe {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Uprobe, TracerError> {
-        availability().map_err(|(why, fix)| TracerError::Unavailable {
-            name: name.into(),
-            why,
-            fix,
-        })?;
+        availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
         let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
         let event = UprobeEvent::define(name, site)?;
@@ -281,18 +231,9 @@ impl Uprobe {
         instance.set(name, "options/overwrite", "1")?;
         instance.set(name, "trace_clock", &clock)?;
         instance.set(name, "tracing_on", "1")?;
-        fs::write(event.event_dir(Some(&instance.dir)).join("enable"), "1").map_err(|e| {
-            setup_err(
-                name,
-                format!("enabling {}/{}: {e}", event.group, event.event),
-            )
-        })?;
-        Ok(Uprobe {
-            name: name.into(),
-            clock,
-            instance,
-            event,
-        })
+        fs::write(event.event_dir(Some(&instance.dir)).join("enable"), "1")
+            .map_err(|e| setup_err(name, format!("enabling {}/{}: {e}", event.group, event.event)))?;
+        Ok(Uprobe { name: name.into(), clock, instance, event })
     }
 
     /// The instance directory (tests check it is gone after the run).
@@ -313,9 +254,7 @@ impl Uprobe {
 
 /// The running kernel's release, the version of every in-kernel tracer.
 pub fn kernel_release() -> String {
-    fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
 impl Tracer for Uprobe {
@@ -352,14 +291,11 @@ impl Tracer for Uprobe {
         let (commit_overrun, _) = self.instance.stat("commit overrun");
         let (dropped, _) = self.instance.stat("dropped events");
         // uprobe_profile: "<path> <event> <hits> <misses>", the kernel's own hit/miss count.
-        let profile =
-            fs::read_to_string(self.event.root().join("uprobe_profile")).unwrap_or_default();
+        let profile = fs::read_to_string(self.event.root().join("uprobe_profile")).unwrap_or_default();
         let (hits, misses) = profile
             .lines()
             .find(|l| {
-                l.split_whitespace().any(|w| {
-                    w == self.event.event || w.ends_with(&format!("/{}", self.event.event))
-                })
+                l.split_whitespace().any(|w| w == self.event.event || w.ends_with(&format!("/{}", self.event.event)))
             })
             .map(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
@@ -397,10 +333,7 @@ mod tests {
             return;
         }
         for site in ["nop5", "push", "ret"] {
-            let opts = CreateOptions {
-                probe_site: Some(site.into()),
-                ..Default::default()
-            };
+            let opts = CreateOptions { probe_site: Some(site.into()), ..Default::default() };
             let t = Uprobe::new("uprobe", &opts).unwrap();
             let dir = t.instance_dir().to_path_buf();
             let root = t.event.root().to_path_buf();
@@ -409,24 +342,14 @@ mod tests {
                 t.fire(i);
             }
             let p = t.recorded_payloads();
-            assert!(
-                p.len() > 100,
-                "{site}: only {} events in the buffer",
-                p.len()
-            );
+            assert!(p.len() > 100, "{site}: only {} events in the buffer", p.len());
             // Other tests of this process may fire the same site meanwhile: look for ours.
             assert!(p.contains(&1999), "{site}: last payload missing");
             let a = t.after_run();
-            assert!(
-                a["overrun"].as_u64().unwrap() > 0,
-                "{site}: 16 KiB buffer did not wrap: {a}"
-            );
+            assert!(a["overrun"].as_u64().unwrap() > 0, "{site}: 16 KiB buffer did not wrap: {a}");
             drop(t);
             assert!(!dir.exists(), "instance {} left behind", dir.display());
-            assert!(
-                !UprobeEvent::listed(&root, &group, &event),
-                "event {group} left in uprobe_events"
-            );
+            assert!(!UprobeEvent::listed(&root, &group, &event), "event {group} left in uprobe_events");
         }
     }
 }
