@@ -77,8 +77,9 @@ pub struct RunArgs {
     /// LTTng sub-buffer count.
     #[arg(long)]
     pub num_subbuf: Option<u32>,
-    /// First instruction of the uprobe site: nop5, push or ret.
-    #[arg(long)]
+    /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,
+    /// systemtap; default nop5).
+    #[arg(long, value_parser = ["nop5", "push", "ret"])]
     pub probe_site: Option<String>,
 }
 

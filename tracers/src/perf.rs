@@ -261,8 +261,9 @@ impl Tracer for Perf {
         })
     }
     fn buffer_events(&self) -> u64 {
-        // Sample record: 8 header + 32 fixed fields + 4 raw size + 28 raw = 72 bytes.
-        (DATA_PAGES * PAGE) as u64 / 72 + 1
+        // Sample record: 8 header + 32 fixed fields + 4 raw size + 20 raw (8 common, 8 ip, 4
+        // payload) = 64 bytes; divide by less so that the warm-up surely wraps the ring.
+        (DATA_PAGES * PAGE) as u64 / 48 + 1
     }
     fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
         let ring = self.open_ring().map_err(|e| setup_err(&self.name, e))?;

@@ -19,9 +19,10 @@ use crate::{CreateOptions, Tracer, TracerError};
 
 /// Per-CPU buffer of the private instance, as the survey configures ftrace (section 6.2.3).
 pub const BUFFER_KB: u64 = 16;
-/// Size of one recorded event: 8 B ring-buffer header + 8 B common fields + 8 B ip + 4 B payload,
-/// rounded; used only to size the warm-up (the buffer must wrap once, section 6.2.4).
-const APPROX_EVENT_BYTES: u64 = 32;
+/// A lower bound on one recorded event (4 B ring-buffer header + 8 B common fields + 8 B ip + 4 B
+/// payload = 24 B), so that `buffer_events` over-estimates and the warm-up surely wraps the buffer
+/// (section 6.2.4); the ring also holds one reader page beyond buffer_size_kb.
+const MIN_EVENT_BYTES: u64 = 16;
 /// Sets up in one process get distinct names (tests create several tracers in one process).
 static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
@@ -279,7 +280,7 @@ impl Tracer for Uprobe {
         })
     }
     fn buffer_events(&self) -> u64 {
-        BUFFER_KB * 1024 / APPROX_EVENT_BYTES
+        (BUFFER_KB + 4) * 1024 / MIN_EVENT_BYTES
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
@@ -290,28 +291,19 @@ impl Tracer for Uprobe {
         let (overrun, overrun_cpu) = self.instance.stat("overrun");
         let (commit_overrun, _) = self.instance.stat("commit overrun");
         let (dropped, _) = self.instance.stat("dropped events");
-        // uprobe_profile: "<path> <event> <hits> <misses>", the kernel's own hit/miss count.
+        // uprobe_profile: "<path> <group>/<event> <hits>", the kernel's own hit count.
         let profile = fs::read_to_string(self.event.root().join("uprobe_profile")).unwrap_or_default();
-        let (hits, misses) = profile
+        let me = format!("{}/{}", self.event.group, self.event.event);
+        let hits = profile
             .lines()
-            .find(|l| {
-                l.split_whitespace().any(|w| w == self.event.event || w.ends_with(&format!("/{}", self.event.event)))
-            })
-            .map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let n = f.len();
-                (
-                    f.get(n.wrapping_sub(2)).and_then(|v| v.parse::<u64>().ok()),
-                    f.last().and_then(|v| v.parse::<u64>().ok()),
-                )
-            })
-            .unwrap_or((None, None));
+            .find(|l| l.split_whitespace().any(|w| w == me || w == self.event.event))
+            .and_then(|l| l.split_whitespace().last()?.parse::<u64>().ok());
         let last = self.recorded_payloads().last().copied();
         serde_json::json!({
             "entries": entries, "entries_per_cpu": entries_cpu,
             "overrun": overrun, "overrun_per_cpu": overrun_cpu,
             "commit_overrun": commit_overrun, "dropped_events": dropped,
-            "uprobe_hits": hits, "uprobe_misses": misses,
+            "uprobe_hits": hits,
             "last_payload": last,
         })
     }
