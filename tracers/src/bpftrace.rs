@@ -215,6 +215,8 @@ impl Tracer for Bpftrace {
             return v.clone();
         }
         // bpftrace prints its maps on exit: stop it now (the run is over) to read them.
+        // Read before stopping: detaching restores the original instruction.
+        let site = self.site.patched_state();
         let out = self.tool.stop();
         if std::env::var_os("TRACEBENCH_DEBUG").is_some() {
             eprintln!("bpftrace output: {out:?}");
@@ -225,7 +227,8 @@ impl Tracer for Bpftrace {
             "hits": hits.iter().map(|(_, v)| v).sum::<u64>(),
             "hits_per_cpu": hits.iter().map(|(k, v)| (k.clone(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
             "last_payload_per_cpu": payloads.iter().map(|(k, v)| (k.clone(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
-            "lost": 0,
+            // Maps keyed by cpu are overwritten in place: nothing to lose, no counter to report.
+            "site": site,
         });
         *r = Some(v.clone());
         v

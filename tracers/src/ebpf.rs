@@ -169,6 +169,7 @@ impl Tracer for Ebpf {
                 "overwritten_per_cpu": rings.iter().map(|r| r.head.saturating_sub(RING_EVENTS as u64)).collect::<Vec<_>>(),
                 "newest_payload_per_cpu": rings.iter().map(|r| r.payloads_in_order().last().copied()).collect::<Vec<_>>(),
                 "recursion_misses": self.recursion_misses(),
+                "site": self.site.patched_state(),
             }),
             Err(e) => serde_json::json!({ "error": e }),
         }

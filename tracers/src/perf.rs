@@ -292,7 +292,7 @@ impl Tracer for Perf {
             .collect();
         let hits: u64 = per.iter().filter_map(|p| p["hits"].as_u64()).sum();
         let lost: u64 = per.iter().filter_map(|p| p["lost"].as_u64()).sum();
-        serde_json::json!({ "hits": hits, "lost": lost, "per_thread": per })
+        serde_json::json!({ "hits": hits, "lost": lost, "per_thread": per, "site": self.event.site.patched_state() })
     }
 }
 

@@ -110,6 +110,9 @@ impl SiteKind {
     }
 }
 
+/// First byte of each site in hex, indexed by `SiteKind as usize`.
+const ORIGINAL: [&str; 3] = ["0f", "55", "c3"];
+
 /// A probe site located in the executable file: what a uprobe needs (`PATH:OFFSET`).
 #[derive(Debug, Clone)]
 pub struct ProbeSite {
@@ -163,6 +166,20 @@ impl ProbeSite {
         // padding within its 64-byte aligned block.
         let b = unsafe { std::slice::from_raw_parts(self.addr as *const u8, 5) };
         b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
+    }
+
+    /// How the kernel has patched the site by now (for after_run): `cc` = int3 breakpoint,
+    /// `e8` = call to the uprobe trampoline (6.18's optimized uprobe on a 5-byte nop), the
+    /// original bytes = no probe installed.
+    pub fn patched_state(&self) -> serde_json::Value {
+        let bytes = self.first_bytes();
+        let state = match bytes.get(0..2) {
+            Some("cc") => "int3 breakpoint",
+            Some("e8") => "call to uprobe trampoline (optimized)",
+            _ if bytes.starts_with(&ORIGINAL[self.kind as usize][..2]) => "original instruction (no probe)",
+            _ => "other",
+        };
+        serde_json::json!({ "site_bytes_now": bytes, "site_state": state })
     }
 
     pub fn config(&self) -> serde_json::Value {

@@ -305,6 +305,7 @@ impl Tracer for Uprobe {
             "commit_overrun": commit_overrun, "dropped_events": dropped,
             "uprobe_hits": hits,
             "last_payload": last,
+            "site": self.event.site.patched_state(),
         })
     }
 }
