@@ -38,7 +38,7 @@ fn ebpf_availability() -> Result<(), (String, String)> {
 fn ebpf_availability() -> Result<(), (String, String)> {
     Err((
         "this build has no eBPF support (cargo feature `ebpf` off)".into(),
-        "build with `make` or `cargo build --release --features tracebench-tracers/ebpf` \
+        "build with `make` or `cargo build --release -p tracebench --features tracebench-tracers/ebpf` \
          (needs clang, libelf-dev, zlib1g-dev, pkg-config)"
             .into(),
     ))

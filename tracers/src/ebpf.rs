@@ -73,17 +73,18 @@ impl Ebpf {
             .open_memory(BPF_OBJECT)
             .map_err(|e| setup_err(name, format!("opening the BPF object: {e}")))?;
         let obj = open.load().map_err(|e| setup_err(name, format!("loading the BPF program: {e}")))?;
-        let prog = obj
-            .progs_mut()
-            .find(|p| p.name() == "tracebench_site")
-            .ok_or_else(|| setup_err(name, "program tracebench_site missing from the object"))?;
         let pid = std::process::id() as i32;
-        let link = prog
-            .attach_uprobe(false, pid, &site.path, site.file_offset as usize)
-            .map_err(|e| setup_err(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?;
-        drop(prog);
+        // The program borrows the object only for the attach; the link lives on its own.
+        let link = {
+            let prog = obj
+                .progs_mut()
+                .find(|p| p.name() == "tracebench_site")
+                .ok_or_else(|| setup_err(name, "program tracebench_site missing from the object"))?;
+            prog.attach_uprobe(false, pid, &site.path, site.file_offset as usize)
+                .map_err(|e| setup_err(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?
+        };
         let t = Ebpf { name: name.into(), site, link: Some(link), obj };
-        // Fault the per-CPU values in now rather than in the timed window: a lookup reads them all.
+        // Fail at set-up, not after the run, if the map cannot be read back.
         t.rings().map_err(|e| setup_err(name, e))?;
         Ok(t)
     }
