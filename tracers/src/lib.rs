@@ -10,11 +10,14 @@
 pub mod clock;
 pub mod lw;
 pub mod none;
+pub mod plugin;
 pub mod printf;
 pub mod registry;
 pub mod spin;
 
-pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
+pub use registry::{
+    create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo,
+};
 
 use thiserror::Error;
 
@@ -26,9 +29,16 @@ pub enum TracerError {
     #[error("bad tracer spec '{spec}': {why}")]
     BadSpec { spec: String, why: String },
     #[error("tracer '{name}' is not available here: {why} (fix: {fix})")]
-    Unavailable { name: String, why: String, fix: String },
+    Unavailable {
+        name: String,
+        why: String,
+        fix: String,
+    },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
+    /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.
+    #[error("{0}")]
+    Plugin(String),
 }
 
 /// One tracer backend, set up and ready to record.
