@@ -8,6 +8,7 @@
 //! signal unwinding through the harness restores the system as it was found.
 
 pub mod clock;
+pub mod hpc;
 pub mod lw;
 pub mod none;
 pub mod plugin;
@@ -15,9 +16,7 @@ pub mod printf;
 pub mod registry;
 pub mod spin;
 
-pub use registry::{
-    create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo,
-};
+pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
 
 use thiserror::Error;
 
@@ -29,11 +28,7 @@ pub enum TracerError {
     #[error("bad tracer spec '{spec}': {why}")]
     BadSpec { spec: String, why: String },
     #[error("tracer '{name}' is not available here: {why} (fix: {fix})")]
-    Unavailable {
-        name: String,
-        why: String,
-        fix: String,
-    },
+    Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
     /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.

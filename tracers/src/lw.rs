@@ -56,11 +56,7 @@ impl Lw {
                 events: UnsafeCell::new([Event::default(); RING_EVENTS]),
             })
             .collect();
-        Lw {
-            name: name.to_string(),
-            tsc,
-            rings,
-        }
+        Lw { name: name.to_string(), tsc, rings }
     }
 }
 
@@ -84,10 +80,7 @@ impl Tracer for Lw {
     }
     fn thread_init(&self, cpu: usize) -> Result<(), TracerError> {
         if cpu >= self.rings.len() {
-            return Err(TracerError::Setup {
-                name: self.name.clone(),
-                why: format!("cpu {cpu} out of range"),
-            });
+            return Err(TracerError::Setup { name: self.name.clone(), why: format!("cpu {cpu} out of range") });
         }
         SLOT.with(|s| s.set(cpu));
         // Touch the whole ring now so that no page fault lands in the timed window.
@@ -109,11 +102,7 @@ impl Tracer for Lw {
         unsafe {
             let head = &mut *ring.head.get();
             let slot = (*head as usize) & (RING_EVENTS - 1);
-            (*ring.events.get())[slot] = Event {
-                id: EVENT_ID,
-                payload,
-                ts,
-            };
+            (*ring.events.get())[slot] = Event { id: EVENT_ID, payload, ts };
             *head += 1;
         }
     }

@@ -34,11 +34,11 @@ const HOWTO: &str = "see tracers/include/tracebench.h and tracers/examples/";
 /// Why a plugin cannot be used. Every message names the file and the cause.
 #[derive(Debug, Error)]
 pub enum PluginError {
-    #[error("bad tracer spec '{spec}': {why} (fix: write plugin:PATH[:ARGS], e.g. plugin:target/plugins/libring_plugin.so)")]
-    Spec { spec: String, why: String },
     #[error(
-        "plugin '{path}': no such file (fix: build it, e.g. `make plugins`, or correct the path)"
+        "bad tracer spec '{spec}': {why} (fix: write plugin:PATH[:ARGS], e.g. plugin:target/plugins/libring_plugin.so)"
     )]
+    Spec { spec: String, why: String },
+    #[error("plugin '{path}': no such file (fix: build it, e.g. `make plugins`, or correct the path)")]
     NotFound { path: String },
     #[error("plugin '{path}': dlopen failed: {why} (fix: give a shared object built with -shared -fPIC whose dependencies are installed)")]
     Load { path: String, why: String },
@@ -49,18 +49,9 @@ pub enum PluginError {
     #[error("plugin '{path}': `{field}` is NULL in {SYMBOL} (fix: set it; only thread_init may be NULL; {HOWTO})")]
     NullField { path: String, field: &'static str },
     #[error("plugin '{path}' ({name}): init failed: {why}")]
-    Init {
-        path: String,
-        name: String,
-        why: String,
-    },
+    Init { path: String, name: String, why: String },
     #[error("plugin '{path}' ({name}): thread_init on cpu {cpu} returned {rc}")]
-    ThreadInit {
-        path: String,
-        name: String,
-        cpu: usize,
-        rc: c_int,
-    },
+    ThreadInit { path: String, name: String, cpu: usize, rc: c_int },
     #[error("plugin '{path}': loading it {why} (fix: check the plugin's constructors, e.g. run it under gdb)")]
     LoadCrashed { path: String, why: String },
     /// An error found in the validation child, already formatted.
@@ -104,26 +95,18 @@ pub struct PluginSpec {
 impl PluginSpec {
     /// Parses the full spec, `plugin:` included.
     pub fn parse(spec: &str) -> Result<Self, PluginError> {
-        let rest = spec
-            .strip_prefix("plugin:")
-            .ok_or_else(|| PluginError::Spec {
-                spec: spec.into(),
-                why: "a plugin spec starts with 'plugin:'".into(),
-            })?;
+        let rest = spec.strip_prefix("plugin:").ok_or_else(|| PluginError::Spec {
+            spec: spec.into(),
+            why: "a plugin spec starts with 'plugin:'".into(),
+        })?;
         let (path, args) = match rest.split_once(':') {
             Some((p, a)) => (p, Some(a.to_string())),
             None => (rest, None),
         };
         if path.is_empty() {
-            return Err(PluginError::Spec {
-                spec: spec.into(),
-                why: "the path is empty".into(),
-            });
+            return Err(PluginError::Spec { spec: spec.into(), why: "the path is empty".into() });
         }
-        Ok(PluginSpec {
-            path: path.into(),
-            args,
-        })
+        Ok(PluginSpec { path: path.into(), args })
     }
 
     /// The file as dlopen gets it: absolute, so that dlopen never searches the library path for
@@ -131,14 +114,9 @@ impl PluginSpec {
     fn resolve(&self) -> Result<PathBuf, PluginError> {
         let p = Path::new(&self.path);
         if !p.is_file() {
-            return Err(PluginError::NotFound {
-                path: self.path.clone(),
-            });
+            return Err(PluginError::NotFound { path: self.path.clone() });
         }
-        std::fs::canonicalize(p).map_err(|e| PluginError::Load {
-            path: self.path.clone(),
-            why: e.to_string(),
-        })
+        std::fs::canonicalize(p).map_err(|e| PluginError::Load { path: self.path.clone(), why: e.to_string() })
     }
 }
 
@@ -166,12 +144,8 @@ fn load(spec: &PluginSpec) -> Result<Loaded, PluginError> {
     // RTLD_NOW: an unresolved symbol is an error here, not a crash in the middle of a run.
     // RTLD_LOCAL: two plugins never see each other's symbols.
     // SAFETY: loading runs the library's constructors; that is the contract of a plugin.
-    let lib = unsafe { Library::open(Some(&abs), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| {
-        PluginError::Load {
-            path: path.clone(),
-            why: dl_cause(&e),
-        }
-    })?;
+    let lib = unsafe { Library::open(Some(&abs), RTLD_NOW | RTLD_LOCAL) }
+        .map_err(|e| PluginError::Load { path: path.clone(), why: dl_cause(&e) })?;
     // SAFETY: the symbol is a data object; Symbol<*const T> holds its address.
     let vt: *const TracerV1 = match unsafe { lib.get::<*const TracerV1>(SYMBOL.as_bytes()) } {
         Ok(s) => *s,
@@ -185,17 +159,9 @@ fn load(spec: &PluginSpec) -> Result<Loaded, PluginError> {
     // abi_version is checked before any other field is read: a different ABI may have a
     // different layout.
     if vt.abi_version != ABI_VERSION {
-        return Err(PluginError::AbiVersion {
-            path,
-            found: vt.abi_version,
-        });
+        return Err(PluginError::AbiVersion { path, found: vt.abi_version });
     }
-    let null = |field| {
-        Err(PluginError::NullField {
-            path: path.clone(),
-            field,
-        })
-    };
+    let null = |field| Err(PluginError::NullField { path: path.clone(), field });
     if vt.name.is_null() {
         return null("name");
     }
@@ -214,22 +180,13 @@ fn load(spec: &PluginSpec) -> Result<Loaded, PluginError> {
     if vt.fini.is_none() {
         return null("fini");
     }
-    Ok(Loaded {
-        _lib: ManuallyDrop::new(lib),
-        vt,
-        name: cstr(vt.name),
-        version: cstr(vt.version),
-        abs,
-    })
+    Ok(Loaded { _lib: ManuallyDrop::new(lib), vt, name: cstr(vt.name), version: cstr(vt.version), abs })
 }
 
 /// dlerror's text without the path it repeats.
 fn dl_cause(e: &libloading::Error) -> String {
     use std::error::Error as _;
-    let s = e
-        .source()
-        .map(|s| s.to_string())
-        .unwrap_or_else(|| e.to_string());
+    let s = e.source().map(|s| s.to_string()).unwrap_or_else(|| e.to_string());
     match s.split_once(": ") {
         Some((head, tail)) if head.starts_with('/') => tail.to_string(),
         _ => s,
@@ -259,37 +216,19 @@ impl Plugin {
         let spec = PluginSpec::parse(spec)?;
         let lib = load(&spec)?;
         let vt = lib.vt;
-        let args =
-            CString::new(spec.args.clone().unwrap_or_default()).map_err(|_| PluginError::Spec {
-                spec: spec.path.clone(),
-                why: "ARGS contain a NUL byte".into(),
-            })?;
+        let args = CString::new(spec.args.clone().unwrap_or_default())
+            .map_err(|_| PluginError::Spec { spec: spec.path.clone(), why: "ARGS contain a NUL byte".into() })?;
         let mut ctx: *mut c_void = std::ptr::null_mut();
         let mut err = [0 as c_char; ERR_LEN];
         // SAFETY: checked non-NULL in load(); err is ERR_LEN bytes and zeroed, so the message
         // is NUL-terminated even if the plugin forgets.
-        let rc =
-            unsafe { (vt.init.unwrap())(args.as_ptr(), &mut ctx, err.as_mut_ptr(), ERR_LEN - 1) };
+        let rc = unsafe { (vt.init.unwrap())(args.as_ptr(), &mut ctx, err.as_mut_ptr(), ERR_LEN - 1) };
         if rc != 0 {
             let msg = cstr(err.as_ptr());
-            let why = if msg.trim().is_empty() {
-                format!("init returned {rc} without a message")
-            } else {
-                msg
-            };
-            return Err(PluginError::Init {
-                path: spec.path.clone(),
-                name: lib.name.clone(),
-                why,
-            });
+            let why = if msg.trim().is_empty() { format!("init returned {rc} without a message") } else { msg };
+            return Err(PluginError::Init { path: spec.path.clone(), name: lib.name.clone(), why });
         }
-        Ok(Plugin {
-            ctx,
-            fire: vt.fire.unwrap(),
-            vt,
-            lib,
-            spec,
-        })
+        Ok(Plugin { ctx, fire: vt.fire.unwrap(), vt, lib, spec })
     }
 
     pub fn path(&self) -> &Path {
@@ -324,13 +263,7 @@ impl Tracer for Plugin {
         let rc = unsafe { f(self.ctx, cpu as c_uint) };
         if rc != 0 {
             let (path, name) = (self.spec.path.clone(), self.lib.name.clone());
-            return Err(PluginError::ThreadInit {
-                path,
-                name,
-                cpu,
-                rc,
-            }
-            .into());
+            return Err(PluginError::ThreadInit { path, name, cpu, rc }.into());
         }
         Ok(())
     }
@@ -402,10 +335,7 @@ pub fn validate(spec: &str) -> Result<(), PluginError> {
     unsafe { libc::waitpid(pid, &mut status, 0) };
     let path = parsed.path.clone();
     if timed_out {
-        return Err(PluginError::LoadCrashed {
-            path,
-            why: format!("hung for more than {}s", LOAD_TIMEOUT.as_secs()),
-        });
+        return Err(PluginError::LoadCrashed { path, why: format!("hung for more than {}s", LOAD_TIMEOUT.as_secs()) });
     }
     if libc::WIFSIGNALED(status) {
         let why = format!("was killed by {}", signal_name(libc::WTERMSIG(status)));
@@ -413,10 +343,7 @@ pub fn validate(spec: &str) -> Result<(), PluginError> {
     }
     match libc::WEXITSTATUS(status) {
         0 => Ok(()),
-        code if msg.is_empty() => Err(PluginError::LoadCrashed {
-            path,
-            why: format!("exited with status {code}"),
-        }),
+        code if msg.is_empty() => Err(PluginError::LoadCrashed { path, why: format!("exited with status {code}") }),
         _ => Err(PluginError::Checked(msg)),
     }
 }
@@ -431,11 +358,7 @@ fn read_until_eof(fd: c_int, timeout: Duration) -> (String, bool) {
         if left.is_zero() {
             return (String::from_utf8_lossy(&out).into_owned(), true);
         }
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd.
         let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as c_int) };
         if r < 0 {
@@ -481,36 +404,19 @@ mod tests {
     #[test]
     fn parses_path_and_args() {
         let s = PluginSpec::parse("plugin:/x/lib.so").unwrap();
-        assert_eq!(
-            s,
-            PluginSpec {
-                path: "/x/lib.so".into(),
-                args: None
-            }
-        );
+        assert_eq!(s, PluginSpec { path: "/x/lib.so".into(), args: None });
         let s = PluginSpec::parse("plugin:/x/lib.so:size=64:clock=tsc").unwrap();
         assert_eq!(s.args.as_deref(), Some("size=64:clock=tsc"));
         let s = PluginSpec::parse("plugin:lib.so:").unwrap();
         assert_eq!(s.args.as_deref(), Some(""));
-        assert!(matches!(
-            PluginSpec::parse("plugin:"),
-            Err(PluginError::Spec { .. })
-        ));
-        assert!(matches!(
-            PluginSpec::parse("plugin::x"),
-            Err(PluginError::Spec { .. })
-        ));
+        assert!(matches!(PluginSpec::parse("plugin:"), Err(PluginError::Spec { .. })));
+        assert!(matches!(PluginSpec::parse("plugin::x"), Err(PluginError::Spec { .. })));
     }
 
     #[test]
     fn missing_file_names_the_file() {
-        let e = validate("plugin:/nonexistent/libnope.so")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("/nonexistent/libnope.so") && e.contains("no such file"),
-            "{e}"
-        );
+        let e = validate("plugin:/nonexistent/libnope.so").unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/libnope.so") && e.contains("no such file"), "{e}");
     }
 
     #[test]
@@ -521,10 +427,7 @@ mod tests {
         std::fs::write(&f, b"not an ELF file").unwrap();
         let spec = format!("plugin:{}", f.display());
         let e = validate(&spec).unwrap_err().to_string();
-        assert!(
-            e.contains("garbage.so") && e.contains("dlopen failed"),
-            "{e}"
-        );
+        assert!(e.contains("garbage.so") && e.contains("dlopen failed"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

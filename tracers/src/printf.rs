@@ -35,14 +35,7 @@ impl Printf {
         }
         let mut buf = vec![0u8; BUF_BYTES].into_boxed_slice();
         // SAFETY: buf outlives the FILE (it is dropped after fclose in Drop).
-        unsafe {
-            libc::setvbuf(
-                file,
-                buf.as_mut_ptr() as *mut libc::c_char,
-                libc::_IOFBF,
-                BUF_BYTES,
-            )
-        };
+        unsafe { libc::setvbuf(file, buf.as_mut_ptr() as *mut libc::c_char, libc::_IOFBF, BUF_BYTES) };
         Ok(Printf { file, _buf: buf })
     }
 }
@@ -81,12 +74,7 @@ impl Tracer for Printf {
         let fmt = b"%llu %u\n\0";
         // SAFETY: the format matches the argument types.
         unsafe {
-            libc::fprintf(
-                self.file,
-                fmt.as_ptr() as *const libc::c_char,
-                monotonic_ns() as libc::c_ulonglong,
-                payload as libc::c_uint,
-            )
+            libc::fprintf(self.file, fmt.as_ptr() as *const libc::c_char, monotonic_ns() as libc::c_ulonglong, payload as libc::c_uint)
         };
     }
 }

@@ -10,7 +10,7 @@
 //! - [`create`] in the measuring child: sets the tracer up; its `Drop` tears it down.
 use std::any::Any;
 
-use crate::{lw::Lw, none::NoneTracer, plugin, printf::Printf, spin::Spin, Tracer, TracerError};
+use crate::{hpc, lw::Lw, none::NoneTracer, plugin, printf::Printf, spin::Spin, Tracer, TracerError};
 
 /// What the harness hands a backend at creation. Options a backend does not use are ignored.
 #[derive(Debug, Clone, Default)]
@@ -41,51 +41,29 @@ pub struct TracerInfo {
     pub in_all: bool,
 }
 
-fn always(
-    name: &'static str,
-    spec: &'static str,
-    description: &'static str,
-    in_all: bool,
-) -> TracerInfo {
-    TracerInfo {
-        name,
-        spec,
-        description,
-        availability: Ok(()),
-        in_all,
-    }
+fn always(name: &'static str, spec: &'static str, description: &'static str, in_all: bool) -> TracerInfo {
+    TracerInfo { name, spec, description, availability: Ok(()), in_all }
 }
 
 /// Every tracer this build knows, with its availability on this machine.
 pub fn known() -> Vec<TracerInfo> {
-    vec![
+    let mut v = vec![
         always("none", "none", "empty non-inlined call: the floor", true),
-        always(
-            "lw",
-            "lw",
-            "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}",
-            true,
-        ),
+        always("lw", "lw", "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", true),
         always("lw-tsc", "lw-tsc", "LW-ust with an rdtsc timestamp", true),
-        always(
-            "printf",
-            "printf",
-            "fprintf(ts, payload) to a fully buffered FILE on /dev/null",
-            true,
-        ),
-        always(
-            "spin",
-            "spin:NS[@P:SLOW]",
-            "calibration: busy-wait NS ns (every P-th call SLOW ns)",
-            false,
-        ),
-        always(
-            "plugin",
-            "plugin:PATH[:ARGS]",
-            "out-of-tree tracer: a .so exporting tracebench_tracer_v1",
-            false,
-        ),
-    ]
+        always("printf", "printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", true),
+        always("spin", "spin:NS[@P:SLOW]", "calibration: busy-wait NS ns (every P-th call SLOW ns)", false),
+        always("plugin", "plugin:PATH[:ARGS]", "out-of-tree tracer: a .so exporting tracebench_tracer_v1", false),
+    ];
+    // Survey 5.2 HPC tracers: available only where the user has built them (see hpc.rs).
+    v.extend(hpc::ALL.iter().map(|h| TracerInfo {
+        name: h.name,
+        spec: h.name,
+        description: h.description,
+        availability: h.availability(),
+        in_all: true,
+    }));
+    v
 }
 
 /// Creates the tracer named by `spec` (e.g. `lw`, `spin:300`, `spin:100@64:1000`).
@@ -94,10 +72,7 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
     let no_arg = |t: Box<dyn Tracer>| -> Result<Box<dyn Tracer>, TracerError> {
         match arg {
             None => Ok(t),
-            Some(_) => Err(TracerError::BadSpec {
-                spec: spec.into(),
-                why: format!("'{kind}' takes no argument"),
-            }),
+            Some(_) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         }
     };
     match kind {
@@ -107,12 +82,12 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
         "printf" => no_arg(Box::new(Printf::new()?)),
         "spin" => match arg {
             Some(a) => Ok(Box::new(Spin::parse(spec, a, opts.tsc_hz)?)),
-            None => Err(TracerError::BadSpec {
-                spec: spec.into(),
-                why: "spin needs a cost, e.g. spin:300".into(),
-            }),
+            None => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
         },
         "plugin" => Ok(Box::new(plugin::Plugin::create(spec)?)),
+        "extrae" => no_arg(Box::new(hpc::create(&hpc::EXTRAE)?)),
+        "scorep" => no_arg(Box::new(hpc::create(&hpc::SCOREP)?)),
+        "vampirtrace" => no_arg(Box::new(hpc::create(&hpc::VAMPIRTRACE)?)),
         _ => Err(TracerError::Unknown(spec.to_string())),
     }
 }
@@ -129,39 +104,23 @@ pub fn split(spec: &str) -> (&str, Option<&str>) {
 /// before any cell runs.
 pub fn validate(spec: &str) -> Result<(), TracerError> {
     let (kind, arg) = split(spec);
-    let info = known()
-        .into_iter()
-        .find(|i| i.name == kind)
-        .ok_or_else(|| TracerError::Unknown(spec.to_string()))?;
+    let info = known().into_iter().find(|i| i.name == kind).ok_or_else(|| TracerError::Unknown(spec.to_string()))?;
     if let Err((why, fix)) = info.availability {
-        return Err(TracerError::Unavailable {
-            name: kind.into(),
-            why,
-            fix,
-        });
+        return Err(TracerError::Unavailable { name: kind.into(), why, fix });
     }
     match (kind, arg) {
         // Loads the library in a forked child without calling init (see plugin::validate).
         ("plugin", _) => Ok(plugin::validate(spec)?),
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
-        ("spin", None) => Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: "spin needs a cost, e.g. spin:300".into(),
-        }),
-        (_, Some(_)) => Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: format!("'{kind}' takes no argument"),
-        }),
+        ("spin", None) => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
+        (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
     }
 }
 
 /// Set-up that must happen in the parent before the measuring child starts, and last for the
 /// whole run (dropped after the tracer's last cell). `None` for most tracers.
-pub fn parent_guard(
-    spec: &str,
-    _opts: &CreateOptions,
-) -> Result<Option<Box<dyn Any + Send>>, TracerError> {
+pub fn parent_guard(spec: &str, _opts: &CreateOptions) -> Result<Option<Box<dyn Any + Send>>, TracerError> {
     let _ = spec;
     Ok(None)
 }

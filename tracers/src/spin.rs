@@ -23,10 +23,7 @@ pub struct Spin {
 impl Spin {
     /// `arg` is what follows `spin:`; `tsc_hz` is the calibrated TSC frequency.
     pub fn parse(spec: &str, arg: &str, tsc_hz: f64) -> Result<Self, TracerError> {
-        let bad = |why: &str| TracerError::BadSpec {
-            spec: spec.into(),
-            why: why.into(),
-        };
+        let bad = |why: &str| TracerError::BadSpec { spec: spec.into(), why: why.into() };
         let num = |s: &str, what: &str| -> Result<f64, TracerError> {
             match s.trim().parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 && v <= 1e9 => Ok(v),
@@ -36,28 +33,13 @@ impl Spin {
         let (fast, slow) = match arg.split_once('@') {
             None => (num(arg, "NS")?, None),
             Some((f, rest)) => {
-                let (p, s) = rest
-                    .split_once(':')
-                    .ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
-                let period: u64 = p
-                    .trim()
-                    .parse()
-                    .ok()
-                    .filter(|&p| p >= 2)
-                    .ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
+                let (p, s) = rest.split_once(':').ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
+                let period: u64 = p.trim().parse().ok().filter(|&p| p >= 2).ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
                 let slow_ns = num(s, "SLOW")?;
-                (
-                    num(f, "NS")?,
-                    Some((period, slow_ns, (slow_ns * tsc_hz / 1e9).round() as u64)),
-                )
+                (num(f, "NS")?, Some((period, slow_ns, (slow_ns * tsc_hz / 1e9).round() as u64)))
             }
         };
-        Ok(Spin {
-            name: spec.to_string(),
-            ns: fast,
-            fast_ticks: (fast * tsc_hz / 1e9).round() as u64,
-            slow,
-        })
+        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: (fast * tsc_hz / 1e9).round() as u64, slow })
     }
 }
 
@@ -79,10 +61,8 @@ impl Tracer for Spin {
     fn config(&self) -> serde_json::Value {
         match self.slow {
             None => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks}),
-            Some((p, s, t)) => {
-                serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks,
-                "slow_every": p, "slow_ns": s, "slow_ticks": t})
-            }
+            Some((p, s, t)) => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks,
+                "slow_every": p, "slow_ns": s, "slow_ticks": t}),
         }
     }
     #[inline(never)]

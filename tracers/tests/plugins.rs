@@ -8,10 +8,7 @@ use std::sync::Once;
 use tracebench_tracers::{create, validate, CreateOptions, TracerError};
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
 /// Builds the example plugins (make is a no-op when they are up to date) and returns the
@@ -24,23 +21,13 @@ fn plugin(file: &str) -> String {
             .current_dir(root())
             .status()
             .expect("make is needed to build the example plugins (apt-get install make gcc)");
-        assert!(
-            st.success(),
-            "make -f tracers/examples/examples.mk plugins failed"
-        );
+        assert!(st.success(), "make -f tracers/examples/examples.mk plugins failed");
     });
-    root()
-        .join("target/plugins")
-        .join(file)
-        .display()
-        .to_string()
+    root().join("target/plugins").join(file).display().to_string()
 }
 
 fn opts() -> CreateOptions {
-    CreateOptions {
-        tsc_hz: 2.5e9,
-        ..Default::default()
-    }
+    CreateOptions { tsc_hz: 2.5e9, ..Default::default() }
 }
 
 /// Creates, runs `n` events on this thread, and returns the tracer's metadata.
@@ -51,27 +38,16 @@ fn run(spec: &str, n: u32) -> (String, String, u64, serde_json::Value) {
     for i in 0..n {
         t.fire(i);
     }
-    (
-        t.name().to_string(),
-        t.version(),
-        t.buffer_events(),
-        t.config(),
-    )
+    (t.name().to_string(), t.version(), t.buffer_events(), t.config())
 }
 
 #[test]
 fn c_ring_plugin_runs_with_and_without_args() {
     let p = plugin("libring_plugin.so");
     let (name, version, events, config) = run(&format!("plugin:{p}"), 10_000);
-    assert_eq!(
-        (name.as_str(), version.as_str(), events),
-        ("ring-plugin", "1.0", 4096)
-    );
+    assert_eq!((name.as_str(), version.as_str(), events), ("ring-plugin", "1.0", 4096));
     assert_eq!(config["kind"], "plugin");
-    assert!(config["path"]
-        .as_str()
-        .unwrap()
-        .ends_with("libring_plugin.so"));
+    assert!(config["path"].as_str().unwrap().ends_with("libring_plugin.so"));
     let (_, _, events, config) = run(&format!("plugin:{p}:events=256+clock=tsc"), 1000);
     assert_eq!(events, 256);
     assert_eq!(config["args"], "events=256+clock=tsc");
@@ -88,10 +64,7 @@ fn lw_plugin_runs() {
 fn rust_cdylib_plugin_runs() {
     let p = plugin("librust_plugin.so");
     let (name, version, events, _) = run(&format!("plugin:{p}:events=512"), 5000);
-    assert_eq!(
-        (name.as_str(), version.as_str(), events),
-        ("rust-plugin", "0.1.0", 512)
-    );
+    assert_eq!((name.as_str(), version.as_str(), events), ("rust-plugin", "0.1.0", 512));
 }
 
 #[test]
@@ -123,25 +96,16 @@ fn load_error(spec: &str) -> String {
 fn bad_plugin_args_fail_init_with_the_plugins_message() {
     let p = plugin("libring_plugin.so");
     let e = load_error(&format!("plugin:{p}:events=1000"));
-    assert!(
-        e.contains("libring_plugin.so") && e.contains("init failed") && e.contains("power of two"),
-        "{e}"
-    );
+    assert!(e.contains("libring_plugin.so") && e.contains("init failed") && e.contains("power of two"), "{e}");
     let e = load_error(&format!("plugin:{}:x", plugin("librust_plugin.so")));
-    assert!(
-        e.contains("rust-plugin") && e.contains("unknown option 'x'"),
-        "{e}"
-    );
+    assert!(e.contains("rust-plugin") && e.contains("unknown option 'x'"), "{e}");
 }
 
 #[test]
 fn wrong_abi_version_is_refused_by_validate_and_create() {
     let spec = format!("plugin:{}", plugin("broken-abi.so"));
     for e in [validate(&spec).unwrap_err().to_string(), load_error(&spec)] {
-        assert!(
-            e.contains("broken-abi.so") && e.contains("ABI version 42") && e.contains("speaks 1"),
-            "{e}"
-        );
+        assert!(e.contains("broken-abi.so") && e.contains("ABI version 42") && e.contains("speaks 1"), "{e}");
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
@@ -150,10 +114,7 @@ fn wrong_abi_version_is_refused_by_validate_and_create() {
 fn missing_symbol_is_refused_by_validate_and_create() {
     let spec = format!("plugin:{}", plugin("broken-nosym.so"));
     for e in [validate(&spec).unwrap_err().to_string(), load_error(&spec)] {
-        assert!(
-            e.contains("broken-nosym.so") && e.contains("missing symbol `tracebench_tracer_v1`"),
-            "{e}"
-        );
+        assert!(e.contains("broken-nosym.so") && e.contains("missing symbol `tracebench_tracer_v1`"), "{e}");
     }
 }
 
@@ -163,19 +124,11 @@ fn failing_init_passes_validate_but_not_create() {
     let spec = format!("plugin:{}", plugin("broken-init.so"));
     validate(&spec).unwrap();
     let e = load_error(&spec);
-    assert!(
-        e.contains("broken-init.so") && e.contains("init failed") && e.contains("/dev/imaginary"),
-        "{e}"
-    );
+    assert!(e.contains("broken-init.so") && e.contains("init failed") && e.contains("/dev/imaginary"), "{e}");
 }
 
 #[test]
 fn missing_file_is_refused() {
-    let e = validate("plugin:target/plugins/libdoesnotexist.so")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("libdoesnotexist.so") && e.contains("no such file"),
-        "{e}"
-    );
+    let e = validate("plugin:target/plugins/libdoesnotexist.so").unwrap_err().to_string();
+    assert!(e.contains("libdoesnotexist.so") && e.contains("no such file"), "{e}");
 }

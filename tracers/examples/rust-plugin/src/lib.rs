@@ -85,9 +85,7 @@ fn parse(args: &str) -> Result<u64, String> {
     for opt in args.split('+').filter(|s| !s.is_empty()) {
         match opt.split_once('=') {
             Some(("events", v)) => {
-                events = v
-                    .parse()
-                    .map_err(|_| format!("events must be a number, got '{v}'"))?;
+                events = v.parse().map_err(|_| format!("events must be a number, got '{v}'"))?;
                 if events < 2 || !events.is_power_of_two() {
                     return Err(format!("events must be a power of two >= 2, got {events}"));
                 }
@@ -98,17 +96,8 @@ fn parse(args: &str) -> Result<u64, String> {
     Ok(events)
 }
 
-unsafe extern "C" fn init(
-    args: *const c_char,
-    ctx: *mut *mut c_void,
-    err: *mut c_char,
-    errlen: usize,
-) -> c_int {
-    let args = if args.is_null() {
-        ""
-    } else {
-        CStr::from_ptr(args).to_str().unwrap_or("\u{fffd}")
-    };
+unsafe extern "C" fn init(args: *const c_char, ctx: *mut *mut c_void, err: *mut c_char, errlen: usize) -> c_int {
+    let args = if args.is_null() { "" } else { CStr::from_ptr(args).to_str().unwrap_or("\u{fffd}") };
     let events = match parse(args) {
         Ok(e) => e,
         Err(msg) => {
@@ -123,11 +112,7 @@ unsafe extern "C" fn init(
             records: UnsafeCell::new(vec![Record::default(); events as usize].into_boxed_slice()),
         })
         .collect();
-    *ctx = Box::into_raw(Box::new(Ctx {
-        mask: events - 1,
-        rings,
-    }))
-    .cast();
+    *ctx = Box::into_raw(Box::new(Ctx { mask: events - 1, rings })).cast();
     0
 }
 
@@ -135,18 +120,9 @@ unsafe extern "C" fn init(
 fn libc_sysconf_nprocessors() -> usize {
     std::fs::read_to_string("/sys/devices/system/cpu/possible")
         .ok()
-        .and_then(|s| {
-            s.trim()
-                .rsplit(['-', ','])
-                .next()
-                .and_then(|n| n.parse::<usize>().ok())
-        })
+        .and_then(|s| s.trim().rsplit(['-', ',']).next().and_then(|n| n.parse::<usize>().ok()))
         .map(|last| last + 1)
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 unsafe extern "C" fn buffer_events(ctx: *mut c_void) -> u64 {
@@ -173,11 +149,7 @@ unsafe extern "C" fn fire(ctx: *mut c_void, payload: u32) {
     let ring = ctx.rings.get_unchecked(SLOT.with(|s| s.get()));
     let head = &mut *ring.head.get();
     let records = &mut *ring.records.get();
-    *records.get_unchecked_mut((*head & ctx.mask) as usize) = Record {
-        ts,
-        payload,
-        _pad: 0,
-    };
+    *records.get_unchecked_mut((*head & ctx.mask) as usize) = Record { ts, payload, _pad: 0 };
     *head += 1;
 }
 
