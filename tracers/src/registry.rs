@@ -112,7 +112,9 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
         // Loads the library in a forked child without calling init (see plugin::validate).
         ("plugin", _) => Ok(plugin::validate(spec)?),
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
-        ("spin", None) => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
+        ("spin", None) => {
+            Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })
+        }
         (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
     }
