@@ -16,7 +16,7 @@ pub mod printf;
 pub mod registry;
 pub mod spin;
 
-pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
+pub use registry::{create, known, launch_prefix, parent_guard, row_name, validate, CreateOptions, TracerInfo};
 
 use thiserror::Error;
 

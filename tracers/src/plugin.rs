@@ -284,7 +284,8 @@ impl Drop for Plugin {
 /// Checks a plugin spec without calling init: the file exists, loads with all its symbols
 /// resolved, exports `tracebench_tracer_v1` with this ABI version and the mandatory fields.
 /// Runs in a forked child so that the library's constructors never run in the caller.
-pub fn validate(spec: &str) -> Result<(), PluginError> {
+/// Returns the plugin's `name` (its row name in results).
+pub fn validate(spec: &str) -> Result<String, PluginError> {
     let parsed = PluginSpec::parse(spec)?;
     // Cheap checks first, in this process, for the clearest message.
     parsed.resolve()?;
@@ -292,7 +293,7 @@ pub fn validate(spec: &str) -> Result<(), PluginError> {
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         // No pipe: fall back to checking in this process.
-        return load(&parsed).map(|_| ());
+        return load(&parsed).map(|l| l.name);
     }
     let (rd, wr) = (fds[0], fds[1]);
     // SAFETY: the child only loads the library, writes to a pipe and _exits.
@@ -303,21 +304,19 @@ pub fn validate(spec: &str) -> Result<(), PluginError> {
             libc::close(rd);
             libc::close(wr);
         }
-        return load(&parsed).map(|_| ());
+        return load(&parsed).map(|l| l.name);
     }
     if pid == 0 {
         // SAFETY: child side; _exit skips atexit handlers and destructors, which belong to the
         // parent.
         unsafe {
             libc::close(rd);
-            let code = match load(&parsed) {
-                Ok(_) => 0,
-                Err(e) => {
-                    let msg = e.to_string();
-                    libc::write(wr, msg.as_ptr().cast(), msg.len());
-                    1
-                }
+            // Exit 0 with the plugin's name, or 1 with the error message.
+            let (code, msg) = match load(&parsed) {
+                Ok(l) => (0, l.name),
+                Err(e) => (1, e.to_string()),
             };
+            libc::write(wr, msg.as_ptr().cast(), msg.len());
             libc::_exit(code);
         }
     }
@@ -342,7 +341,7 @@ pub fn validate(spec: &str) -> Result<(), PluginError> {
         return Err(PluginError::LoadCrashed { path, why });
     }
     match libc::WEXITSTATUS(status) {
-        0 => Ok(()),
+        0 => Ok(msg),
         code if msg.is_empty() => Err(PluginError::LoadCrashed { path, why: format!("exited with status {code}") }),
         _ => Err(PluginError::Checked(msg)),
     }

@@ -110,13 +110,23 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
     }
     match (kind, arg) {
         // Loads the library in a forked child without calling init (see plugin::validate).
-        ("plugin", _) => Ok(plugin::validate(spec)?),
+        ("plugin", _) => plugin::validate(spec).map(|_| ()).map_err(Into::into),
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
         ("spin", None) => {
             Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })
         }
         (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
+    }
+}
+
+/// The row name of a spec in results when the user gives no `--label`: the spec itself, except
+/// for `plugin:PATH[:ARGS]`, whose row is the plugin's own `name` (read in a forked child, init
+/// not called; see plugin::validate).
+pub fn row_name(spec: &str) -> Result<String, TracerError> {
+    match split(spec) {
+        ("plugin", _) => Ok(plugin::validate(spec)?),
+        _ => Ok(spec.to_string()),
     }
 }
 
