@@ -7,6 +7,8 @@ say() { printf 'setup: %s\n' "$*"; }
 # Packages the measurement core and its tests need. Backend-specific lists are appended below
 # by each backend's section.
 PKGS=(python3 util-linux)
+# Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
+PKGS+=(gcc libc6-dev make)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 use std::sync::Once;
 
-use assert_cmd::Command;
+mod common;
+use common::{tb, Table};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -25,8 +26,8 @@ fn plugin(file: &str) -> String {
     root().join("target/plugins").join(file).display().to_string()
 }
 
-fn tracebench() -> Command {
-    let mut c = Command::cargo_bin("tracebench").unwrap();
+fn tracebench() -> assert_cmd::Command {
+    let mut c = tb();
     c.current_dir(root());
     c
 }
@@ -53,10 +54,8 @@ fn run(tracers: &str, extra: &[&str]) -> Run {
 
 /// Rows of a CSV file as maps from header name to value.
 fn csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    lines.map(|l| header.iter().map(|h| h.to_string()).zip(l.split(',').map(str::to_string)).collect()).collect()
+    let t = Table::read(path);
+    t.rows.iter().map(|r| t.header.iter().cloned().zip(r.iter().cloned()).collect()).collect()
 }
 
 fn run_json(out: &Path) -> serde_json::Value {
