@@ -4,10 +4,11 @@ CARGO ?= cargo
 BIN := target/release/tracebench
 STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 OUT ?= results/$(STAMP)
-FEATURES ?=
+# The eBPF backend (libbpf-rs) needs clang and libelf at build time: scripts/setup.sh installs
+# them, and a plain `cargo build` leaves the feature off so it needs neither.
+FEATURES ?= tracebench-tracers/ebpf
 
 .PHONY: all setup build bench test precision clean
-
 
 all: build
 
@@ -36,6 +37,3 @@ clean:
 # Example and test plugins (issue: plug in your own tracer).
 include tracers/examples/examples.mk
 
-# Dynamic-instrumentation backends (uprobe, ebpf, perf, systemtap, bpftrace): the ebpf feature
-# and the apt packages it needs (BACKENDS_B_APT, for scripts/setup.sh).
-include Makefile.backends-b

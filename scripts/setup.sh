@@ -7,6 +7,9 @@ say() { printf 'setup: %s\n' "$*"; }
 # Packages the measurement core and its tests need. Backend-specific lists are appended below
 # by each backend's section.
 PKGS=(python3 util-linux)
+# eBPF backend build (clang compiles tracers/bpf/site.bpf.c; libbpf-sys builds libbpf against
+# libelf and zlib; linux-libc-dev has <linux/bpf.h> and <asm/ptrace.h>), and bpftrace.
+PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
 # Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
 PKGS+=(gcc libc6-dev make)
 
