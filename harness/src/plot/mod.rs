@@ -20,7 +20,10 @@ pub enum PlotError {
     #[error("cannot draw figure {figure}: {msg}")]
     Draw { figure: String, msg: String },
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the bundled font harness/assets/DejaVuSans.ttf does not parse; restore it from fonts-dejavu-core")]
     Font,
 }
@@ -74,7 +77,10 @@ pub fn fmt_num(v: f64) -> String {
     } else if x.abs() >= 10.0 {
         format!("{:.1}", x)
     } else {
-        format!("{:.2}", x).trim_end_matches('0').trim_end_matches('.').to_string()
+        format!("{:.2}", x)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
     };
     format!("{s}{suffix}")
 }
@@ -95,7 +101,10 @@ pub trait Figure {
 /// Draws `fig` into `dir/name.png` and `dir/name.svg` (each via a temp file and a rename).
 pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, PathBuf), PlotError> {
     init_font()?;
-    let draw_err = |msg: String| PlotError::Draw { figure: name.to_string(), msg };
+    let draw_err = |msg: String| PlotError::Draw {
+        figure: name.to_string(),
+        msg,
+    };
     let png = dir.join(format!("{name}.png"));
     // The encoder picks the format from the extension, so the temp name ends in .png too.
     let png_tmp = dir.join(format!(".{name}.tmp.png"));
@@ -105,7 +114,10 @@ pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, Path
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|x| draw_err(x.to_string()))?;
     }
-    std::fs::rename(&png_tmp, &png).map_err(|source| PlotError::Io { path: png.clone(), source })?;
+    std::fs::rename(&png_tmp, &png).map_err(|source| PlotError::Io {
+        path: png.clone(),
+        source,
+    })?;
     let svg = dir.join(format!("{name}.svg"));
     let mut text = String::new();
     {
@@ -114,7 +126,10 @@ pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, Path
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|x| draw_err(x.to_string()))?;
     }
-    crate::report::write_atomic(&svg, text.as_bytes()).map_err(|source| PlotError::Io { path: svg.clone(), source })?;
+    crate::report::write_atomic(&svg, text.as_bytes()).map_err(|source| PlotError::Io {
+        path: svg.clone(),
+        source,
+    })?;
     Ok((png, svg))
 }
 
@@ -131,7 +146,10 @@ fn panel_font() -> (&'static str, u32) {
 }
 
 /// Draws the figure title and returns the area below it.
-fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Result<DrawingArea<DB, Shift>, String>
+fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<DrawingArea<DB, Shift>, String>
 where
     DB::ErrorType: 'static,
 {
@@ -142,6 +160,98 @@ fn log_range(lo: f64, hi: f64) -> (f64, f64) {
     let lo = if lo > 0.0 { lo } else { 1.0 };
     let hi = if hi > lo { hi } else { lo * 10.0 };
     (lo / 1.3, hi * 1.3)
+}
+
+/// Tick values for a log axis over lo..hi: the coarsest of the mantissa sets that gives at
+/// least four ticks (1; 1-2-5; 1-2-3-5; ...), so that labels neither vanish (a range inside one
+/// decade) nor pile up (plotters' default labels only powers of ten).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    const SETS: [&[f64]; 5] = [
+        &[1.0],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 2.0, 3.0, 5.0],
+        &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0],
+        &[1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0],
+    ];
+    if !(lo > 0.0 && hi > lo) {
+        return vec![];
+    }
+    let mut best = Vec::new();
+    for set in SETS {
+        let mut t = Vec::new();
+        let mut e = lo.log10().floor() as i32 - 1;
+        while 10f64.powi(e) <= hi * 10.0 {
+            for m in set {
+                let v = m * 10f64.powi(e);
+                if v >= lo && v <= hi {
+                    t.push(v);
+                }
+            }
+            e += 1;
+        }
+        if t.len() > 16 {
+            // Too many decades for even one label each: every other decade.
+            let step = t.len().div_ceil(12);
+            t = t.into_iter().step_by(step).collect();
+        }
+        best = t;
+        if best.len() >= 4 {
+            return best;
+        }
+    }
+    if best.len() >= 2 {
+        return best;
+    }
+    // A very narrow range: evenly spaced round values.
+    let raw = (hi - lo) / 4.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(raw);
+    let mut v = (lo / step).ceil() * step;
+    let mut t = Vec::new();
+    while v <= hi {
+        t.push(v);
+        v += step;
+    }
+    t
+}
+
+/// Draws a legend band (coloured marks and names in columns) at the top of `area` and returns
+/// the rest, so legends never cover data.
+fn legend_band<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, usize)],
+) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    if entries.is_empty() {
+        return Ok(area.clone());
+    }
+    let (w, _) = area.dim_in_pixel();
+    let cols = 5usize.min(entries.len()).max(1);
+    let rows = entries.len().div_ceil(cols);
+    let band_h = 12 + 24 * rows as u32;
+    let (band, rest) = area.split_vertically(band_h);
+    let col_w = (w as i32 - 40) / cols as i32;
+    for (k, (name, c)) in entries.iter().enumerate() {
+        let (r, col) = (k / cols, k % cols);
+        let x = 30 + col as i32 * col_w;
+        let y = 10 + r as i32 * 24;
+        let c = colour(*c);
+        band.draw(&Rectangle::new([(x, y + 3), (x + 22, y + 13)], c.filled()))
+            .map_err(e)?;
+        band.draw(&Text::new(
+            name.clone(),
+            (x + 28, y),
+            (FAMILY, 15).into_font(),
+        ))
+        .map_err(e)?;
+    }
+    Ok(rest)
 }
 
 /// A named series with its tracer colour index.
@@ -167,14 +277,27 @@ impl Figure for CdfFigure {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
-        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| *x > 0.0);
+        let entries: Vec<(String, usize)> = self
+            .series
+            .iter()
+            .map(|s| (s.name.clone(), s.colour))
+            .collect();
+        let area = legend_band(&area, &entries)?;
+        let xs = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .filter(|x| *x > 0.0);
         let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |a, x| (a.0.min(x), a.1.max(x)));
         let (lo, hi) = log_range(lo, hi);
         let mut chart = ChartBuilder::on(&area)
             .margin(15)
             .x_label_area_size(55)
             .y_label_area_size(75)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0)
+            .build_cartesian_2d(
+                (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
+                0f64..1.0,
+            )
             .map_err(e)?;
         chart
             .configure_mesh()
@@ -190,18 +313,8 @@ impl Figure for CdfFigure {
             let c = colour(s.colour);
             chart
                 .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(e)?
-                .label(&s.name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
+                .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FAMILY, 15))
-            .draw()
-            .map_err(e)?;
         Ok(())
     }
 }
@@ -235,7 +348,12 @@ impl Figure for HistogramGrid {
                 .margin(10)
                 .x_label_area_size(45)
                 .y_label_area_size(65)
-                .build_cartesian_2d((lo..hi).log_scale(), (0.7f64..top.max(10.0)).log_scale())
+                .build_cartesian_2d(
+                    (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
+                    (0.7f64..top.max(10.0))
+                        .log_scale()
+                        .with_key_points(log_ticks(0.7, top.max(10.0))),
+                )
                 .map_err(e)?;
             chart
                 .configure_mesh()
@@ -248,7 +366,11 @@ impl Figure for HistogramGrid {
                 .draw()
                 .map_err(e)?;
             chart
-                .draw_series(p.points.iter().map(|&(l, h, n)| Rectangle::new([(l, 0.7), (h, n as f64)], c.filled())))
+                .draw_series(
+                    p.points
+                        .iter()
+                        .map(|&(l, h, n)| Rectangle::new([(l, 0.7), (h, n as f64)], c.filled())),
+                )
                 .map_err(e)?;
         }
         Ok(())
@@ -276,7 +398,12 @@ impl Figure for IterationGrid {
         for (p, a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
             let x0 = p.points.iter().map(|v| v.0).min().unwrap_or(0);
             let x1 = p.points.iter().map(|v| v.0).max().unwrap_or(1).max(x0 + 1);
-            let ylo = p.points.iter().map(|v| v.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+            let ylo = p
+                .points
+                .iter()
+                .map(|v| v.1)
+                .filter(|v| *v > 0.0)
+                .fold(f64::INFINITY, f64::min);
             let yhi = p.points.iter().map(|v| v.1).fold(0f64, f64::max);
             let (ylo, yhi) = log_range(ylo, yhi);
             let c = colour(p.colour);
@@ -285,7 +412,10 @@ impl Figure for IterationGrid {
                 .margin(10)
                 .x_label_area_size(45)
                 .y_label_area_size(65)
-                .build_cartesian_2d(x0 as f64..x1 as f64, (ylo..yhi).log_scale())
+                .build_cartesian_2d(
+                    x0 as f64..x1 as f64,
+                    (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
+                )
                 .map_err(e)?;
             chart
                 .configure_mesh()
@@ -298,7 +428,11 @@ impl Figure for IterationGrid {
                 .draw()
                 .map_err(e)?;
             chart
-                .draw_series(p.points.iter().map(|&(i, l)| Circle::new((i as f64, l.max(ylo)), 2, c.filled())))
+                .draw_series(
+                    p.points
+                        .iter()
+                        .map(|&(i, l)| Circle::new((i as f64, l.max(ylo)), 2, c.filled())),
+                )
                 .map_err(e)?;
         }
         Ok(())
@@ -323,13 +457,23 @@ impl Figure for CounterGrid {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
+        let mut entries: Vec<(String, usize)> = Vec::new();
+        for s in self.panels.iter().flat_map(|p| p.1.iter()) {
+            if !entries.iter().any(|x| x.0 == s.name) {
+                entries.push((s.name.clone(), s.colour));
+            }
+        }
+        let area = legend_band(&area, &entries)?;
         let (rows, cols) = grid(self.panels.len(), 2);
         for ((counter, series), a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
             let all = || series.iter().flat_map(|s| s.points.iter());
             let xmax = all().map(|p| p.0).fold(0f64, f64::max);
             let xmin = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(0.0);
             let span = (xmax - xmin).max(1.0);
-            let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+            let ylo = all()
+                .map(|p| p.1)
+                .filter(|v| *v > 0.0)
+                .fold(f64::INFINITY, f64::min);
             let yhi = all().map(|p| p.1).fold(0f64, f64::max);
             let (ylo, yhi) = log_range(ylo, yhi);
             let mut chart = ChartBuilder::on(&a)
@@ -337,7 +481,10 @@ impl Figure for CounterGrid {
                 .margin(10)
                 .x_label_area_size(45)
                 .y_label_area_size(65)
-                .build_cartesian_2d(xmin - 0.03 * span..xmax + 0.05 * span, (ylo..yhi).log_scale())
+                .build_cartesian_2d(
+                    xmin - 0.03 * span..xmax + 0.05 * span,
+                    (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
+                )
                 .map_err(e)?;
             chart
                 .configure_mesh()
@@ -352,19 +499,13 @@ impl Figure for CounterGrid {
             for s in series {
                 let c = colour(s.colour);
                 chart
-                    .draw_series(s.points.iter().map(|&(x, y)| Circle::new((x, y.max(ylo)), 2, c.mix(0.6).filled())))
-                    .map_err(e)?
-                    .label(&s.name)
-                    .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+                    .draw_series(
+                        s.points
+                            .iter()
+                            .map(|&(x, y)| Circle::new((x, y.max(ylo)), 2, c.mix(0.6).filled())),
+                    )
+                    .map_err(e)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font((FAMILY, 13))
-                .draw()
-                .map_err(e)?;
         }
         Ok(())
     }
@@ -386,23 +527,41 @@ impl Figure for ScalingFigure {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
+        let entries: Vec<(String, usize)> = self
+            .series
+            .iter()
+            .map(|s| (s.name.clone(), s.colour))
+            .collect();
+        let area = legend_band(&area, &entries)?;
         let all = || self.series.iter().flat_map(|s| s.points.iter());
         let xmax = all().map(|p| p.0).fold(1f64, f64::max);
-        let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+        let ylo = all()
+            .map(|p| p.1)
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
         let yhi = all().map(|p| p.1).fold(0f64, f64::max);
         let (ylo, yhi) = log_range(ylo, yhi);
         let mut chart = ChartBuilder::on(&area)
             .margin(15)
             .x_label_area_size(55)
             .y_label_area_size(75)
-            .build_cartesian_2d(0.5f64..xmax + 0.5, (ylo..yhi).log_scale())
+            .build_cartesian_2d(
+                0.5f64..xmax + 0.5,
+                (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
+            )
             .map_err(e)?;
         chart
             .configure_mesh()
             .x_desc("threads tracing at once (one per core)")
             .y_desc("mean latency per call (ns, log scale)")
             .x_labels((xmax as usize + 1).min(17))
-            .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{}", v.round()) } else { String::new() })
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-9 {
+                    format!("{}", v.round())
+                } else {
+                    String::new()
+                }
+            })
             .y_label_formatter(&|v| fmt_num(*v))
             .label_style((FAMILY, 15))
             .axis_desc_style((FAMILY, 17))
@@ -412,19 +571,11 @@ impl Figure for ScalingFigure {
             let c = colour(s.colour);
             chart
                 .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(e)?
-                .label(&s.name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)));
-            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+                .map_err(e)?;
+            chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled())))
+                .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FAMILY, 15))
-            .draw()
-            .map_err(e)?;
         Ok(())
     }
 }
@@ -443,11 +594,27 @@ mod tests {
     }
 
     #[test]
+    fn log_ticks_label_every_range() {
+        assert_eq!(log_ticks(1.0, 1e4), vec![1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        assert_eq!(log_ticks(90.0, 1100.0), vec![100.0, 200.0, 500.0, 1000.0]);
+        let t = log_ticks(300.0, 360.0);
+        assert!(
+            t.len() >= 2 && t.iter().all(|v| (300.0..=360.0).contains(v)),
+            "{t:?}"
+        );
+        assert!(log_ticks(0.5, 1e10).len() <= 12);
+    }
+
+    #[test]
     fn draws_png_and_svg_with_the_bundled_font() {
         let dir = tempfile::tempdir().unwrap();
         let fig = ScalingFigure {
             title: "t".into(),
-            series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
+            series: vec![Series {
+                name: "a".into(),
+                colour: 0,
+                points: vec![(1.0, 100.0), (2.0, 250.0)],
+            }],
         };
         let (png, svg) = save(&fig, dir.path(), "s").unwrap();
         let bytes = std::fs::read(png).unwrap();

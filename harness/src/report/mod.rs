@@ -20,6 +20,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::plot::{self, PlotError, Series};
+use crate::stats::hist::LogHistogram;
 use analyze::TracerAnalysis;
 use load::{SummaryRow, TracerMeta};
 
@@ -46,11 +47,18 @@ pub enum ReportError {
     #[error("{dir} is not a results directory: {missing} is missing; pass the directory `tracebench run --out DIR` wrote")]
     NotResults { dir: PathBuf, missing: String },
     #[error("{path}: line {line}: {msg}")]
-    Parse { path: PathBuf, line: u64, msg: String },
+    Parse {
+        path: PathBuf,
+        line: u64,
+        msg: String,
+    },
     #[error("{path}: column '{column}' is missing; the file does not follow the output contract (re-run `tracebench run`)")]
     MissingColumn { path: PathBuf, column: String },
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Plot(#[from] PlotError),
     #[error("{0}")]
@@ -59,7 +67,10 @@ pub enum ReportError {
 
 /// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(bytes)?;
@@ -110,16 +121,39 @@ pub struct Report {
 
 pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
     if let Some(spec) = &args.synthetic {
-        let bad = || ReportError::Usage(format!("--synthetic expects TRACERSxROWS, e.g. 10x100000, got '{spec}'"));
+        let bad = || {
+            ReportError::Usage(format!(
+                "--synthetic expects TRACERSxROWS, e.g. 10x100000, got '{spec}'"
+            ))
+        };
         let (t, r) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
-        let tracers: usize = t.trim().parse().ok().filter(|&t| (1..=100).contains(&t)).ok_or_else(bad)?;
-        let rows: usize = r.trim().parse().ok().filter(|&r| (100..=100_000_000).contains(&r)).ok_or_else(bad)?;
+        let tracers: usize = t
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&t| (1..=100).contains(&t))
+            .ok_or_else(bad)?;
+        let rows: usize = r
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&r| (100..=100_000_000).contains(&r))
+            .ok_or_else(bad)?;
         let t0 = Instant::now();
         synth::write(
             &args.dir,
-            &synth::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
+            &synth::Options {
+                tracers,
+                rows,
+                threads: vec![1, 2, 4],
+                counters: args.synthetic_counters,
+            },
         )?;
-        eprintln!("synthetic results ({tracers} tracers x {rows} rows) written to {} in {:.2} s", args.dir.display(), t0.elapsed().as_secs_f64());
+        eprintln!(
+            "synthetic results ({tracers} tracers x {rows} rows) written to {} in {:.2} s",
+            args.dir.display(),
+            t0.elapsed().as_secs_f64()
+        );
     }
     let t0 = Instant::now();
     let report = build(&args.dir, args.points as usize, args.iterations as usize)?;
@@ -142,41 +176,76 @@ pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
 pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, ReportError> {
     if !dir.is_dir() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "the directory itself".into() });
+        return Err(ReportError::NotResults {
+            dir: dir.to_path_buf(),
+            missing: "the directory itself".into(),
+        });
     }
     let run = load::read_run_json(dir)?;
     let summary_path = dir.join("summary.csv");
     if !summary_path.exists() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "summary.csv".into() });
+        return Err(ReportError::NotResults {
+            dir: dir.to_path_buf(),
+            missing: "summary.csv".into(),
+        });
     }
     let summary = load::read_summary(&summary_path, false)?;
     let reps_path = dir.join("repetitions.csv");
-    let reps = if reps_path.exists() { load::read_summary(&reps_path, true)? } else { Vec::new() };
-    let synthetic = run.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
+    let reps = if reps_path.exists() {
+        load::read_summary(&reps_path, true)?
+    } else {
+        Vec::new()
+    };
+    let synthetic = run
+        .get("synthetic")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let kernel = survey::is_kernel(&run);
 
     // Tracers in run.json order, then any summary row run.json does not list.
     let mut metas = load::tracers_of(&run);
     for name in load::ordered_unique(summary.iter().map(|r| r.tracer.clone())) {
         if !metas.iter().any(|m| m.name == name) {
-            metas.push(TracerMeta { dir: load::dir_name(&name), name, config: Value::Null });
+            metas.push(TracerMeta {
+                dir: load::dir_name(&name),
+                name,
+                config: Value::Null,
+            });
         }
     }
     let mut tracers = Vec::new();
     for (i, m) in metas.into_iter().enumerate() {
-        let by_threads: BTreeMap<u32, SummaryRow> =
-            summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
+        let by_threads: BTreeMap<u32, SummaryRow> = summary
+            .iter()
+            .filter(|r| r.tracer == m.name)
+            .map(|r| (r.threads, r.clone()))
+            .collect();
         let base = by_threads.keys().next().copied();
-        let rep_means =
-            reps.iter().filter(|r| r.tracer == m.name && Some(r.threads) == base).map(|r| r.mean).collect();
+        let rep_means = reps
+            .iter()
+            .filter(|r| r.tracer == m.name && Some(r.threads) == base)
+            .map(|r| r.mean)
+            .collect();
         let events = dir.join(&m.dir).join("events.csv");
         let (analysis, note) = if events.exists() {
-            (Some(analyze::analyze(&events, base, points, iterations)?), None)
+            (
+                Some(analyze::analyze(&events, base, points, iterations)?),
+                None,
+            )
         } else {
-            (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
+            (
+                None,
+                Some(format!(
+                    "{}: no {} (figures and code paths skipped)",
+                    m.name,
+                    events.display()
+                )),
+            )
         };
         let label = match survey::ftrace_clock(&m.config) {
-            Some(c) if survey::kind(&m.name).starts_with("ftrace") => format!("{} (clock={c})", m.name),
+            Some(c) if survey::kind(&m.name).starts_with("ftrace") => {
+                format!("{} (clock={c})", m.name)
+            }
             _ => m.name.clone(),
         };
         tracers.push(TracerReport {
@@ -194,7 +263,12 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         tracers
             .iter()
             .filter_map(|t| t.analysis.as_ref())
-            .flat_map(|a| a.counters.iter().filter(|c| c.running.n > 0).map(|c| c.name.clone())),
+            .flat_map(|a| {
+                a.counters
+                    .iter()
+                    .filter(|c| c.running.n > 0)
+                    .map(|c| c.name.clone())
+            }),
     );
 
     let mut report = Report {
@@ -249,9 +323,16 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
                 }
             }
         }
-        let order = known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(" < ");
+        let order = known
+            .iter()
+            .map(|k| k.0.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" < ");
         if inversions.is_empty() {
-            out.push(format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table));
+            out.push(format!(
+                "Agrees with the survey ({}): mean latency orders as {order}.",
+                known[0].1.table
+            ));
         } else {
             for i in inversions {
                 out.push(format!("Departs from the survey: {i}."));
@@ -261,7 +342,13 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
     // Scalability (Figures 5, 6 and 8).
     let cpus = ["cpus", "nproc", "online_cpus", "ncpus"]
         .iter()
-        .find_map(|k| r.run.get("host").and_then(|h| h.get(*k)).and_then(Value::as_u64));
+        .find_map(|k| {
+            r.run
+                .get("host")
+                .and_then(|h| h.get(*k))
+                .and_then(Value::as_u64)
+        });
+    let mut oversubscribed = 0u32;
     for t in &r.tracers {
         if t.by_threads.len() < 2 {
             continue;
@@ -277,40 +364,58 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
             survey::Scaling::Flat => "stays flat",
             survey::Scaling::Contended => "grows (contention)",
         };
-        let what = format!("{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})", t.label, lo.mean, hi.mean);
+        let what = format!(
+            "{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})",
+            t.label, lo.mean, hi.mean
+        );
         match survey::scaling(&t.name, &t.config, r.kernel) {
-            Some((expected, why)) if expected == measured => {
-                out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
-            }
+            Some((expected, why)) if expected == measured => out.push(format!(
+                "Agrees with the survey: {what}, {} as expected ({why}).",
+                shape(measured)
+            )),
             Some((expected, why)) => out.push(format!(
                 "Departs from the survey: {what} {}, where the survey's tracer {} ({why}).",
                 shape(measured),
                 shape(expected)
             )),
-            None => out.push(format!("{what}: {} (the survey has no scalability result for it).", shape(measured))),
+            None => out.push(format!(
+                "{what}: {} (the survey has no scalability result for it).",
+                shape(measured)
+            )),
         }
         if let Some(c) = cpus {
-            if t1 > &(c as u32) {
-                out.push(format!(
-                    "Note: {t1} threads exceed this host's {c} CPUs, so threads share cores and the means at that count include time-slicing, not only contention."
-                ));
+            if *t1 > c as u32 {
+                oversubscribed = oversubscribed.max(*t1);
             }
         }
     }
-    out.dedup();
+    if oversubscribed > 0 {
+        out.push(format!(
+            "Note: up to {oversubscribed} threads ran on a host with {} CPUs, so threads shared cores and means at those counts include time-slicing, not only contention.",
+            cpus.unwrap_or(0)
+        ));
+    }
     // Code paths (section 7.1): planted periods must be found; LTTng-UST should show its
     // once-per-sub-buffer slow path.
     for t in &r.tracers {
         let Some(a) = &t.analysis else { continue };
         let lat = a.code_paths.iter().find(|c| c.metric == "latency");
         let periods: Vec<u64> = lat
-            .map(|c| c.paths.iter().filter_map(|p| p.period.as_ref().map(|x| x.period)).collect())
+            .map(|c| {
+                c.paths
+                    .iter()
+                    .filter_map(|p| p.period.as_ref().map(|x| x.period))
+                    .collect()
+            })
             .unwrap_or_default();
         let kind = survey::kind(&t.name);
         if kind == "spin" {
             if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
                 if periods.contains(&p) {
-                    out.push(format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label));
+                    out.push(format!(
+                        "{}: the planted slow path every {p} calls is found (period {p}).",
+                        t.label
+                    ));
                 } else {
                     out.push(format!(
                         "{}: MISMATCH: a slow path every {p} calls was planted but the report found {}; check the run (discards, too few rows) or the analysis.",
@@ -332,28 +437,44 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
 
 fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(), ReportError> {
     let fdir = r.dir.join("figures");
-    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
-    let analysed: Vec<(&TracerReport, &TracerAnalysis)> =
-        r.tracers.iter().filter_map(|t| Some((t, t.analysis.as_ref()?))).filter(|(_, a)| a.rows > 0).collect();
+    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io {
+        path: fdir.clone(),
+        source,
+    })?;
+    let analysed: Vec<(&TracerReport, &TracerAnalysis)> = r
+        .tracers
+        .iter()
+        .filter_map(|t| Some((t, t.analysis.as_ref()?)))
+        .filter(|(_, a)| a.rows > 0)
+        .collect();
     let mut figs = Vec::new();
     if !analysed.is_empty() {
         let threads = analysed.iter().map(|x| x.1.threads).min().unwrap_or(1);
         let cdf = plot::CdfFigure {
-            title: format!("Latency distribution per tracer (CDF, {threads} thread{})", if threads == 1 { "" } else { "s" }),
+            title: format!(
+                "Latency distribution per tracer (CDF, {threads} thread{})",
+                if threads == 1 { "" } else { "s" }
+            ),
             series: analysed
                 .iter()
                 .map(|(t, a)| {
+                    // One point per bin from the first to the last non-empty one, so empty
+                    // stretches draw flat and each step sits within one bin (2.3 %).
                     let total = a.latency.total() as f64;
+                    let bins = a.latency.bins();
+                    let first = bins.iter().position(|&c| c > 0).unwrap_or(0);
+                    let last = bins.iter().rposition(|&c| c > 0).unwrap_or(0);
                     let mut acc = a.latency.zero_count() as f64;
-                    let mut pts = Vec::new();
-                    for (lo, hi, c) in a.latency.nonempty() {
-                        if pts.is_empty() {
-                            pts.push((lo, acc / total));
-                        }
+                    let mut pts = vec![(LogHistogram::bin_lo(first), acc / total)];
+                    for (i, &c) in bins.iter().enumerate().take(last + 1).skip(first) {
                         acc += c as f64;
-                        pts.push((hi, acc / total));
+                        pts.push((LogHistogram::bin_lo(i + 1), acc / total));
                     }
-                    Series { name: t.label.clone(), colour: t.colour, points: pts }
+                    Series {
+                        name: t.label.clone(),
+                        colour: t.colour,
+                        points: pts,
+                    }
                 })
                 .collect(),
         };
@@ -378,13 +499,17 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
                         .into_iter()
                         .map(|(g, c)| {
                             (
-                                crate::stats::hist::LogHistogram::bin_lo(g * 4),
-                                crate::stats::hist::LogHistogram::bin_lo(g * 4 + 4),
+                                LogHistogram::bin_lo(g * 4),
+                                LogHistogram::bin_lo(g * 4 + 4),
                                 c,
                             )
                         })
                         .collect();
-                    Series { name: format!("{} ({} calls)", t.label, a.rows), colour: t.colour, points: pts }
+                    Series {
+                        name: format!("{} ({} calls)", t.label, a.rows),
+                        colour: t.colour,
+                        points: pts,
+                    }
                 })
                 .collect(),
         };
@@ -395,10 +520,16 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
             caption: "Each separate hump is a code path; the report's code-path lines give their shares and periods.".into(),
         });
         let iters = plot::IterationGrid {
-            title: format!("Latency against iteration index (first {iterations} kept calls of thread 0)"),
+            title: format!(
+                "Latency against iteration index (first {iterations} kept calls of thread 0)"
+            ),
             panels: analysed
                 .iter()
-                .map(|(t, a)| Series { name: t.label.clone(), colour: t.colour, points: a.first_iterations.clone() })
+                .map(|(t, a)| Series {
+                    name: t.label.clone(),
+                    colour: t.colour,
+                    points: a.first_iterations.clone(),
+                })
                 .collect(),
         };
         plot::save(&iters, &fdir, "latency_vs_iteration")?;
@@ -417,8 +548,15 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
                         let series = analysed
                             .iter()
                             .filter_map(|(t, a)| {
-                                let cs = a.counters.iter().find(|x| &x.name == c && x.running.n > 0)?;
-                                Some(Series { name: t.label.clone(), colour: t.colour, points: cs.sample.items.clone() })
+                                let cs = a
+                                    .counters
+                                    .iter()
+                                    .find(|x| &x.name == c && x.running.n > 0)?;
+                                Some(Series {
+                                    name: t.label.clone(),
+                                    colour: t.colour,
+                                    points: cs.sample.items.clone(),
+                                })
                             })
                             .collect();
                         (c.clone(), series)
@@ -433,12 +571,21 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
             });
         }
     }
-    let scaled: Vec<&TracerReport> = r.tracers.iter().filter(|t| t.by_threads.len() >= 2).collect();
+    let scaled: Vec<&TracerReport> = r
+        .tracers
+        .iter()
+        .filter(|t| t.by_threads.len() >= 2)
+        .collect();
     if !scaled.is_empty() {
         let line = |t: &TracerReport| Series {
             name: t.label.clone(),
             colour: t.colour,
-            points: t.by_threads.iter().map(|(&n, s)| (n as f64, s.mean)).filter(|p| p.1 > 0.0).collect(),
+            points: t
+                .by_threads
+                .iter()
+                .map(|(&n, s)| (n as f64, s.mean))
+                .filter(|p| p.1 > 0.0)
+                .collect(),
         };
         let fig_no = if r.kernel { "Figure 5" } else { "Figure 8" };
         let sf = plot::ScalingFigure {
@@ -451,10 +598,14 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
             title: sf.title.clone(),
             caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention.".into(),
         });
-        let ftraces: Vec<&&TracerReport> = scaled.iter().filter(|t| survey::kind(&t.name).starts_with("ftrace")).collect();
+        let ftraces: Vec<&&TracerReport> = scaled
+            .iter()
+            .filter(|t| survey::kind(&t.name).starts_with("ftrace"))
+            .collect();
         if ftraces.len() >= 2 {
             let ff = plot::ScalingFigure {
-                title: "ftrace clock sources: mean latency against thread count (survey Figure 6)".into(),
+                title: "ftrace clock sources: mean latency against thread count (survey Figure 6)"
+                    .into(),
                 series: ftraces.iter().map(|t| line(t)).collect(),
             };
             plot::save(&ff, &fdir, "scalability_ftrace_clocks")?;

@@ -21,7 +21,14 @@ impl SplitMix64 {
 
 /// Percentile bootstrap interval of `stat(b) / stat(a) - 1` where `a` and `b` are per-repetition
 /// values, each resampled with replacement. Returns (point estimate, low, high).
-pub fn ratio_ci(a: &[f64], b: &[f64], stat: fn(&[f64]) -> f64, confidence: f64, resamples: usize, seed: u64) -> (f64, f64, f64) {
+pub fn ratio_ci(
+    a: &[f64],
+    b: &[f64],
+    stat: fn(&[f64]) -> f64,
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> (f64, f64, f64) {
     let point = stat(b) / stat(a) - 1.0;
     let mut rng = SplitMix64(seed);
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
@@ -38,7 +45,11 @@ pub fn ratio_ci(a: &[f64], b: &[f64], stat: fn(&[f64]) -> f64, confidence: f64, 
         .collect();
     out.sort_by(|x, y| x.total_cmp(y));
     let alpha = (1.0 - confidence) / 2.0;
-    (point, super::percentile_sorted(&out, alpha * 100.0), super::percentile_sorted(&out, (1.0 - alpha) * 100.0))
+    (
+        point,
+        super::percentile_sorted(&out, alpha * 100.0),
+        super::percentile_sorted(&out, (1.0 - alpha) * 100.0),
+    )
 }
 
 #[cfg(test)]
