@@ -5,6 +5,8 @@
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
 //! moments), so memory does not grow with the number of rows.
 pub mod analyze;
+#[cfg(test)]
+mod browser_test;
 pub mod load;
 mod render;
 pub mod survey;
