@@ -20,10 +20,7 @@ pub enum PlotError {
     #[error("cannot draw figure {figure}: {msg}")]
     Draw { figure: String, msg: String },
     #[error("cannot write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("the bundled font harness/assets/DejaVuSans.ttf does not parse; restore it from fonts-dejavu-core")]
     Font,
 }
@@ -77,10 +74,7 @@ pub fn fmt_num(v: f64) -> String {
     } else if x.abs() >= 10.0 {
         format!("{:.1}", x)
     } else {
-        format!("{:.2}", x)
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
+        format!("{:.2}", x).trim_end_matches('0').trim_end_matches('.').to_string()
     };
     format!("{s}{suffix}")
 }
@@ -101,10 +95,7 @@ pub trait Figure {
 /// Draws `fig` into `dir/name.png` and `dir/name.svg` (each via a temp file and a rename).
 pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, PathBuf), PlotError> {
     init_font()?;
-    let draw_err = |msg: String| PlotError::Draw {
-        figure: name.to_string(),
-        msg,
-    };
+    let draw_err = |msg: String| PlotError::Draw { figure: name.to_string(), msg };
     let png = dir.join(format!("{name}.png"));
     // The encoder picks the format from the extension, so the temp name ends in .png too.
     let png_tmp = dir.join(format!(".{name}.tmp.png"));
@@ -114,10 +105,7 @@ pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, Path
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|x| draw_err(x.to_string()))?;
     }
-    std::fs::rename(&png_tmp, &png).map_err(|source| PlotError::Io {
-        path: png.clone(),
-        source,
-    })?;
+    std::fs::rename(&png_tmp, &png).map_err(|source| PlotError::Io { path: png.clone(), source })?;
     let svg = dir.join(format!("{name}.svg"));
     let mut text = String::new();
     {
@@ -126,10 +114,7 @@ pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, Path
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|x| draw_err(x.to_string()))?;
     }
-    crate::report::write_atomic(&svg, text.as_bytes()).map_err(|source| PlotError::Io {
-        path: svg.clone(),
-        source,
-    })?;
+    crate::report::write_atomic(&svg, text.as_bytes()).map_err(|source| PlotError::Io { path: svg.clone(), source })?;
     Ok((png, svg))
 }
 
@@ -146,10 +131,7 @@ fn panel_font() -> (&'static str, u32) {
 }
 
 /// Draws the figure title and returns the area below it.
-fn titled<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-) -> Result<DrawingArea<DB, Shift>, String>
+fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Result<DrawingArea<DB, Shift>, String>
 where
     DB::ErrorType: 'static,
 {
@@ -205,11 +187,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     // A very narrow range: evenly spaced round values.
     let raw = (hi - lo) / 4.0;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(raw);
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(raw);
     let mut v = (lo / step).ceil() * step;
     let mut t = Vec::new();
     while v <= hi {
@@ -242,14 +220,8 @@ where
         let x = 30 + col as i32 * col_w;
         let y = 10 + r as i32 * 24;
         let c = colour(*c);
-        band.draw(&Rectangle::new([(x, y + 3), (x + 22, y + 13)], c.filled()))
-            .map_err(e)?;
-        band.draw(&Text::new(
-            name.clone(),
-            (x + 28, y),
-            (FAMILY, 15).into_font(),
-        ))
-        .map_err(e)?;
+        band.draw(&Rectangle::new([(x, y + 3), (x + 22, y + 13)], c.filled())).map_err(e)?;
+        band.draw(&Text::new(name.clone(), (x + 28, y), (FAMILY, 15).into_font())).map_err(e)?;
     }
     Ok(rest)
 }
@@ -277,27 +249,16 @@ impl Figure for CdfFigure {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
-        let entries: Vec<(String, usize)> = self
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), s.colour))
-            .collect();
+        let entries: Vec<(String, usize)> = self.series.iter().map(|s| (s.name.clone(), s.colour)).collect();
         let area = legend_band(&area, &entries)?;
-        let xs = self
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .filter(|x| *x > 0.0);
+        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| *x > 0.0);
         let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |a, x| (a.0.min(x), a.1.max(x)));
         let (lo, hi) = log_range(lo, hi);
         let mut chart = ChartBuilder::on(&area)
             .margin(15)
             .x_label_area_size(55)
             .y_label_area_size(75)
-            .build_cartesian_2d(
-                (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
-                0f64..1.0,
-            )
+            .build_cartesian_2d((lo..hi).log_scale().with_key_points(log_ticks(lo, hi)), 0f64..1.0)
             .map_err(e)?;
         chart
             .configure_mesh()
@@ -311,9 +272,7 @@ impl Figure for CdfFigure {
             .map_err(e)?;
         for s in &self.series {
             let c = colour(s.colour);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(e)?;
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
         }
         Ok(())
     }
@@ -350,9 +309,7 @@ impl Figure for HistogramGrid {
                 .y_label_area_size(65)
                 .build_cartesian_2d(
                     (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
-                    (0.7f64..top.max(10.0))
-                        .log_scale()
-                        .with_key_points(log_ticks(0.7, top.max(10.0))),
+                    (0.7f64..top.max(10.0)).log_scale().with_key_points(log_ticks(0.7, top.max(10.0))),
                 )
                 .map_err(e)?;
             chart
@@ -366,11 +323,7 @@ impl Figure for HistogramGrid {
                 .draw()
                 .map_err(e)?;
             chart
-                .draw_series(
-                    p.points
-                        .iter()
-                        .map(|&(l, h, n)| Rectangle::new([(l, 0.7), (h, n as f64)], c.filled())),
-                )
+                .draw_series(p.points.iter().map(|&(l, h, n)| Rectangle::new([(l, 0.7), (h, n as f64)], c.filled())))
                 .map_err(e)?;
         }
         Ok(())
@@ -398,12 +351,7 @@ impl Figure for IterationGrid {
         for (p, a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
             let x0 = p.points.iter().map(|v| v.0).min().unwrap_or(0);
             let x1 = p.points.iter().map(|v| v.0).max().unwrap_or(1).max(x0 + 1);
-            let ylo = p
-                .points
-                .iter()
-                .map(|v| v.1)
-                .filter(|v| *v > 0.0)
-                .fold(f64::INFINITY, f64::min);
+            let ylo = p.points.iter().map(|v| v.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
             let yhi = p.points.iter().map(|v| v.1).fold(0f64, f64::max);
             let (ylo, yhi) = log_range(ylo, yhi);
             let c = colour(p.colour);
@@ -412,10 +360,7 @@ impl Figure for IterationGrid {
                 .margin(10)
                 .x_label_area_size(45)
                 .y_label_area_size(65)
-                .build_cartesian_2d(
-                    x0 as f64..x1 as f64,
-                    (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
-                )
+                .build_cartesian_2d(x0 as f64..x1 as f64, (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)))
                 .map_err(e)?;
             chart
                 .configure_mesh()
@@ -428,11 +373,7 @@ impl Figure for IterationGrid {
                 .draw()
                 .map_err(e)?;
             chart
-                .draw_series(
-                    p.points
-                        .iter()
-                        .map(|&(i, l)| Circle::new((i as f64, l.max(ylo)), 2, c.filled())),
-                )
+                .draw_series(p.points.iter().map(|&(i, l)| Circle::new((i as f64, l.max(ylo)), 2, c.filled())))
                 .map_err(e)?;
         }
         Ok(())
@@ -470,10 +411,7 @@ impl Figure for CounterGrid {
             let xmax = all().map(|p| p.0).fold(0f64, f64::max);
             let xmin = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(0.0);
             let span = (xmax - xmin).max(1.0);
-            let ylo = all()
-                .map(|p| p.1)
-                .filter(|v| *v > 0.0)
-                .fold(f64::INFINITY, f64::min);
+            let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
             let yhi = all().map(|p| p.1).fold(0f64, f64::max);
             let (ylo, yhi) = log_range(ylo, yhi);
             let mut chart = ChartBuilder::on(&a)
@@ -499,11 +437,7 @@ impl Figure for CounterGrid {
             for s in series {
                 let c = colour(s.colour);
                 chart
-                    .draw_series(
-                        s.points
-                            .iter()
-                            .map(|&(x, y)| Circle::new((x, y.max(ylo)), 2, c.mix(0.6).filled())),
-                    )
+                    .draw_series(s.points.iter().map(|&(x, y)| Circle::new((x, y.max(ylo)), 2, c.mix(0.6).filled())))
                     .map_err(e)?;
             }
         }
@@ -527,28 +461,18 @@ impl Figure for ScalingFigure {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
-        let entries: Vec<(String, usize)> = self
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), s.colour))
-            .collect();
+        let entries: Vec<(String, usize)> = self.series.iter().map(|s| (s.name.clone(), s.colour)).collect();
         let area = legend_band(&area, &entries)?;
         let all = || self.series.iter().flat_map(|s| s.points.iter());
         let xmax = all().map(|p| p.0).fold(1f64, f64::max);
-        let ylo = all()
-            .map(|p| p.1)
-            .filter(|v| *v > 0.0)
-            .fold(f64::INFINITY, f64::min);
+        let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
         let yhi = all().map(|p| p.1).fold(0f64, f64::max);
         let (ylo, yhi) = log_range(ylo, yhi);
         let mut chart = ChartBuilder::on(&area)
             .margin(15)
             .x_label_area_size(55)
             .y_label_area_size(75)
-            .build_cartesian_2d(
-                0.5f64..xmax + 0.5,
-                (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
-            )
+            .build_cartesian_2d(0.5f64..xmax + 0.5, (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)))
             .map_err(e)?;
         chart
             .configure_mesh()
@@ -569,12 +493,8 @@ impl Figure for ScalingFigure {
             .map_err(e)?;
         for s in &self.series {
             let c = colour(s.colour);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(e)?;
-            chart
-                .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled())))
-                .map_err(e)?;
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
         }
         Ok(())
     }
@@ -598,10 +518,7 @@ mod tests {
         assert_eq!(log_ticks(1.0, 1e4), vec![1.0, 10.0, 100.0, 1000.0, 10000.0]);
         assert_eq!(log_ticks(90.0, 1100.0), vec![100.0, 200.0, 500.0, 1000.0]);
         let t = log_ticks(300.0, 360.0);
-        assert!(
-            t.len() >= 2 && t.iter().all(|v| (300.0..=360.0).contains(v)),
-            "{t:?}"
-        );
+        assert!(t.len() >= 2 && t.iter().all(|v| (300.0..=360.0).contains(v)), "{t:?}");
         assert!(log_ticks(0.5, 1e10).len() <= 12);
     }
 
@@ -610,11 +527,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fig = ScalingFigure {
             title: "t".into(),
-            series: vec![Series {
-                name: "a".into(),
-                colour: 0,
-                points: vec![(1.0, 100.0), (2.0, 250.0)],
-            }],
+            series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
         };
         let (png, svg) = save(&fig, dir.path(), "s").unwrap();
         let bytes = std::fs::read(png).unwrap();

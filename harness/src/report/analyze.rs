@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::load::{Event, Events};
 use super::ReportError;
-use crate::stats::hist::{detect_period, find_modes, LogHistogram, Mode, Periodicity};
+use crate::stats::hist::{detect_period, find_modes, spacing, LogHistogram, Mode, Periodicity};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
 /// ~10 ns steps, which would otherwise split one path into a comb of modes).
@@ -65,12 +65,7 @@ pub struct Reservoir<T> {
 
 impl<T> Reservoir<T> {
     pub fn new(cap: usize) -> Self {
-        Reservoir {
-            cap,
-            seen: 0,
-            items: Vec::with_capacity(cap.min(1 << 16)),
-            rng: 0x9E3779B97F4A7C15,
-        }
+        Reservoir { cap, seen: 0, items: Vec::with_capacity(cap.min(1 << 16)), rng: 0x9E3779B97F4A7C15 }
     }
     pub fn add(&mut self, x: T) {
         self.seen += 1;
@@ -95,6 +90,8 @@ pub struct CodePath {
     /// Median difference to the dominant path's median (ns, or counter units).
     pub delta: f64,
     pub period: Option<Periodicity>,
+    /// Median spacing of consecutive calls on this path and the share within 10 % of it.
+    pub spacing: Option<(f64, f64)>,
 }
 
 /// Code paths of one metric (latency, or instructions when a PMU exists).
@@ -185,17 +182,8 @@ pub fn analyze(
 
     // Modes per metric: latency always, instructions when the PMU gave them.
     let mut metrics: Vec<(String, &'static str, Option<usize>, Vec<Mode>)> = Vec::new();
-    metrics.push((
-        "latency".into(),
-        "ns",
-        None,
-        find_modes(&a.latency, LAT_BW.0, LAT_BW.1, MIN_MODE_FRACTION),
-    ));
-    if let Some(i) = a
-        .counters
-        .iter()
-        .position(|c| c.name == "instructions" && c.running.n > 0)
-    {
+    metrics.push(("latency".into(), "ns", None, find_modes(&a.latency, LAT_BW.0, LAT_BW.1, MIN_MODE_FRACTION)));
+    if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
         metrics.push((
             "instructions".into(),
             "instructions",
@@ -226,9 +214,7 @@ pub fn analyze(
                 };
                 if let Some(k) = modes.iter().position(|m| m.contains(v)) {
                     if k != dominant[mi] {
-                        slow.entry((mi, k, row.seq))
-                            .or_default()
-                            .push(row.iteration);
+                        slow.entry((mi, k, row.seq)).or_default().push(row.iteration);
                         stored += 1;
                     }
                 }
@@ -250,25 +236,18 @@ pub fn analyze(
             .iter()
             .enumerate()
             .map(|(k, m)| {
-                let period = if k == dom {
-                    None
+                let (period, spacing) = if k == dom {
+                    (None, None)
                 } else {
-                    let mut seqs: Vec<Vec<u64>> = slow
-                        .iter()
-                        .filter(|((x, y, _), _)| *x == mi && *y == k)
-                        .map(|(_, v)| v.clone())
-                        .collect();
+                    let mut seqs: Vec<Vec<u64>> =
+                        slow.iter().filter(|((x, y, _), _)| *x == mi && *y == k).map(|(_, v)| v.clone()).collect();
                     for s in &mut seqs {
                         s.sort_unstable();
                     }
                     seqs.sort();
-                    detect_period(&seqs)
+                    (detect_period(&seqs), spacing(&seqs))
                 };
-                CodePath {
-                    mode: m.clone(),
-                    delta: m.median - base,
-                    period,
-                }
+                CodePath { mode: m.clone(), delta: m.median - base, period, spacing }
             })
             .collect();
         a.code_paths.push(CodePaths {
@@ -283,20 +262,11 @@ pub fn analyze(
 }
 
 fn dominant_of(modes: &[Mode]) -> usize {
-    modes
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, m)| m.count)
-        .map(|(i, _)| i)
-        .unwrap_or(0)
+    modes.iter().enumerate().max_by_key(|(_, m)| m.count).map(|(i, _)| i).unwrap_or(0)
 }
 
 fn fmt_val(v: f64, unit: &str) -> String {
-    let s = if v.abs() >= 100.0 {
-        format!("{:.0}", v)
-    } else {
-        format!("{:.1}", v)
-    };
+    let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
     if unit == "ns" {
         format!("{s} ns")
     } else {
@@ -307,11 +277,7 @@ fn fmt_val(v: f64, unit: &str) -> String {
 /// The survey-style line, e.g. "lttng-ust: fast path 97.0% (~158 ns), slow path 0.4% every 256
 /// events (+700 ns)".
 pub fn describe(tracer: &str, cp: &CodePaths) -> String {
-    let what = if cp.metric == "latency" {
-        String::new()
-    } else {
-        format!(" [{}]", cp.metric)
-    };
+    let what = if cp.metric == "latency" { String::new() } else { format!(" [{}]", cp.metric) };
     let dom = &cp.paths[cp.dominant];
     if cp.paths.len() == 1 {
         return format!(
@@ -321,11 +287,8 @@ pub fn describe(tracer: &str, cp: &CodePaths) -> String {
         );
     }
     let above: Vec<usize> = (0..cp.paths.len()).filter(|&k| k != cp.dominant).collect();
-    let mut parts = vec![format!(
-        "fast path {:.1}% (median {})",
-        100.0 * dom.mode.fraction,
-        fmt_val(dom.mode.median, cp.unit)
-    )];
+    let mut parts =
+        vec![format!("fast path {:.1}% (median {})", 100.0 * dom.mode.fraction, fmt_val(dom.mode.median, cp.unit))];
     for (n, &k) in above.iter().enumerate() {
         let p = &cp.paths[k];
         let name = match (above.len(), n) {
@@ -334,23 +297,18 @@ pub fn describe(tracer: &str, cp: &CodePaths) -> String {
             (2, 1) => "slow path".to_string(),
             _ => format!("path {}", n + 2),
         };
-        let name = if p.delta < 0.0 {
-            "faster path".to_string()
-        } else {
-            name
-        };
+        let name = if p.delta < 0.0 { "faster path".to_string() } else { name };
         let sign = if p.delta >= 0.0 { "+" } else { "-" };
         let when = match &p.period {
             Some(per) if per.on_lattice >= 0.95 => format!("every {} events", per.period),
-            Some(per) => format!(
-                "every {} events ({:.0}% of them on that period)",
-                per.period,
-                100.0 * per.on_lattice
-            ),
-            None => format!(
-                "irregular, about 1 in {:.0} events",
-                1.0 / p.mode.fraction.max(1e-12)
-            ),
+            Some(per) => format!("every {} events ({:.0}% of them on that period)", per.period, 100.0 * per.on_lattice),
+            None => match p.spacing {
+                Some((med, near)) if near >= 0.5 => format!(
+                    "about every {med:.0} events (no exact period; {:.0}% of spacings within 10% of that)",
+                    100.0 * near
+                ),
+                _ => format!("irregular, about 1 in {:.0} events", 1.0 / p.mode.fraction.max(1e-12)),
+            },
         };
         parts.push(format!(
             "{name} {:.1}% {when} ({sign}{})",
@@ -360,10 +318,7 @@ pub fn describe(tracer: &str, cp: &CodePaths) -> String {
     }
     let mut s = format!("{tracer}{what}: {}", parts.join(", "));
     if cp.other_fraction >= 0.0005 {
-        s.push_str(&format!(
-            "; {:.2}% outliers in no path",
-            100.0 * cp.other_fraction
-        ));
+        s.push_str(&format!("; {:.2}% outliers in no path", 100.0 * cp.other_fraction));
     }
     s
 }

@@ -28,25 +28,15 @@ window.addEventListener('load', function () {
 </script>"#;
 
 fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|n| {
-            std::env::var_os("PATH")?
-                .to_str()?
-                .split(':')
-                .map(|d| Path::new(d).join(n))
-                .find(|p| p.is_file())
-        })
+    ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|n| {
+        std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(n)).find(|p| p.is_file())
+    })
 }
 
 fn artifacts() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("target")
-        });
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
     target.join("test-artifacts").join("report")
 }
 
@@ -56,19 +46,8 @@ fn run_chromium(bin: &Path, args: &[String]) -> (String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let (o, e) = (tmp.path().join("out"), tmp.path().join("err"));
     let mut child = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-        ])
-        .args([
-            "--no-first-run",
-            "--disable-extensions",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars"])
+        .args(["--no-first-run", "--disable-extensions", "--enable-logging=stderr", "--v=0"])
         .args(args)
         .stdout(std::fs::File::create(&o).unwrap())
         .stderr(std::fs::File::create(&e).unwrap())
@@ -86,8 +65,7 @@ fn run_chromium(bin: &Path, args: &[String]) -> (String, String) {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let read =
-        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
     (read(&o), read(&e))
 }
 
@@ -95,24 +73,13 @@ fn run_chromium(bin: &Path, args: &[String]) -> (String, String) {
 fn page_check(bin: &Path, page: &Path) -> (serde_json::Value, String) {
     let (dom, log) = run_chromium(
         bin,
-        &[
-            "--virtual-time-budget=15000".into(),
-            "--dump-dom".into(),
-            format!("file://{}", page.display()),
-        ],
+        &["--virtual-time-budget=15000".into(), "--dump-dom".into(), format!("file://{}", page.display())],
     );
     let tag = "<pre id=\"tb-check\">";
-    let start = dom.find(tag).unwrap_or_else(|| {
-        panic!(
-            "no check output for {}; chromium said:\n{log}",
-            page.display()
-        )
-    });
+    let start =
+        dom.find(tag).unwrap_or_else(|| panic!("no check output for {}; chromium said:\n{log}", page.display()));
     let rest = &dom[start + tag.len()..];
-    let json = rest[..rest.find("</pre>").unwrap()]
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
+    let json = rest[..rest.find("</pre>").unwrap()].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
     (serde_json::from_str(&json).unwrap(), log)
 }
 
@@ -123,30 +90,13 @@ fn report_html_opens_in_headless_chromium() {
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    synth::write(
-        d.path(),
-        &synth::Options {
-            tracers: 8,
-            rows: 6000,
-            threads: vec![1, 2],
-            counters: true,
-        },
-    )
-    .unwrap();
+    synth::write(d.path(), &synth::Options { tracers: 8, rows: 6000, threads: vec![1, 2], counters: true }).unwrap();
     let r = build(d.path(), 300, 500).unwrap();
-    assert!(
-        r.figures.len() >= 6,
-        "all figure kinds expected, got {}",
-        r.figures.len()
-    );
+    assert!(r.figures.len() >= 6, "all figure kinds expected, got {}", r.figures.len());
     let html = std::fs::read_to_string(d.path().join("report.html")).unwrap();
     assert!(!html.contains("<script"), "report.html is static");
     let check = d.path().join("check.html");
-    std::fs::write(
-        &check,
-        html.replacen("<head>", &format!("<head>{CHECK_JS}"), 1),
-    )
-    .unwrap();
+    std::fs::write(&check, html.replacen("<head>", &format!("<head>{CHECK_JS}"), 1)).unwrap();
 
     // Negative control: the check must see a broken image and a console error.
     let bad = d.path().join("bad.html");
@@ -157,41 +107,14 @@ fn report_html_opens_in_headless_chromium() {
     .unwrap();
     let (v, _) = page_check(&bin, &bad);
     assert_eq!(v["broken"], serde_json::json!(["bad"]), "{v}");
-    assert!(
-        v["errors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e.as_str().unwrap().contains("planted")),
-        "{v}"
-    );
+    assert!(v["errors"].as_array().unwrap().iter().any(|e| e.as_str().unwrap().contains("planted")), "{v}");
 
     let (v, log) = page_check(&bin, &check);
-    assert_eq!(
-        v["images"].as_u64().unwrap() as usize,
-        r.figures.len(),
-        "{v}"
-    );
-    assert!(
-        v["broken"].as_array().unwrap().is_empty(),
-        "images that did not load: {v}"
-    );
-    assert!(
-        v["widths"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|w| w.as_u64().unwrap() > 0),
-        "{v}"
-    );
-    assert!(
-        v["errors"].as_array().unwrap().is_empty(),
-        "page errors: {v}"
-    );
-    let console: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(":CONSOLE(") || l.contains("Uncaught"))
-        .collect();
+    assert_eq!(v["images"].as_u64().unwrap() as usize, r.figures.len(), "{v}");
+    assert!(v["broken"].as_array().unwrap().is_empty(), "images that did not load: {v}");
+    assert!(v["widths"].as_array().unwrap().iter().all(|w| w.as_u64().unwrap() > 0), "{v}");
+    assert!(v["errors"].as_array().unwrap().is_empty(), "page errors: {v}");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE(") || l.contains("Uncaught")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 
     let dir = artifacts();
@@ -206,12 +129,8 @@ fn report_html_opens_in_headless_chromium() {
             format!("file://{}", d.path().join("report.html").display()),
         ],
     );
-    let png = std::fs::read(&shot).unwrap_or_else(|e| {
-        panic!(
-            "no screenshot at {}: {e}; chromium said:\n{log}",
-            shot.display()
-        )
-    });
+    let png = std::fs::read(&shot)
+        .unwrap_or_else(|e| panic!("no screenshot at {}: {e}; chromium said:\n{log}", shot.display()));
     assert_eq!(&png[1..4], b"PNG");
     // Keep the report next to its screenshot.
     std::fs::copy(d.path().join("report.html"), dir.join("report.html")).unwrap();

@@ -36,38 +36,19 @@ pub struct TracerMeta {
 
 /// The `<dir>` of a tracer row: every char outside `[A-Za-z0-9._-]` becomes `_`.
 pub fn dir_name(tracer: &str) -> String {
-    tracer
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    tracer.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect()
 }
 
 pub fn read_run_json(dir: &Path) -> Result<Value, ReportError> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path).map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
-            ReportError::NotResults {
-                dir: dir.to_path_buf(),
-                missing: "run.json".into(),
-            }
+            ReportError::NotResults { dir: dir.to_path_buf(), missing: "run.json".into() }
         } else {
-            ReportError::Io {
-                path: path.clone(),
-                source,
-            }
+            ReportError::Io { path: path.clone(), source }
         }
     })?;
-    serde_json::from_str(&text).map_err(|e| ReportError::Parse {
-        path,
-        line: e.line() as u64,
-        msg: e.to_string(),
-    })
+    serde_json::from_str(&text).map_err(|e| ReportError::Parse { path, line: e.line() as u64, msg: e.to_string() })
 }
 
 /// The tracers listed in run.json (`tracers: [{name, dir, config}]`), tolerant of absent fields.
@@ -78,16 +59,8 @@ pub fn tracers_of(run: &Value) -> Vec<TracerMeta> {
             a.iter()
                 .filter_map(|t| {
                     let name = t.get("name")?.as_str()?.to_string();
-                    let dir = t
-                        .get("dir")
-                        .and_then(Value::as_str)
-                        .map(String::from)
-                        .unwrap_or_else(|| dir_name(&name));
-                    Some(TracerMeta {
-                        name,
-                        dir,
-                        config: t.get("config").cloned().unwrap_or(Value::Null),
-                    })
+                    let dir = t.get("dir").and_then(Value::as_str).map(String::from).unwrap_or_else(|| dir_name(&name));
+                    Some(TracerMeta { name, dir, config: t.get("config").cloned().unwrap_or(Value::Null) })
                 })
                 .collect()
         })
@@ -95,48 +68,26 @@ pub fn tracers_of(run: &Value) -> Vec<TracerMeta> {
 }
 
 fn open_csv(path: &Path) -> Result<csv::Reader<std::fs::File>, ReportError> {
-    let f = std::fs::File::open(path).map_err(|source| ReportError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .from_reader(f))
+    let f = std::fs::File::open(path).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })?;
+    Ok(csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f))
 }
 
 fn headers(r: &mut csv::Reader<std::fs::File>, path: &Path) -> Result<Vec<String>, ReportError> {
-    Ok(r.headers()
-        .map_err(|e| csv_err(path, e))?
-        .iter()
-        .map(|s| s.trim().to_string())
-        .collect())
+    Ok(r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect())
 }
 
 pub fn csv_err(path: &Path, e: csv::Error) -> ReportError {
     let line = e.position().map(|p| p.line()).unwrap_or(0);
-    ReportError::Parse {
-        path: path.to_path_buf(),
-        line,
-        msg: e.to_string(),
-    }
+    ReportError::Parse { path: path.to_path_buf(), line, msg: e.to_string() }
 }
 
 fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReportError> {
     h.iter()
         .position(|c| c == name)
-        .ok_or_else(|| ReportError::MissingColumn {
-            path: path.to_path_buf(),
-            column: name.into(),
-        })
+        .ok_or_else(|| ReportError::MissingColumn { path: path.to_path_buf(), column: name.into() })
 }
 
-fn num<T: std::str::FromStr>(
-    s: &str,
-    what: &str,
-    path: &Path,
-    line: u64,
-) -> Result<T, ReportError> {
+fn num<T: std::str::FromStr>(s: &str, what: &str, path: &Path, line: u64) -> Result<T, ReportError> {
     s.trim().parse::<T>().map_err(|_| ReportError::Parse {
         path: path.to_path_buf(),
         line,
@@ -150,19 +101,12 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
     let h = headers(&mut r, path)?;
     let c = |n: &str| col(&h, n, path);
     let (ct, cth, ck, cd) = (c("tracer")?, c("threads")?, c("kept")?, c("discarded")?);
-    let stats = [
-        "mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns",
-    ]
-    .map(|n| c(n));
+    let stats = ["mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"].map(|n| c(n));
     let mut si = [0usize; 7];
     for (k, s) in stats.into_iter().enumerate() {
         si[k] = s?;
     }
-    let crep = if repetition {
-        Some(c("repetition")?)
-    } else {
-        None
-    };
+    let crep = if repetition { Some(c("repetition")?) } else { None };
     let counters: Vec<(usize, String)> = h
         .iter()
         .enumerate()
@@ -258,21 +202,12 @@ impl Events {
             counter_set,
             counters,
         };
-        Ok(Events {
-            path: path.to_path_buf(),
-            cols,
-            reader,
-            rec: csv::ByteRecord::new(),
-        })
+        Ok(Events { path: path.to_path_buf(), cols, reader, rec: csv::ByteRecord::new() })
     }
 
     /// Reads the next row into `ev`; false at the end.
     pub fn next_into(&mut self, ev: &mut Event) -> Result<bool, ReportError> {
-        if !self
-            .reader
-            .read_byte_record(&mut self.rec)
-            .map_err(|e| csv_err(&self.path, e))?
-        {
+        if !self.reader.read_byte_record(&mut self.rec).map_err(|e| csv_err(&self.path, e))? {
             return Ok(false);
         }
         let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
@@ -283,10 +218,7 @@ impl Events {
         ev.iteration = num(field(self.cols.iteration), "iteration", p, line)?;
         ev.latency = num(field(self.cols.latency), "latency_ns", p, line)?;
         let mut hsh: u64 = 0xcbf29ce484222325 ^ ev.thread as u64;
-        for i in [self.cols.repetition, self.cols.counter_set]
-            .into_iter()
-            .flatten()
-        {
+        for i in [self.cols.repetition, self.cols.counter_set].into_iter().flatten() {
             for &b in self.rec.get(i).unwrap_or(b"") {
                 hsh = (hsh ^ b as u64).wrapping_mul(0x100000001b3);
             }
@@ -296,11 +228,7 @@ impl Events {
         ev.counters.clear();
         for (i, _) in &self.cols.counters {
             let s = field(*i).trim();
-            ev.counters.push(if s.is_empty() {
-                f64::NAN
-            } else {
-                s.parse().unwrap_or(f64::NAN)
-            });
+            ev.counters.push(if s.is_empty() { f64::NAN } else { s.parse().unwrap_or(f64::NAN) });
         }
         Ok(true)
     }

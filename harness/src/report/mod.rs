@@ -46,21 +46,18 @@ pub struct ReportArgs {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{dir} is not a results directory: {missing} is missing; pass the directory `tracebench run --out DIR` wrote")]
+    #[error(
+        "{dir} is not a results directory: {missing} is missing; pass the directory `tracebench run --out DIR` wrote"
+    )]
     NotResults { dir: PathBuf, missing: String },
     #[error("{path}: line {line}: {msg}")]
-    Parse {
-        path: PathBuf,
-        line: u64,
-        msg: String,
-    },
-    #[error("{path}: column '{column}' is missing; the file does not follow the output contract (re-run `tracebench run`)")]
+    Parse { path: PathBuf, line: u64, msg: String },
+    #[error(
+        "{path}: column '{column}' is missing; the file does not follow the output contract (re-run `tracebench run`)"
+    )]
     MissingColumn { path: PathBuf, column: String },
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Plot(#[from] PlotError),
     #[error("{0}")]
@@ -69,10 +66,7 @@ pub enum ReportError {
 
 /// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(bytes)?;
@@ -121,35 +115,33 @@ pub struct Report {
     pub figures: Vec<FigureRef>,
 }
 
-pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
+impl ReportError {
+    /// 2 for input the user must fix (not a results directory, a malformed file); 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ReportError::NotResults { .. }
+            | ReportError::Parse { .. }
+            | ReportError::MissingColumn { .. }
+            | ReportError::Usage(_) => 2,
+            ReportError::Io { .. } | ReportError::Plot(_) => 1,
+        }
+    }
+}
+
+pub fn run(args: &ReportArgs) -> Result<i32, crate::error::Error> {
+    Ok(run_report(args)?)
+}
+
+fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     if let Some(spec) = &args.synthetic {
-        let bad = || {
-            ReportError::Usage(format!(
-                "--synthetic expects TRACERSxROWS, e.g. 10x100000, got '{spec}'"
-            ))
-        };
+        let bad = || ReportError::Usage(format!("--synthetic expects TRACERSxROWS, e.g. 10x100000, got '{spec}'"));
         let (t, r) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
-        let tracers: usize = t
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&t| (1..=100).contains(&t))
-            .ok_or_else(bad)?;
-        let rows: usize = r
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&r| (100..=100_000_000).contains(&r))
-            .ok_or_else(bad)?;
+        let tracers: usize = t.trim().parse().ok().filter(|&t| (1..=100).contains(&t)).ok_or_else(bad)?;
+        let rows: usize = r.trim().parse().ok().filter(|&r| (100..=100_000_000).contains(&r)).ok_or_else(bad)?;
         let t0 = Instant::now();
         synth::write(
             &args.dir,
-            &synth::Options {
-                tracers,
-                rows,
-                threads: vec![1, 2, 4],
-                counters: args.synthetic_counters,
-            },
+            &synth::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
         )?;
         eprintln!(
             "synthetic results ({tracers} tracers x {rows} rows) written to {} in {:.2} s",
@@ -159,13 +151,13 @@ pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
     }
     let t0 = Instant::now();
     let report = build(&args.dir, args.points as usize, args.iterations as usize)?;
-    for l in &report.code_paths {
-        println!("{l}");
+    // Ignore a closed stdout (`| head`): the files are written already.
+    let mut out = std::io::stdout().lock();
+    for l in report.code_paths.iter().chain(&report.survey_notes) {
+        let _ = writeln!(out, "{l}");
     }
-    for l in &report.survey_notes {
-        println!("{l}");
-    }
-    println!(
+    let _ = writeln!(
+        out,
         "report: {} tracers, {} figures -> {} and report.md in {:.2} s",
         report.tracers.len(),
         report.figures.len(),
@@ -178,71 +170,37 @@ pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
 pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, ReportError> {
     if !dir.is_dir() {
-        return Err(ReportError::NotResults {
-            dir: dir.to_path_buf(),
-            missing: "the directory itself".into(),
-        });
+        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "the directory itself".into() });
     }
     let run = load::read_run_json(dir)?;
     let summary_path = dir.join("summary.csv");
     if !summary_path.exists() {
-        return Err(ReportError::NotResults {
-            dir: dir.to_path_buf(),
-            missing: "summary.csv".into(),
-        });
+        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "summary.csv".into() });
     }
     let summary = load::read_summary(&summary_path, false)?;
     let reps_path = dir.join("repetitions.csv");
-    let reps = if reps_path.exists() {
-        load::read_summary(&reps_path, true)?
-    } else {
-        Vec::new()
-    };
-    let synthetic = run
-        .get("synthetic")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let reps = if reps_path.exists() { load::read_summary(&reps_path, true)? } else { Vec::new() };
+    let synthetic = run.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
     let kernel = survey::is_kernel(&run);
 
     // Tracers in run.json order, then any summary row run.json does not list.
     let mut metas = load::tracers_of(&run);
     for name in load::ordered_unique(summary.iter().map(|r| r.tracer.clone())) {
         if !metas.iter().any(|m| m.name == name) {
-            metas.push(TracerMeta {
-                dir: load::dir_name(&name),
-                name,
-                config: Value::Null,
-            });
+            metas.push(TracerMeta { dir: load::dir_name(&name), name, config: Value::Null });
         }
     }
     let mut tracers = Vec::new();
     for (i, m) in metas.into_iter().enumerate() {
-        let by_threads: BTreeMap<u32, SummaryRow> = summary
-            .iter()
-            .filter(|r| r.tracer == m.name)
-            .map(|r| (r.threads, r.clone()))
-            .collect();
+        let by_threads: BTreeMap<u32, SummaryRow> =
+            summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
         let base = by_threads.keys().next().copied();
-        let rep_means = reps
-            .iter()
-            .filter(|r| r.tracer == m.name && Some(r.threads) == base)
-            .map(|r| r.mean)
-            .collect();
+        let rep_means = reps.iter().filter(|r| r.tracer == m.name && Some(r.threads) == base).map(|r| r.mean).collect();
         let events = dir.join(&m.dir).join("events.csv");
         let (analysis, note) = if events.exists() {
-            (
-                Some(analyze::analyze(&events, base, points, iterations)?),
-                None,
-            )
+            (Some(analyze::analyze(&events, base, points, iterations)?), None)
         } else {
-            (
-                None,
-                Some(format!(
-                    "{}: no {} (figures and code paths skipped)",
-                    m.name,
-                    events.display()
-                )),
-            )
+            (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
         let label = match survey::ftrace_clock(&m.config) {
             Some(c) if survey::kind(&m.name).starts_with("ftrace") => {
@@ -265,12 +223,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         tracers
             .iter()
             .filter_map(|t| t.analysis.as_ref())
-            .flat_map(|a| {
-                a.counters
-                    .iter()
-                    .filter(|c| c.running.n > 0)
-                    .map(|c| c.name.clone())
-            }),
+            .flat_map(|a| a.counters.iter().filter(|c| c.running.n > 0).map(|c| c.name.clone())),
     );
 
     let mut report = Report {
@@ -325,16 +278,9 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
                 }
             }
         }
-        let order = known
-            .iter()
-            .map(|k| k.0.label.as_str())
-            .collect::<Vec<_>>()
-            .join(" < ");
+        let order = known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(" < ");
         if inversions.is_empty() {
-            out.push(format!(
-                "Agrees with the survey ({}): mean latency orders as {order}.",
-                known[0].1.table
-            ));
+            out.push(format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table));
         } else {
             for i in inversions {
                 out.push(format!("Departs from the survey: {i}."));
@@ -344,12 +290,7 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
     // Scalability (Figures 5, 6 and 8).
     let cpus = ["cpus", "nproc", "online_cpus", "ncpus"]
         .iter()
-        .find_map(|k| {
-            r.run
-                .get("host")
-                .and_then(|h| h.get(*k))
-                .and_then(Value::as_u64)
-        });
+        .find_map(|k| r.run.get("host").and_then(|h| h.get(*k)).and_then(Value::as_u64));
     let mut oversubscribed = 0u32;
     for t in &r.tracers {
         if t.by_threads.len() < 2 {
@@ -366,24 +307,18 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
             survey::Scaling::Flat => "stays flat",
             survey::Scaling::Contended => "grows (contention)",
         };
-        let what = format!(
-            "{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})",
-            t.label, lo.mean, hi.mean
-        );
+        let what =
+            format!("{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})", t.label, lo.mean, hi.mean);
         match survey::scaling(&t.name, &t.config, r.kernel) {
-            Some((expected, why)) if expected == measured => out.push(format!(
-                "Agrees with the survey: {what}, {} as expected ({why}).",
-                shape(measured)
-            )),
+            Some((expected, why)) if expected == measured => {
+                out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
+            }
             Some((expected, why)) => out.push(format!(
                 "Departs from the survey: {what} {}, where the survey's tracer {} ({why}).",
                 shape(measured),
                 shape(expected)
             )),
-            None => out.push(format!(
-                "{what}: {} (the survey has no scalability result for it).",
-                shape(measured)
-            )),
+            None => out.push(format!("{what}: {} (the survey has no scalability result for it).", shape(measured))),
         }
         if let Some(c) = cpus {
             if *t1 > c as u32 {
@@ -403,21 +338,13 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
         let Some(a) = &t.analysis else { continue };
         let lat = a.code_paths.iter().find(|c| c.metric == "latency");
         let periods: Vec<u64> = lat
-            .map(|c| {
-                c.paths
-                    .iter()
-                    .filter_map(|p| p.period.as_ref().map(|x| x.period))
-                    .collect()
-            })
+            .map(|c| c.paths.iter().filter_map(|p| p.period.as_ref().map(|x| x.period)).collect())
             .unwrap_or_default();
         let kind = survey::kind(&t.name);
         if kind == "spin" {
             if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
                 if periods.contains(&p) {
-                    out.push(format!(
-                        "{}: the planted slow path every {p} calls is found (period {p}).",
-                        t.label
-                    ));
+                    out.push(format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label));
                 } else {
                     out.push(format!(
                         "{}: MISMATCH: a slow path every {p} calls was planted but the report found {}; check the run (discards, too few rows) or the analysis.",
@@ -439,16 +366,9 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
 
 fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(), ReportError> {
     let fdir = r.dir.join("figures");
-    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io {
-        path: fdir.clone(),
-        source,
-    })?;
-    let analysed: Vec<(&TracerReport, &TracerAnalysis)> = r
-        .tracers
-        .iter()
-        .filter_map(|t| Some((t, t.analysis.as_ref()?)))
-        .filter(|(_, a)| a.rows > 0)
-        .collect();
+    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
+    let analysed: Vec<(&TracerReport, &TracerAnalysis)> =
+        r.tracers.iter().filter_map(|t| Some((t, t.analysis.as_ref()?))).filter(|(_, a)| a.rows > 0).collect();
     let mut figs = Vec::new();
     if !analysed.is_empty() {
         let threads = analysed.iter().map(|x| x.1.threads).min().unwrap_or(1);
@@ -472,11 +392,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
                         acc += c as f64;
                         pts.push((LogHistogram::bin_lo(i + 1), acc / total));
                     }
-                    Series {
-                        name: t.label.clone(),
-                        colour: t.colour,
-                        points: pts,
-                    }
+                    Series { name: t.label.clone(), colour: t.colour, points: pts }
                 })
                 .collect(),
         };
@@ -499,19 +415,9 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
                     }
                     let pts = bins
                         .into_iter()
-                        .map(|(g, c)| {
-                            (
-                                LogHistogram::bin_lo(g * 4),
-                                LogHistogram::bin_lo(g * 4 + 4),
-                                c,
-                            )
-                        })
+                        .map(|(g, c)| (LogHistogram::bin_lo(g * 4), LogHistogram::bin_lo(g * 4 + 4), c))
                         .collect();
-                    Series {
-                        name: format!("{} ({} calls)", t.label, a.rows),
-                        colour: t.colour,
-                        points: pts,
-                    }
+                    Series { name: format!("{} ({} calls)", t.label, a.rows), colour: t.colour, points: pts }
                 })
                 .collect(),
         };
@@ -519,19 +425,14 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
         figs.push(FigureRef {
             name: "latency_histograms".into(),
             title: hist.title.clone(),
-            caption: "Each separate hump is a code path; the report's code-path lines give their shares and periods.".into(),
+            caption: "Each separate hump is a code path; the report's code-path lines give their shares and periods."
+                .into(),
         });
         let iters = plot::IterationGrid {
-            title: format!(
-                "Latency against iteration index (first {iterations} kept calls of thread 0)"
-            ),
+            title: format!("Latency against iteration index (first {iterations} kept calls of thread 0)"),
             panels: analysed
                 .iter()
-                .map(|(t, a)| Series {
-                    name: t.label.clone(),
-                    colour: t.colour,
-                    points: a.first_iterations.clone(),
-                })
+                .map(|(t, a)| Series { name: t.label.clone(), colour: t.colour, points: a.first_iterations.clone() })
                 .collect(),
         };
         plot::save(&iters, &fdir, "latency_vs_iteration")?;
@@ -550,10 +451,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
                         let series = analysed
                             .iter()
                             .filter_map(|(t, a)| {
-                                let cs = a
-                                    .counters
-                                    .iter()
-                                    .find(|x| &x.name == c && x.running.n > 0)?;
+                                let cs = a.counters.iter().find(|x| &x.name == c && x.running.n > 0)?;
                                 Some(Series {
                                     name: t.label.clone(),
                                     colour: t.colour,
@@ -573,21 +471,12 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
             });
         }
     }
-    let scaled: Vec<&TracerReport> = r
-        .tracers
-        .iter()
-        .filter(|t| t.by_threads.len() >= 2)
-        .collect();
+    let scaled: Vec<&TracerReport> = r.tracers.iter().filter(|t| t.by_threads.len() >= 2).collect();
     if !scaled.is_empty() {
         let line = |t: &TracerReport| Series {
             name: t.label.clone(),
             colour: t.colour,
-            points: t
-                .by_threads
-                .iter()
-                .map(|(&n, s)| (n as f64, s.mean))
-                .filter(|p| p.1 > 0.0)
-                .collect(),
+            points: t.by_threads.iter().map(|(&n, s)| (n as f64, s.mean)).filter(|p| p.1 > 0.0).collect(),
         };
         let fig_no = if r.kernel { "Figure 5" } else { "Figure 8" };
         let sf = plot::ScalingFigure {
@@ -600,21 +489,20 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
             title: sf.title.clone(),
             caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention.".into(),
         });
-        let ftraces: Vec<&&TracerReport> = scaled
-            .iter()
-            .filter(|t| survey::kind(&t.name).starts_with("ftrace"))
-            .collect();
+        let ftraces: Vec<&&TracerReport> =
+            scaled.iter().filter(|t| survey::kind(&t.name).starts_with("ftrace")).collect();
         if ftraces.len() >= 2 {
             let ff = plot::ScalingFigure {
-                title: "ftrace clock sources: mean latency against thread count (survey Figure 6)"
-                    .into(),
+                title: "ftrace clock sources: mean latency against thread count (survey Figure 6)".into(),
                 series: ftraces.iter().map(|t| line(t)).collect(),
             };
             plot::save(&ff, &fdir, "scalability_ftrace_clocks")?;
             figs.push(FigureRef {
                 name: "scalability_ftrace_clocks".into(),
                 title: ff.title.clone(),
-                caption: "The global clock takes a spin lock per event (section 7.1); a CPU-local clock should stay flat.".into(),
+                caption:
+                    "The global clock takes a spin lock per event (section 7.1); a CPU-local clock should stay flat."
+                        .into(),
             });
         }
     }

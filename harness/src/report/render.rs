@@ -32,12 +32,7 @@ fn f1(v: f64) -> String {
 fn tables(r: &Report) -> Vec<Table> {
     let mut out = Vec::new();
     let table_no = if r.kernel { "Table 3" } else { "Table 4" };
-    let none_mean = r
-        .tracers
-        .iter()
-        .find(|t| survey::kind(&t.name) == "none")
-        .and_then(|t| t.base())
-        .map(|s| s.mean);
+    let none_mean = r.tracers.iter().find(|t| survey::kind(&t.name) == "none").and_then(|t| t.base()).map(|s| s.mean);
     let with_reps = r.tracers.iter().any(|t| t.rep_means.len() > 1);
     let mut head: Vec<String> = [
         "Tracer",
@@ -83,11 +78,7 @@ fn tables(r: &Report) -> Vec<Table> {
         }
         if with_reps {
             let lo = t.rep_means.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = t
-                .rep_means
-                .iter()
-                .copied()
-                .fold(f64::NEG_INFINITY, f64::max);
+            let hi = t.rep_means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             row.push(if t.rep_means.len() > 1 {
                 format!("{}–{} ({} reps)", f0(lo), f0(hi), t.rep_means.len())
             } else {
@@ -108,70 +99,49 @@ fn tables(r: &Report) -> Vec<Table> {
     });
 
     if !r.counters.is_empty() {
-        let mut head = vec![
-            "Tracer".to_string(),
-            "Latency Average (ns)".into(),
-            "Latency STD".into(),
-        ];
+        let mut head = vec!["Tracer".to_string(), "Latency Average (ns)".into(), "Latency STD".into()];
         for c in &r.counters {
             head.push(format!("{c} Average"));
             head.push(format!("{c} STD"));
         }
         let mut ts: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
         ts.sort_by(|a, b| a.base().unwrap().mean.total_cmp(&b.base().unwrap().mean));
-        let rows =
-            ts.iter()
-                .map(|t| {
-                    let s = t.base().unwrap();
-                    let mut row = vec![t.label.clone(), f0(s.mean), f1(s.std)];
-                    for c in &r.counters {
-                        let st = t.analysis.as_ref().and_then(|a| {
-                            a.counters.iter().find(|x| &x.name == c && x.running.n > 0)
-                        });
-                        match st {
-                            Some(st) => {
-                                row.push(f1(st.running.mean()));
-                                row.push(f1(st.running.std()));
-                            }
-                            None => {
-                                let m = s
-                                    .counter_means
-                                    .iter()
-                                    .find(|x| &x.0 == c)
-                                    .map(|x| x.1)
-                                    .unwrap_or(f64::NAN);
-                                row.push(f1(m));
-                                row.push("–".into());
-                            }
+        let rows = ts
+            .iter()
+            .map(|t| {
+                let s = t.base().unwrap();
+                let mut row = vec![t.label.clone(), f0(s.mean), f1(s.std)];
+                for c in &r.counters {
+                    let st =
+                        t.analysis.as_ref().and_then(|a| a.counters.iter().find(|x| &x.name == c && x.running.n > 0));
+                    match st {
+                        Some(st) => {
+                            row.push(f1(st.running.mean()));
+                            row.push(f1(st.running.std()));
+                        }
+                        None => {
+                            let m = s.counter_means.iter().find(|x| &x.0 == c).map(|x| x.1).unwrap_or(f64::NAN);
+                            row.push(f1(m));
+                            row.push("–".into());
                         }
                     }
-                    row
-                })
-                .collect();
+                }
+                row
+            })
+            .collect();
         out.push(Table {
-            title:
-                "Summary of the overhead per call, sorted by average latency (as survey Table 6)"
-                    .into(),
+            title: "Summary of the overhead per call, sorted by average latency (as survey Table 6)".into(),
             head,
             rows,
-            note:
-                "Counter averages and STD over the kept calls of events.csv at the fewest threads."
-                    .into(),
+            note: "Counter averages and STD over the kept calls of events.csv at the fewest threads.".into(),
         });
     }
 
-    let threads: std::collections::BTreeSet<u32> = r
-        .tracers
-        .iter()
-        .flat_map(|t| t.by_threads.keys().copied())
-        .collect();
+    let threads: std::collections::BTreeSet<u32> =
+        r.tracers.iter().flat_map(|t| t.by_threads.keys().copied()).collect();
     if threads.len() > 1 {
         let mut head = vec!["Tracer".to_string()];
-        head.extend(
-            threads
-                .iter()
-                .map(|n| format!("{n} thread{} (ns)", if *n == 1 { "" } else { "s" })),
-        );
+        head.extend(threads.iter().map(|n| format!("{n} thread{} (ns)", if *n == 1 { "" } else { "s" })));
         head.push("Growth (most / fewest)".into());
         let rows = r
             .tracers
@@ -179,19 +149,10 @@ fn tables(r: &Report) -> Vec<Table> {
             .filter(|t| !t.by_threads.is_empty())
             .map(|t| {
                 let mut row = vec![t.label.clone()];
-                row.extend(threads.iter().map(|n| {
-                    t.by_threads
-                        .get(n)
-                        .map(|s| f0(s.mean))
-                        .unwrap_or("–".into())
-                }));
+                row.extend(threads.iter().map(|n| t.by_threads.get(n).map(|s| f0(s.mean)).unwrap_or("–".into())));
                 let lo = t.by_threads.values().next().unwrap().mean;
                 let hi = t.by_threads.values().next_back().unwrap().mean;
-                row.push(if t.by_threads.len() > 1 {
-                    format!("x{:.2}", hi / lo)
-                } else {
-                    "–".into()
-                });
+                row.push(if t.by_threads.len() > 1 { format!("x{:.2}", hi / lo) } else { "–".into() });
                 row
             })
             .collect();
@@ -206,44 +167,49 @@ fn tables(r: &Report) -> Vec<Table> {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-/// A few run.json fields worth showing at the top.
+/// A few run.json fields worth showing at the top, compactly.
 fn run_facts(run: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for k in [
-        "host",
-        "clock",
-        "counters",
-        "warmup",
-        "warm_up",
-        "command_line",
-        "command",
-        "started",
-        "date",
-    ] {
+    let short = |v: &Value| {
+        let s = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if s.chars().count() > 240 {
+            format!("{}…", s.chars().take(240).collect::<String>())
+        } else {
+            s
+        }
+    };
+    if let Some(h) = run.get("host") {
+        let g = |k: &str| h.get(k).and_then(Value::as_str).map(String::from);
+        let mut parts = Vec::new();
+        if let Some(m) = g("cpu_model") {
+            parts.push(m);
+        }
+        if let Some(n) = h.get("online_cpus").and_then(Value::as_array) {
+            parts.push(format!("{} online CPUs", n.len()));
+        }
+        if let Some(k) = g("kernel") {
+            parts.push(format!("kernel {k}"));
+        }
+        for k in ["virtualized", "governor", "smt_active", "clocksource"] {
+            if let Some(v) = g(k) {
+                parts.push(format!("{k}: {v}"));
+            }
+        }
+        out.push(("host".into(), if parts.is_empty() { short(h) } else { parts.join(", ") }));
+    }
+    for k in ["command_line", "mode", "iterations", "repeats", "threads", "clock", "counters", "tracebench"] {
         if let Some(v) = run.get(k) {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let s = if s.len() > 300 {
-                format!(
-                    "{}…",
-                    &s[..s.char_indices().take(300).last().map(|x| x.0).unwrap_or(0)]
-                )
-            } else {
-                s
-            };
-            out.push((k.to_string(), s));
+            out.push((k.to_string(), short(v)));
         }
     }
     out
@@ -261,9 +227,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     // HTML.
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>tracebench report</title>\n<style>\n");
-    h.push_str(
-        "body{font-family:sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222}\n",
-    );
+    h.push_str("body{font-family:sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222}\n");
     h.push_str("table{border-collapse:collapse;margin:0.5em 0 0.3em}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}\n");
     h.push_str("td:first-child,th:first-child{text-align:left}th{background:#eee}\n");
     h.push_str("pre{background:#f6f6f6;padding:0.6em;overflow-x:auto}.banner{background:#fde2a7;padding:0.6em;font-weight:bold}\n");
@@ -273,16 +237,9 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     if let Some(b) = banner {
         h.push_str(&format!("<p class=\"banner\">{}</p>\n", esc(b)));
     }
-    h.push_str(&format!(
-        "<p>Results directory: <code>{}</code></p>\n<ul>\n",
-        esc(&r.dir.display().to_string())
-    ));
+    h.push_str(&format!("<p>Results directory: <code>{}</code></p>\n<ul>\n", esc(&r.dir.display().to_string())));
     for (k, v) in &facts {
-        h.push_str(&format!(
-            "<li><b>{}</b>: <code>{}</code></li>\n",
-            esc(k),
-            esc(v)
-        ));
+        h.push_str(&format!("<li><b>{}</b>: <code>{}</code></li>\n", esc(k), esc(v)));
     }
     h.push_str("</ul>\n");
     h.push_str("<h2>Code paths (survey section 7.1)</h2>\n<pre>");
@@ -311,18 +268,12 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
             }
             h.push_str("</tr>\n");
         }
-        h.push_str(&format!(
-            "</table>\n<p class=\"note\">{}</p>\n",
-            esc(&t.note)
-        ));
+        h.push_str(&format!("</table>\n<p class=\"note\">{}</p>\n", esc(&t.note)));
     }
     h.push_str("<h2>Figures</h2>\n");
     for f in &r.figures {
         let path = r.dir.join("figures").join(format!("{}.png", f.name));
-        let png = std::fs::read(&path).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let png = std::fs::read(&path).map_err(|source| ReportError::Io { path: path.clone(), source })?;
         h.push_str(&format!(
             "<figure id=\"{}\"><img alt=\"{}\" src=\"data:image/png;base64,{}\">\n<figcaption><b>{}.</b> {} (figures/{}.png, .svg)</figcaption></figure>\n",
             esc(&f.name),
@@ -342,10 +293,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     }
     h.push_str("</body></html>\n");
     let hp = r.dir.join("report.html");
-    write_atomic(&hp, h.as_bytes()).map_err(|source| ReportError::Io {
-        path: hp.clone(),
-        source,
-    })?;
+    write_atomic(&hp, h.as_bytes()).map_err(|source| ReportError::Io { path: hp.clone(), source })?;
 
     // Markdown.
     let mut m = String::from("# tracebench report\n\n");
@@ -373,22 +321,12 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
         m.push_str(&format!(
             "## {}\n\n| {} |\n|",
             t.title,
-            t.head
-                .iter()
-                .map(|c| md_cell(c))
-                .collect::<Vec<_>>()
-                .join(" | ")
+            t.head.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
         ));
         m.push_str(&" ---: |".repeat(t.head.len()));
         m.push('\n');
         for row in &t.rows {
-            m.push_str(&format!(
-                "| {} |\n",
-                row.iter()
-                    .map(|c| md_cell(c))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
+            m.push_str(&format!("| {} |\n", row.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")));
         }
         m.push_str(&format!("\n{}\n\n", t.note));
     }
@@ -406,9 +344,6 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
         }
     }
     let mp = r.dir.join("report.md");
-    write_atomic(&mp, m.as_bytes()).map_err(|source| ReportError::Io {
-        path: mp.clone(),
-        source,
-    })?;
+    write_atomic(&mp, m.as_bytes()).map_err(|source| ReportError::Io { path: mp.clone(), source })?;
     Ok(())
 }

@@ -23,20 +23,13 @@ pub enum Scaling {
 
 /// Tracer kind from a row name: the part before ':' or '@', lower case.
 pub fn kind(name: &str) -> String {
-    name.split([':', '@'])
-        .next()
-        .unwrap_or(name)
-        .to_ascii_lowercase()
+    name.split([':', '@']).next().unwrap_or(name).to_ascii_lowercase()
 }
 
 /// Whether run.json describes a kernel-space run (`tracebench run --kernel`).
 pub fn is_kernel(run: &Value) -> bool {
     run.get("kernel").and_then(Value::as_bool).unwrap_or(false)
-        || run
-            .get("mode")
-            .and_then(Value::as_str)
-            .map(|m| m.eq_ignore_ascii_case("kernel"))
-            .unwrap_or(false)
+        || run.get("mode").and_then(Value::as_str).map(|m| m.eq_ignore_ascii_case("kernel")).unwrap_or(false)
 }
 
 /// The clock an ftrace row used, from its run.json config (`clock` or `trace_clock`).
@@ -47,15 +40,7 @@ pub fn ftrace_clock(config: &Value) -> Option<String> {
 }
 
 pub fn reference(name: &str, kernel: bool) -> Option<Reference> {
-    let r = |label, table, mean, std, p90| {
-        Some(Reference {
-            label,
-            table,
-            mean,
-            std,
-            p90,
-        })
-    };
+    let r = |label, table, mean, std, p90| Some(Reference { label, table, mean, std, p90 });
     let k = kind(name);
     if kernel {
         match k.as_str() {
@@ -78,9 +63,7 @@ pub fn reference(name: &str, kernel: bool) -> Option<Reference> {
             "lttng-ust" | "lttng" => r("LTTng-UST", "Table 4", 158.0, 27.0, 150.0),
             "printf" => r("Printf", "Table 4", 250.0, 65.0, 242.0),
             "lttng-tracef" | "tracef" => r("LTTng-tracef", "Table 4", 446.0, 73.0, 433.0),
-            "systemtap" | "stap" | "systemtap-ust" => {
-                r("SystemTap", "Table 4", 1039.0, 52.0, 1020.0)
-            }
+            "systemtap" | "stap" | "systemtap-ust" => r("SystemTap", "Table 4", 1039.0, 52.0, 1020.0),
             _ => None,
         }
     }
@@ -90,26 +73,12 @@ pub fn reference(name: &str, kernel: bool) -> Option<Reference> {
 pub fn scaling(name: &str, config: &Value, kernel: bool) -> Option<(Scaling, &'static str)> {
     let k = kind(name);
     if k == "ftrace" || k.starts_with("ftrace-") || k.starts_with("ftrace_") {
-        let clock = ftrace_clock(config).unwrap_or_else(|| {
-            if k.contains("local") {
-                "local".into()
-            } else {
-                "global".into()
-            }
-        });
+        let clock =
+            ftrace_clock(config).unwrap_or_else(|| if k.contains("local") { "local".into() } else { "global".into() });
         return Some(match clock.as_str() {
-            "local" | "x86-tsc" | "mono" | "perf" => (
-                Scaling::Flat,
-                "Fig. 6: ftrace with a CPU-local clock scales",
-            ),
-            "counter" => (
-                Scaling::Contended,
-                "Fig. 6: the atomic global counter clock scales poorly",
-            ),
-            _ => (
-                Scaling::Contended,
-                "Fig. 5/6: ftrace's global clock takes a spin lock on every event",
-            ),
+            "local" | "x86-tsc" | "mono" | "perf" => (Scaling::Flat, "Fig. 6: ftrace with a CPU-local clock scales"),
+            "counter" => (Scaling::Contended, "Fig. 6: the atomic global counter clock scales poorly"),
+            _ => (Scaling::Contended, "Fig. 5/6: ftrace's global clock takes a spin lock on every event"),
         });
     }
     match k.as_str() {
@@ -119,18 +88,15 @@ pub fn scaling(name: &str, config: &Value, kernel: bool) -> Option<(Scaling, &'s
             "Fig. 8: printf's shared FILE lock; latency more than doubles from 1 to 2 threads",
         )),
         "lw" | "lw-tsc" | "lw-ust" => Some((Scaling::Flat, "Fig. 8: per-CPU buffers, no lock")),
-        "lttng-ust" | "vampirtrace" | "extrae" => Some((
-            Scaling::Flat,
-            "Fig. 8: per-CPU / per-thread lockless buffers",
-        )),
-        "lttng" | "lttng-kernel" | "perf" if kernel => Some((
-            Scaling::Flat,
-            "Fig. 5: scales with almost no added overhead",
-        )),
-        "ebpf" | "ebpf-tracing" | "systemtap" | "stap" => Some((
-            Scaling::Contended,
-            "Fig. 5/8: poor scalability, internal locks suspected",
-        )),
+        "lttng-ust" | "vampirtrace" | "extrae" => {
+            Some((Scaling::Flat, "Fig. 8: per-CPU / per-thread lockless buffers"))
+        }
+        "lttng" | "lttng-kernel" | "perf" if kernel => {
+            Some((Scaling::Flat, "Fig. 5: scales with almost no added overhead"))
+        }
+        "ebpf" | "ebpf-tracing" | "systemtap" | "stap" => {
+            Some((Scaling::Contended, "Fig. 5/8: poor scalability, internal locks suspected"))
+        }
         _ => None,
     }
 }
@@ -163,14 +129,8 @@ mod tests {
         let local = serde_json::json!({"clock": "local"});
         let global = serde_json::json!({"clock": "global"});
         assert_eq!(scaling("ftrace", &local, true).unwrap().0, Scaling::Flat);
-        assert_eq!(
-            scaling("ftrace", &global, true).unwrap().0,
-            Scaling::Contended
-        );
-        assert_eq!(
-            scaling("printf", &Value::Null, false).unwrap().0,
-            Scaling::Contended
-        );
+        assert_eq!(scaling("ftrace", &global, true).unwrap().0, Scaling::Contended);
+        assert_eq!(scaling("printf", &Value::Null, false).unwrap().0, Scaling::Contended);
         assert_eq!(classify_growth(1.1), Scaling::Flat);
         assert_eq!(classify_growth(2.3), Scaling::Contended);
     }

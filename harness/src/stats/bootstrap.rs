@@ -45,11 +45,7 @@ pub fn ratio_ci(
         .collect();
     out.sort_by(|x, y| x.total_cmp(y));
     let alpha = (1.0 - confidence) / 2.0;
-    (
-        point,
-        super::percentile_sorted(&out, alpha * 100.0),
-        super::percentile_sorted(&out, (1.0 - alpha) * 100.0),
-    )
+    (point, super::percentile_sorted(&out, alpha * 100.0), super::percentile_sorted(&out, (1.0 - alpha) * 100.0))
 }
 
 #[cfg(test)]

@@ -29,11 +29,7 @@ impl Default for LogHistogram {
 
 impl LogHistogram {
     pub fn new() -> Self {
-        LogHistogram {
-            bins: vec![0; NBINS],
-            zero: 0,
-            total: 0,
-        }
+        LogHistogram { bins: vec![0; NBINS], zero: 0, total: 0 }
     }
 
     /// The bin of `x`, or `None` for the zero bucket (x < 0.1, NaN).
@@ -105,11 +101,7 @@ impl LogHistogram {
 
     /// Non-empty bins as (lower edge, upper edge, count), ascending.
     pub fn nonempty(&self) -> impl Iterator<Item = (f64, f64, u64)> + '_ {
-        self.bins
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (Self::bin_lo(i), Self::bin_lo(i + 1), c))
+        self.bins.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (Self::bin_lo(i), Self::bin_lo(i + 1), c))
     }
 }
 
@@ -173,9 +165,7 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
         let lo = j.saturating_sub(reach);
         let hi = (j + reach + 1).min(NBINS);
         // Normalise so each bin spreads exactly its count.
-        let weights: Vec<f64> = (lo..hi)
-            .map(|i| (-0.5 * ((i as f64 - j as f64) / sigma).powi(2)).exp())
-            .collect();
+        let weights: Vec<f64> = (lo..hi).map(|i| (-0.5 * ((i as f64 - j as f64) / sigma).powi(2)).exp()).collect();
         let norm: f64 = weights.iter().sum();
         for (k, i) in (lo..hi).enumerate() {
             s[i] += c as f64 * weights[k] / norm;
@@ -241,14 +231,7 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
         }
         // quantile_in counts the zero bucket when a == 0; exclude it here.
         let median = median_bins(h, a, b);
-        out.push(Mode {
-            first_bin: a,
-            end_bin: b,
-            zero: false,
-            median,
-            count,
-            fraction,
-        });
+        out.push(Mode { first_bin: a, end_bin: b, zero: false, median, count, fraction });
     }
     out
 }
@@ -326,39 +309,42 @@ pub fn detect_period(seqs: &[Vec<u64>]) -> Option<Periodicity> {
     let score = |p: u64| -> (usize, u64) {
         seqs.iter()
             .map(|s| {
-                let mut by_res: std::collections::HashMap<u64, (usize, u64, u64)> =
-                    std::collections::HashMap::new();
+                let mut by_res: std::collections::HashMap<u64, (usize, u64, u64)> = std::collections::HashMap::new();
                 for &i in s {
                     let e = by_res.entry(i % p).or_insert((0, i, i));
                     e.0 += 1;
                     e.2 = i;
                 }
-                by_res
-                    .values()
-                    .max_by_key(|e| e.0)
-                    .map(|e| (e.0, (e.2 - e.1) / p + 1))
-                    .unwrap_or((0, 0))
+                by_res.values().max_by_key(|e| e.0).map(|e| (e.0, (e.2 - e.1) / p + 1)).unwrap_or((0, 0))
             })
             .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     };
     let scored: Vec<(u64, (usize, u64))> = cands.iter().map(|&p| (p, score(p))).collect();
     let best = scored.iter().map(|s| s.1 .0).max()?;
-    let (period, (on, slots)) = scored
-        .iter()
-        .filter(|s| s.1 .0 as f64 >= 0.9 * best as f64)
-        .max_by_key(|s| s.0)
-        .copied()?;
+    let (period, (on, slots)) =
+        scored.iter().filter(|s| s.1 .0 as f64 >= 0.9 * best as f64).max_by_key(|s| s.0).copied()?;
     let on_lattice = on as f64 / events as f64;
     // Half the events on one lattice, and that lattice mostly filled: random events put 1/p of
     // themselves on a lattice but leave almost all of its slots empty.
     if on_lattice < 0.5 || (on as f64) < 0.5 * slots as f64 {
         return None;
     }
-    Some(Periodicity {
-        period,
-        on_lattice,
-        events,
-    })
+    Some(Periodicity { period, on_lattice, events })
+}
+
+/// Median spacing between consecutive events and the share of spacings within 10 % of it, for
+/// paths that recur without an exact period (a printf buffer flush every ~N events, where N
+/// drifts as the formatted length changes).
+pub fn spacing(seqs: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let mut d: Vec<f64> =
+        seqs.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    if d.len() < 3 {
+        return None;
+    }
+    d.sort_by(|a, b| a.total_cmp(b));
+    let med = super::percentile_sorted(&d, 50.0);
+    let near = d.iter().filter(|x| (**x - med).abs() <= 0.1 * med).count();
+    Some((med, near as f64 / d.len() as f64))
 }
 
 #[cfg(test)]
@@ -389,11 +375,7 @@ mod tests {
         let m = find_modes(&h, 0.05, 15.0, 0.001);
         assert_eq!(m.len(), 2, "{m:?}");
         assert!((m[0].fraction - 0.98).abs() < 1e-9);
-        assert!(
-            m[0].median > 130.0 && m[0].median < 180.0,
-            "{}",
-            m[0].median
-        );
+        assert!(m[0].median > 130.0 && m[0].median < 180.0, "{}", m[0].median);
         assert!(m[1].median > 1100.0 && m[1].median < 1200.0);
         assert!(m[1].contains(1150.0) && !m[1].contains(150.0));
     }
@@ -410,15 +392,25 @@ mod tests {
     #[test]
     fn period_with_gaps_and_noise() {
         // Every 64th call (phase 17), two lost to discards, plus three noise events.
-        let mut s: Vec<u64> = (0..200)
-            .map(|k| 17 + 64 * k)
-            .filter(|&i| i != 17 + 64 * 5 && i != 17 + 64 * 90)
-            .collect();
+        let mut s: Vec<u64> =
+            (0..200).map(|k| 17 + 64 * k).filter(|&i| i != 17 + 64 * 5 && i != 17 + 64 * 90).collect();
         s.extend([100, 2000, 5003]);
         s.sort_unstable();
         let p = detect_period(&[s.clone(), s.iter().map(|i| i + 3).collect()]).unwrap();
         assert_eq!(p.period, 64);
         assert!(p.on_lattice > 0.95);
+    }
+
+    #[test]
+    fn spacing_of_a_drifting_flush() {
+        let mut s = vec![0u64];
+        for k in 0..40u64 {
+            // The formatted line grows and shrinks: the flush comes every 405..416 calls.
+            s.push(s.last().unwrap() + 405 + (k * 7) % 12);
+        }
+        assert_eq!(detect_period(&[s.clone()]), None);
+        let (med, near) = spacing(&[s]).unwrap();
+        assert!((405.0..=416.0).contains(&med) && near > 0.9, "{med} {near}");
     }
 
     #[test]
