@@ -19,6 +19,8 @@ const INS_BW: (f64, f64) = (0.01, 2.0);
 /// A path must hold at least this share of calls: LTTng's sub-buffer switch at 8 KiB / ~32 B
 /// events is 0.4 %; below 0.1 % it is noise (interrupts) for a 100k-call run.
 const MIN_MODE_FRACTION: f64 = 0.001;
+/// ...and at least this many calls: a handful of interrupted calls is not a code path.
+const MIN_MODE_CALLS: u64 = 10;
 /// Cap on stored slow-path indices per tracer (bounded memory whatever the file size).
 const MAX_SLOW_INDICES: usize = 2_000_000;
 
@@ -181,15 +183,15 @@ pub fn analyze(
     a.first_iterations.sort_by_key(|p| p.0);
 
     // Modes per metric: latency always, instructions when the PMU gave them.
+    let modes_of = |h: &LogHistogram, bw: (f64, f64)| {
+        let mut m = find_modes(h, bw.0, bw.1, MIN_MODE_FRACTION);
+        m.retain(|x| x.count >= MIN_MODE_CALLS);
+        m
+    };
     let mut metrics: Vec<(String, &'static str, Option<usize>, Vec<Mode>)> = Vec::new();
-    metrics.push(("latency".into(), "ns", None, find_modes(&a.latency, LAT_BW.0, LAT_BW.1, MIN_MODE_FRACTION)));
+    metrics.push(("latency".into(), "ns", None, modes_of(&a.latency, LAT_BW)));
     if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
-        metrics.push((
-            "instructions".into(),
-            "instructions",
-            Some(i),
-            find_modes(&a.counters[i].hist, INS_BW.0, INS_BW.1, MIN_MODE_FRACTION),
-        ));
+        metrics.push(("instructions".into(), "instructions", Some(i), modes_of(&a.counters[i].hist, INS_BW)));
     }
 
     // Pass 2: iteration indices of the non-dominant modes, per sequence.
