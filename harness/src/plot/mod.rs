@@ -384,9 +384,11 @@ impl Figure for IterationGrid {
 /// value (x), one colour per tracer.
 pub struct CounterGrid {
     pub title: String,
-    /// (counter name, per-tracer points (counter value, latency ns)).
-    pub panels: Vec<(String, Vec<Series<(f64, f64)>>)>,
+    pub panels: Vec<CounterPanel>,
 }
+
+/// (counter name, per-tracer points (counter value, latency ns)).
+pub type CounterPanel = (String, Vec<Series<(f64, f64)>>);
 
 impl Figure for CounterGrid {
     fn size(&self) -> (u32, u32) {

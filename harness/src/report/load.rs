@@ -101,7 +101,7 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
     let h = headers(&mut r, path)?;
     let c = |n: &str| col(&h, n, path);
     let (ct, cth, ck, cd) = (c("tracer")?, c("threads")?, c("kept")?, c("discarded")?);
-    let stats = ["mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"].map(|n| c(n));
+    let stats = ["mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"].map(c);
     let mut si = [0usize; 7];
     for (k, s) in stats.into_iter().enumerate() {
         si[k] = s?;

@@ -127,7 +127,7 @@ pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
                 let mut it = 0u64;
                 while kept < per_thread {
                     let call = WARMUP + it + 1; // the spin backend counts warm-up calls too
-                    let is_slow = m.slow.map(|(p, _)| call % p == 0).unwrap_or(false);
+                    let is_slow = m.slow.map(|(p, _)| call.is_multiple_of(p)).unwrap_or(false);
                     let mut lat = m.fast * slowdown + rng.exp(4.0);
                     if is_slow {
                         lat += m.slow.unwrap().1;

@@ -35,7 +35,8 @@ impl LogHistogram {
     /// The bin of `x`, or `None` for the zero bucket (x < 0.1, NaN).
     #[inline]
     pub fn bin_of(x: f64) -> Option<usize> {
-        if !(x >= 0.1) {
+        // NaN falls here too.
+        if x.is_nan() || x < 0.1 {
             return None;
         }
         let b = ((x.log10() - LO_EXP) * BINS_PER_DECADE as f64) as usize;
