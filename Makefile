@@ -8,6 +8,7 @@ FEATURES ?=
 
 .PHONY: all setup build bench test precision clean
 
+
 all: build
 
 setup:
@@ -31,3 +32,6 @@ precision: build
 
 clean:
 	$(CARGO) clean
+
+# Example and test plugins (issue: plug in your own tracer).
+include tracers/examples/examples.mk
