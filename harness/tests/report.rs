@@ -5,18 +5,20 @@ use common::*;
 
 #[test]
 fn report_finds_the_planted_period_in_a_real_run() {
-    let (_d, out) = run_ok(&["--tracer", "none,spin:100@64:1000", "-n", "20000"]);
+    // Labelled rows: the report must key the survey comparisons on the spec, not the label.
+    let (_d, out) = run_ok(&["--tracer", "none,spin:100@64:1000", "--label", "floor,spin64", "-n", "20000"]);
     let o = tb().arg("report").arg(&out).output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "report failed: {}", String::from_utf8_lossy(&o.stderr));
-    let spin = stdout.lines().find(|l| l.starts_with("spin:100@64:1000:")).unwrap_or_else(|| panic!("{stdout}"));
+    let spin = stdout.lines().find(|l| l.starts_with("spin64:")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(spin.contains("slow path") && spin.contains("every 64 events"), "{spin}");
-    assert!(stdout.contains("planted slow path every 64 calls is found"), "{stdout}");
+    assert!(stdout.contains("spin64: the planted slow path every 64 calls is found"), "{stdout}");
     for f in ["report.html", "report.md", "figures/latency_cdf.png", "figures/latency_cdf.svg"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("every 64 events"));
+    assert!(md.contains("None: 17 / 0 / 17"), "the floor row is compared with the survey's None");
 }
 
 #[test]

@@ -30,6 +30,8 @@ pub struct SummaryRow {
 #[derive(Debug, Clone)]
 pub struct TracerMeta {
     pub name: String,
+    /// `spec` in run.json (the row name when absent).
+    pub spec: String,
     pub dir: String,
     pub config: Value,
 }
@@ -60,7 +62,8 @@ pub fn tracers_of(run: &Value) -> Vec<TracerMeta> {
                 .filter_map(|t| {
                     let name = t.get("name")?.as_str()?.to_string();
                     let dir = t.get("dir").and_then(Value::as_str).map(String::from).unwrap_or_else(|| dir_name(&name));
-                    Some(TracerMeta { name, dir, config: t.get("config").cloned().unwrap_or(Value::Null) })
+                    let spec = t.get("spec").and_then(Value::as_str).map(String::from).unwrap_or_else(|| name.clone());
+                    Some(TracerMeta { name, spec, dir, config: t.get("config").cloned().unwrap_or(Value::Null) })
                 })
                 .collect()
         })

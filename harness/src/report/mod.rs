@@ -78,6 +78,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// One tracer row as the report sees it.
 pub struct TracerReport {
     pub name: String,
+    /// What was measured (`--tracer` spec, e.g. `lw` for a row labelled `lw-a`); the survey
+    /// comparisons key on it.
+    pub spec: String,
     /// Display name: ftrace rows get their clock, from run.json (survey Fig. 6).
     pub label: String,
     pub colour: usize,
@@ -187,7 +190,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     let mut metas = load::tracers_of(&run);
     for name in load::ordered_unique(summary.iter().map(|r| r.tracer.clone())) {
         if !metas.iter().any(|m| m.name == name) {
-            metas.push(TracerMeta { dir: load::dir_name(&name), name, config: Value::Null });
+            metas.push(TracerMeta { dir: load::dir_name(&name), spec: name.clone(), name, config: Value::Null });
         }
     }
     let mut tracers = Vec::new();
@@ -203,13 +206,14 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
         let label = match survey::ftrace_clock(&m.config) {
-            Some(c) if survey::kind(&m.name).starts_with("ftrace") => {
+            Some(c) if survey::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
             }
             _ => m.name.clone(),
         };
         tracers.push(TracerReport {
             name: m.name,
+            spec: m.spec,
             label,
             colour: i,
             config: m.config,
@@ -261,7 +265,7 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
     let mut known: Vec<(&TracerReport, survey::Reference, f64)> = r
         .tracers
         .iter()
-        .filter_map(|t| Some((t, survey::reference(&t.name, r.kernel)?, t.base()?.mean)))
+        .filter_map(|t| Some((t, survey::reference(&t.spec, r.kernel)?, t.base()?.mean)))
         .filter(|x| x.2.is_finite())
         .collect();
     known.sort_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
@@ -309,7 +313,7 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
         };
         let what =
             format!("{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})", t.label, lo.mean, hi.mean);
-        match survey::scaling(&t.name, &t.config, r.kernel) {
+        match survey::scaling(&t.spec, &t.config, r.kernel) {
             Some((expected, why)) if expected == measured => {
                 out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
             }
@@ -340,7 +344,7 @@ fn compare_with_survey(r: &Report) -> Vec<String> {
         let periods: Vec<u64> = lat
             .map(|c| c.paths.iter().filter_map(|p| p.period.as_ref().map(|x| x.period)).collect())
             .unwrap_or_default();
-        let kind = survey::kind(&t.name);
+        let kind = survey::kind(&t.spec);
         if kind == "spin" {
             if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
                 if periods.contains(&p) {
@@ -490,7 +494,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
             caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention.".into(),
         });
         let ftraces: Vec<&&TracerReport> =
-            scaled.iter().filter(|t| survey::kind(&t.name).starts_with("ftrace")).collect();
+            scaled.iter().filter(|t| survey::kind(&t.spec).starts_with("ftrace")).collect();
         if ftraces.len() >= 2 {
             let ff = plot::ScalingFigure {
                 title: "ftrace clock sources: mean latency against thread count (survey Figure 6)".into(),

@@ -32,7 +32,7 @@ fn f1(v: f64) -> String {
 fn tables(r: &Report) -> Vec<Table> {
     let mut out = Vec::new();
     let table_no = if r.kernel { "Table 3" } else { "Table 4" };
-    let none_mean = r.tracers.iter().find(|t| survey::kind(&t.name) == "none").and_then(|t| t.base()).map(|s| s.mean);
+    let none_mean = r.tracers.iter().find(|t| survey::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
     let with_reps = r.tracers.iter().any(|t| t.rep_means.len() > 1);
     let mut head: Vec<String> = [
         "Tracer",
@@ -85,7 +85,7 @@ fn tables(r: &Report) -> Vec<Table> {
                 "–".into()
             });
         }
-        row.push(match survey::reference(&t.name, r.kernel) {
+        row.push(match survey::reference(&t.spec, r.kernel) {
             Some(x) => format!("{}: {} / {} / {}", x.label, x.mean, x.std, x.p90),
             None => "–".into(),
         });
@@ -323,7 +323,8 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
             t.title,
             t.head.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
         ));
-        m.push_str(&" ---: |".repeat(t.head.len()));
+        m.push_str(" :--- |");
+        m.push_str(&" ---: |".repeat(t.head.len() - 1));
         m.push('\n');
         for row in &t.rows {
             m.push_str(&format!("| {} |\n", row.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")));

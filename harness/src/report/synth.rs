@@ -107,7 +107,9 @@ pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
         if let Some(c) = m.clock {
             config["clock"] = c.into();
         }
-        tracers_json.push(serde_json::json!({"name": name, "dir": d, "version": "synthetic", "config": config}));
+        tracers_json.push(
+            serde_json::json!({"name": name, "spec": m.name, "dir": d, "version": "synthetic", "config": config}),
+        );
         let mut ev = Vec::with_capacity(per_thread * tsum as usize * 48);
         let mut disc = Vec::new();
         write!(ev, "tracer,threads,thread,cpu,iteration,latency_ns").unwrap();
