@@ -25,6 +25,8 @@ pub enum Command {
     Scale(RunArgs),
     /// List every known tracer, whether it can run here, and if not why and how to fix it.
     List,
+    /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
+    Report(crate::report::ReportArgs),
     /// (internal) Measure one cell in this process.
     #[command(name = "__cell", hide = true)]
     Cell { spec: PathBuf },
@@ -98,6 +100,7 @@ pub fn run() -> i32 {
         Command::Run(a) => crate::runner::run(a, crate::runner::Mode::Run, &argv),
         Command::Scale(a) => crate::runner::run(a, crate::runner::Mode::Scale, &argv),
         Command::List => crate::output::list(),
+        Command::Report(a) => crate::report::run(a),
         Command::Cell { spec } => crate::runner::cell::main(spec),
     };
     match res {
