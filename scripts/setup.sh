@@ -12,6 +12,8 @@ PKGS=(python3 util-linux)
 PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
 # Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
 PKGS+=(gcc libc6-dev make)
+# The report test opens report.html in headless Chromium.
+PKGS+=(chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do
