@@ -8,11 +8,14 @@
 //! signal unwinding through the harness restores the system as it was found.
 
 pub mod clock;
+pub mod ftrace;
+pub mod lttng;
 pub mod lw;
 pub mod none;
 pub mod printf;
 pub mod registry;
 pub mod spin;
+pub mod syscall;
 
 pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
 
