@@ -4,7 +4,7 @@
 # which goes first, for several rounds; prints the median of each side's per-round medians and
 # their ratio. Acceptance: tracebench within +-20% of tb-indep.
 #
-#   scripts/indep/compare.sh [-r ROUNDS] [-n N] [-c CPU] [-b TRACEBENCH] [TRACER...]
+#   scripts/indep/compare.sh [-r ROUNDS] [-n N] [-c CPU (default 1)] [-b TRACEBENCH] [TRACER...]
 #
 # Default tracers: none syscall lttng-ust lttng-tracef ftrace ftrace-raw strace (those that
 # cannot run here are reported and skipped). Needs root (tracefs instances).
@@ -12,7 +12,7 @@ set -euo pipefail
 
 ROUNDS=5
 N=20000
-CPU=0
+CPU=1
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 TB=${TRACEBENCH:-}
@@ -87,7 +87,7 @@ run_indep() {
 # Median (p50_ns) of one `tracebench run` cell, read from summary.csv by column name.
 run_tb() {
   local t=$1 dir=$WORK/tb-$RANDOM
-  "$TB" run --tracer "$t" -n "$N" --cpus "$CPU" --out "$dir" >"$WORK/tb.log" 2>&1 || {
+  "$TB" run --tracer "$t" -n "$N" --cpu "$CPU" -q --out "$dir" >"$WORK/tb.log" 2>&1 || {
     echo "error: tracebench run --tracer $t failed:" >&2; tail -5 "$WORK/tb.log" >&2; return 1; }
   awk -F, 'NR==1{for(i=1;i<=NF;i++) if($i=="p50_ns") c=i; next} {print $c; exit}' "$dir/summary.csv"
   rm -rf "$dir"
