@@ -161,6 +161,11 @@ impl SessiondGuard {
             .output()
             .map_err(|e| TracerError::Setup { name: spec.into(), why: format!("cannot run lttng-sessiond: {e}") })?;
         if !out.status.success() {
+            // The launcher may have been interrupted after the daemon forked: stop a daemon that
+            // was not there before rather than leave it running.
+            if let Some(pid) = running_sessiond() {
+                drop(SessiondGuard { started: Some(pid) });
+            }
             return Err(TracerError::Setup {
                 name: spec.into(),
                 why: format!("lttng-sessiond --daemonize failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
@@ -348,9 +353,10 @@ impl Lttng {
             sentinel_cpus: std::sync::Mutex::new(Vec::new()),
         };
         let out = out_dir.to_string_lossy().into_owned();
-        lttng(&["create", &session, "--snapshot", "--output", &out]).map_err(|e| setup_err(mode, e))?;
-        // From here on, Drop destroys the session whatever fails next.
+        // Drop tries to destroy the session from here on, even if `lttng create` itself fails: it
+        // may have been interrupted (SIGINT reaches it too) after the daemon made the session.
         me.session_created = true;
+        lttng(&["create", &session, "--snapshot", "--output", &out]).map_err(|e| setup_err(mode, e))?;
         let num = num_subbuf.to_string();
         lttng(&[
             "enable-channel",
@@ -466,7 +472,10 @@ impl Drop for Lttng {
     fn drop(&mut self) {
         if self.session_created {
             if let Err(e) = lttng(&["destroy", &self.session]) {
-                eprintln!("warning: {e}");
+                // A session that never got made is not an error worth a warning.
+                if !e.contains("not found") {
+                    eprintln!("warning: {e}");
+                }
             }
         }
         let _ = std::fs::remove_dir_all(&self.out_dir);
