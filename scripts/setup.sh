@@ -1,68 +1,57 @@
 #!/usr/bin/env bash
-# Prepares a Debian/Ubuntu machine for tracebench's real tracer backends. Idempotent: installs
-# only missing packages, mounts tracefs only if it is not mounted, starts nothing that stays
-# running (tracebench starts lttng-sessiond itself for a run and stops it afterwards).
-# Prints what it did. Not root: prints the commands to run instead.
+# Idempotent set-up for tracebench: Debian packages, tracefs. Run by `make bench`, `make test`
+# and .ci/run. It prints what it did; when not root, it prints what to run instead.
 set -euo pipefail
+say() { printf 'setup: %s\n' "$*"; }
 
-# Package -> why tracebench wants it.
-PACKAGES=(
-  "lttng-tools:lttng-ust/lttng-tracef backends (lttng, lttng-sessiond)"
-  "liblttng-ust-dev:lttng-ust/lttng-tracef backends (tracepoint provider, built by tracers/build.rs)"
-  "babeltrace2:reading LTTng snapshots back (tests, buffer-wrap check)"
-  "strace:strace backend"
-  "pkg-config:build scripts find liblttng-ust and libelf"
-  "clang:eBPF backend (BPF programs)"
-  "libelf-dev:eBPF backend (libbpf)"
-  "zlib1g-dev:eBPF backend (libbpf)"
-  "linux-libc-dev:uprobe/perf/eBPF backends (kernel UAPI headers)"
-  "bpftrace:eBPF backend cross-check"
-  "make:independent check program (scripts/indep)"
-  "gcc:C shims and the independent check program"
-)
+# Packages the measurement core and its tests need. Backend-specific lists are appended below
+# by each backend's section.
+PKGS=(python3 util-linux)
+# LTTng, ftrace and system-call backends (docs/backends-a.md): lttng-tools and liblttng-ust-dev for
+# lttng-ust/lttng-tracef (tracers/build.rs builds the provider when liblttng-ust-dev is present),
+# babeltrace2 to read LTTng snapshots back, strace, and gcc/make/pkg-config for the C provider and
+# the independent check (scripts/indep).
+PKGS+=(lttng-tools liblttng-ust-dev babeltrace2 strace gcc make pkg-config)
+# uprobe, eBPF, perf and SystemTap backends: BPF programs and libbpf need these.
+PKGS+=(clang libelf-dev zlib1g-dev linux-libc-dev bpftrace)
 
-need=()
-for entry in "${PACKAGES[@]}"; do
-  pkg=${entry%%:*}
-  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-  if [ "$status" = "install ok installed" ]; then
-    echo "ok: $pkg already installed"
-  else
-    echo "missing: $pkg (${entry#*:})"
-    need+=("$pkg")
-  fi
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-
-root=0
-[ "$(id -u)" -eq 0 ] && root=1
-
-if [ ${#need[@]} -gt 0 ]; then
-  if [ $root -eq 1 ]; then
-    echo "installing: ${need[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # policy-rc.d may refuse to start lttng-sessiond's service; that is fine: tracebench
-    # starts its own daemon when it needs one.
-    apt-get install -y -qq --no-install-recommends "${need[@]}"
-    echo "installed: ${need[*]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing packages: ${missing[*]}; run: sudo apt-get install -y ${missing[*]}"
   else
-    echo "not root: run  sudo apt-get update && sudo apt-get install -y ${need[*]}"
+    say "installing: ${missing[*]}"
+    apt-get update -qq >/dev/null
+    # Start no service: lttng-tools' package would start a permanent lttng-sessiond where init
+    # scripts are allowed to run. tracebench starts its own daemon for a run and stops it after.
+    policy=/usr/sbin/policy-rc.d
+    made_policy=0
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
+    fi
+    rc=0
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || rc=$?
+    if [ $made_policy -eq 1 ]; then rm -f "$policy"; fi
+    if [ $rc -ne 0 ]; then say "apt-get install failed ($rc)"; exit $rc; fi
+    say "installed: ${missing[*]}"
   fi
-fi
-
-# tracefs: the ftrace backends make private instances under it.
-if [ -d /sys/kernel/tracing/instances ]; then
-  echo "ok: tracefs mounted at /sys/kernel/tracing"
-elif [ $root -eq 1 ]; then
-  mount -t tracefs nodev /sys/kernel/tracing
-  echo "mounted: tracefs at /sys/kernel/tracing"
 else
-  echo "not root: run  sudo mount -t tracefs nodev /sys/kernel/tracing"
+  say "packages present: ${PKGS[*]}"
 fi
 
-# Apt may have started an lttng-sessiond service on systems where policy allows it. tracebench
-# uses a running daemon if there is one and never stops a daemon it did not start.
-if pgrep -x lttng-sessiond >/dev/null 2>&1; then
-  echo "note: an lttng-sessiond is running; tracebench will use it and leave it running"
+# tracefs: the disturbance detector reads tracepoint ids from it, and the tracers use it.
+if [ -d /sys/kernel/tracing/events ]; then
+  say "tracefs mounted at /sys/kernel/tracing"
+elif [ "$(id -u)" -ne 0 ]; then
+  say "tracefs not mounted; run: sudo mount -t tracefs nodev /sys/kernel/tracing"
+else
+  mount -t tracefs nodev /sys/kernel/tracing && say "mounted tracefs at /sys/kernel/tracing"
 fi
-echo "setup done"
+
+# perf_event_paranoid: per-thread kernel-side sampling needs <= 1 (or root).
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+  say "perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid); run: sudo sysctl kernel.perf_event_paranoid=1"
+fi
