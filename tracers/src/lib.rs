@@ -53,6 +53,13 @@ pub trait Tracer: Send + Sync {
     fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
         Ok(())
     }
+    /// Disturbance reasons (as named in discarded.csv, e.g. `context-switch`) that the tracer
+    /// itself causes on every call. They are part of its cost, so the harness keeps iterations
+    /// that only they touched instead of discarding every one: `strace` stops the process at each
+    /// system call, which is a context switch.
+    fn intrinsic_disturbances(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The tracepoint. The payload is 4 bytes: the iteration index.
     fn fire(&self, payload: u32);
     /// What the tracer itself reports after the run (overruns, lost events), for run.json.

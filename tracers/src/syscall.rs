@@ -98,8 +98,17 @@ impl Tracer for Syscall {
                 "call": "getppid()",
                 "command": STRACE_PREFIX.join(" "),
                 "tracer_pid": tracer_pid(),
+                "intrinsic_disturbances": ["context-switch"],
                 "note": "the survey also passed -t; cost depends on the load of the core strace runs on",
             }),
+        }
+    }
+    fn intrinsic_disturbances(&self) -> &'static [&'static str] {
+        match self.mode {
+            Mode::Plain => &[],
+            // Each traced system call stops the process twice (ptrace entry and exit stops) and
+            // switches to strace: that is what strace costs (survey section 7.3), not noise.
+            Mode::Strace => &["context-switch"],
         }
     }
     #[inline(never)]
