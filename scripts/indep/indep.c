@@ -14,6 +14,10 @@
  * `strace -f -qq -o /dev/null`; the LTTng modes expect a started session with the event
  * enabled (scripts/indep/compare.sh makes one); the ftrace modes make a private instance
  * `tbindep-<pid>` (16 KiB per CPU, overwrite, global clock, or $TB_FTRACE_CLOCK) and remove it.
+ *
+ * TB_INDEP_WATCH_SWITCHES=1 opens what tracebench's disturbance detector opens for a context
+ * switch (a sched:sched_switch perf event on this thread, sampling every switch into an mmap
+ * ring), to measure what that watching adds to tracers that switch on every call (strace).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -146,6 +153,36 @@ static void ftrace_teardown(void)
 		fprintf(stderr, "tb-indep: rmdir %s: %s\n", instance, strerror(errno));
 }
 
+/* A period-1 sampling perf event on sched:sched_switch for this thread, into a ring, as
+ * tracebench's detector does. Never read: the ring is mapped read-only, so the kernel overwrites. */
+static void watch_tracepoint(const char *idfile)
+{
+	FILE *f = fopen(idfile, "r");
+	unsigned long long id;
+	if (!f || fscanf(f, "%llu", &id) != 1) {
+		fprintf(stderr, "tb-indep: cannot read %s\n", idfile);
+		exit(1);
+	}
+	fclose(f);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = id;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER;
+	a.wakeup_events = 1000000;
+	int fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0) {
+		perror("perf_event_open");
+		exit(1);
+	}
+	if (mmap(NULL, 17 * 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) {
+		perror("mmap perf ring");
+		exit(1);
+	}
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -203,6 +240,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (getenv("TB_INDEP_WATCH_SWITCHES"))
+		watch_tracepoint("/sys/kernel/tracing/events/sched/sched_switch/id");
+	/* TB_INDEP_WATCH_IRQS=K: K more per-thread sampling events (irq_vectors:local_timer_entry),
+	 * as tracebench's detector opens a dozen: each context switch then also switches them. */
+	for (int k = getenv("TB_INDEP_WATCH_IRQS") ? atoi(getenv("TB_INDEP_WATCH_IRQS")) : 0; k > 0; k--)
+		watch_tracepoint("/sys/kernel/tracing/events/irq_vectors/local_timer_entry/id");
 	double per_ns = tsc_per_ns();
 	uint64_t *d = malloc(n * sizeof(*d));
 	if (!d)

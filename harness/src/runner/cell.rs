@@ -217,7 +217,7 @@ fn thread_main(
     let setup = (|| {
         pin(cpu)?;
         tracer.thread_init(cpu)?;
-        let det = Detector::open()?;
+        let det = Detector::open_ignoring(tolerated_mask(tracer))?;
         let group = if spec.counters.is_empty() { None } else { Some(CounterGroup::open(&spec.counters)?) };
         // Room for a generous share of discarded rows; beyond it, reasons are still counted.
         let buf = Buffers::new(spec.iterations, spec.iterations * 2 + 1000);
@@ -253,6 +253,13 @@ fn thread_main(
     Ok(ThreadOut { result, buf, counter_read, sources })
 }
 
+/// The reasons `tracer` causes itself on every call (`Tracer::intrinsic_disturbances`), as a
+/// mask: not watched, and never a reason to discard.
+fn tolerated_mask(tracer: &dyn Tracer) -> u16 {
+    let intrinsic = tracer.intrinsic_disturbances();
+    ALL_REASONS.iter().filter(|r| intrinsic.contains(&r.name())).fold(0u16, |m, r| m | *r as u16)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn body<C: Clock, R: CounterRead>(
     clock: &C,
@@ -267,8 +274,7 @@ fn body<C: Clock, R: CounterRead>(
     cpu: usize,
 ) -> ThreadResult {
     let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
-    let intrinsic = tracer.intrinsic_disturbances();
-    let tolerated = ALL_REASONS.iter().filter(|r| intrinsic.contains(&r.name())).fold(0u16, |m, r| m | *r as u16);
+    let tolerated = tolerated_mask(tracer);
     // Steady state (see steady_state.rs): wrap the buffer, then wait for the drift to settle.
     let wrap = steady_state::wrap_calls(tracer.buffer_events());
     timed::fire_untimed(tracer, wrap);
