@@ -117,7 +117,11 @@ for t in "${TRACERS[@]}"; do
   mi=$(median <"$WORK/indep"); mt=$(median <"$WORK/tb")
   ratio=$(awk -v a="$mt" -v b="$mi" 'BEGIN{printf "%.2f", a/b}')
   verdict=$(awk -v r="$ratio" 'BEGIN{print (r>=0.8 && r<=1.2) ? "ok" : "OUTSIDE +-20%"}')
-  [ "$verdict" = ok ] || fail=1
+  if [ "$t" = none ]; then
+    # The floor is one or two ~10 ns clock steps: a ratio of such small figures means little.
+    verdict="info (floor)"
+  fi
+  [ "$verdict" = "OUTSIDE +-20%" ] && fail=1
   printf "%-14s %12s %12s %8s  %s   (indep rounds: %s | tb rounds: %s)\n" "$t" "$mi" "$mt" "$ratio" "$verdict" \
     "$(paste -sd' ' "$WORK/indep")" "$(paste -sd' ' "$WORK/tb")"
 done
