@@ -6,7 +6,7 @@ STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 OUT ?= results/$(STAMP)
 FEATURES ?=
 
-.PHONY: all setup build bench test precision clean
+.PHONY: all setup build bench test precision indep compare clean
 
 all: build
 
@@ -29,5 +29,14 @@ test: setup build
 precision: build
 	bash scripts/bench-precision.sh
 
+# Independent check of the LTTng, ftrace and system-call backends (docs/backends-a.md):
+# tb-indep times the same calls outside tracebench; compare runs both, interleaved.
+indep:
+	$(MAKE) -C scripts/indep
+
+compare: build indep
+	bash scripts/indep/compare.sh -b $(BIN)
+
 clean:
 	$(CARGO) clean
+	$(MAKE) -C scripts/indep clean

@@ -20,15 +20,17 @@ fn bin() -> Command {
 fn available(test: &str, tracer: &str) -> bool {
     let out = bin().arg("list").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().find(|l| l.split_whitespace().next() == Some(tracer));
-    match line {
-        Some(l) if l.split_whitespace().nth(1) == Some("available") => true,
-        Some(l) => {
-            println!("SKIP {test}: {}", l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
-            false
-        }
-        None => panic!("{tracer} missing from `tracebench list`:\n{text}"),
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(i) = lines.iter().position(|l| l.split_whitespace().next() == Some(tracer)) else {
+        panic!("{tracer} missing from `tracebench list`:\n{text}");
+    };
+    if lines[i].split_whitespace().nth(1) == Some("available") {
+        return true;
     }
+    // The indented `why:` and `fix:` lines that follow an unavailable tracer.
+    let why: Vec<&str> = lines[i + 1..].iter().take_while(|l| l.starts_with(' ')).map(|l| l.trim()).collect();
+    println!("SKIP {test}: {tracer} unavailable; {}", why.join("; "));
+    false
 }
 
 fn sessiond_running() -> bool {
