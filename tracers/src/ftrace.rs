@@ -176,6 +176,8 @@ pub struct Ftrace {
     buffer_size_kb: u64,
     subbuf_size_kb: Option<u64>,
     ncpu: usize,
+    /// CPUs the measuring threads run on (from `thread_init`).
+    measuring_cpus: std::sync::Mutex<Vec<usize>>,
     // Declared last: dropped after `fd` is closed in `Drop`.
     instance: Instance,
 }
@@ -234,7 +236,16 @@ impl Ftrace {
         };
         // SAFETY: sysconf has no preconditions.
         let ncpu = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
-        let me = Ftrace { mode, fd, clock, buffer_size_kb, subbuf_size_kb, ncpu, instance };
+        let me = Ftrace {
+            mode,
+            fd,
+            clock,
+            buffer_size_kb,
+            subbuf_size_kb,
+            ncpu,
+            measuring_cpus: std::sync::Mutex::new(Vec::new()),
+            instance,
+        };
         me.instance.write("tracing_on", "1").map_err(err)?;
         Ok(me)
     }
@@ -324,6 +335,12 @@ impl Tracer for Ftrace {
         let pages = (self.buffer_size_kb * 1024).div_ceil(RB_PAGE_DATA) + 1;
         pages * RB_PAGE_DATA / self.mode.min_bytes_per_call()
     }
+    fn thread_init(&self, cpu: usize) -> Result<(), TracerError> {
+        // SAFETY: sched_getcpu has no preconditions.
+        let on = unsafe { libc::sched_getcpu() };
+        self.measuring_cpus.lock().unwrap().push(if on >= 0 { on as usize } else { cpu });
+        Ok(())
+    }
     #[inline(never)]
     fn fire(&self, payload: u32) {
         match self.mode {
@@ -346,11 +363,21 @@ impl Tracer for Ftrace {
     }
     fn after_run(&self) -> serde_json::Value {
         let stats = self.stats();
-        let overrun: u64 = stats.values().filter_map(|s| s.get("overrun").and_then(|v| v.as_u64())).sum();
+        let overrun_of = |cpu: &str| stats.get(cpu).and_then(|s| s.get("overrun")).and_then(|v| v.as_u64());
+        let overrun: u64 = stats.keys().filter_map(|c| overrun_of(c)).sum();
+        let cpus = self.measuring_cpus.lock().unwrap().clone();
+        // Overwrite mode counts every event it overwrote in `overrun`: a measuring CPU whose count
+        // is positive wrapped its buffer. Without thread_init (direct use), any CPU will do.
+        let wrapped = if cpus.is_empty() {
+            overrun > 0
+        } else {
+            cpus.iter().all(|c| overrun_of(&c.to_string()).unwrap_or(0) > 0)
+        };
         serde_json::json!({
             "per_cpu_stats": stats,
+            "measuring_cpus": cpus,
             "overrun_total": overrun,
-            "buffer_wrapped": overrun > 0,
+            "buffer_wrapped": wrapped,
         })
     }
 }
