@@ -8,6 +8,7 @@ FEATURES ?=
 
 .PHONY: all setup build bench test precision indep compare clean
 
+
 all: build
 
 setup:
@@ -40,3 +41,6 @@ compare: build indep
 clean:
 	$(CARGO) clean
 	$(MAKE) -C scripts/indep clean
+
+# Example and test plugins (issue: plug in your own tracer).
+include tracers/examples/examples.mk

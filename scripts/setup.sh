@@ -14,6 +14,8 @@ PKGS=(python3 util-linux)
 PKGS+=(lttng-tools liblttng-ust-dev babeltrace2 strace gcc make pkg-config)
 # uprobe, eBPF, perf and SystemTap backends: BPF programs and libbpf need these.
 PKGS+=(clang libelf-dev zlib1g-dev linux-libc-dev bpftrace)
+# Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
+PKGS+=(gcc libc6-dev make)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -52,20 +52,20 @@ fn planted_slow_path_is_seen() {
 fn disturbance_is_discarded_by_reason() {
     let cpu = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let last = cpu.trim().rsplit([',', '-']).next().unwrap().to_string();
-    let (_q, quiet) = run_ok(&["--tracer", "spin:300", "-n", "3000", "--cpu", &last]);
-    // A busy loop with a 200 us interval timer, pinned to the same core: the scheduler must
+    let (_q, quiet) = run_ok(&["--tracer", "spin:300", "-n", "20000", "--cpu", &last]);
+    // A busy loop with a 100 us interval timer, pinned to the same core: the scheduler must
     // switch between it and the measuring thread, and its timer interrupts land on that core.
     let storm = r#"
 import signal, time
 signal.signal(signal.SIGALRM, lambda *a: None)
-signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)
 end = time.time() + 60
 while time.time() < end:
     pass
 "#;
     let mut hog = std::process::Command::new("taskset").args(["-c", &last, "python3", "-c", storm]).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let r = std::panic::catch_unwind(|| run_ok(&["--tracer", "spin:300", "-n", "3000", "--cpu", &last]));
+    let r = std::panic::catch_unwind(|| run_ok(&["--tracer", "spin:300", "-n", "20000", "--cpu", &last]));
     let _ = hog.kill();
     let _ = hog.wait();
     let (_n, noisy) = r.unwrap();
