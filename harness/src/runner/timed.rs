@@ -82,6 +82,7 @@ pub struct Outcome {
 
 /// Fires the tracer until `want` undisturbed samples are in `buf.samples[..want]`, or `max_attempts`
 /// calls were made, or [`STOP`] is set. Iteration numbers start at `first_iteration`.
+#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn run<C: Clock, R: CounterRead>(
     clock: &C,
