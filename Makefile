@@ -4,10 +4,11 @@ CARGO ?= cargo
 BIN := target/release/tracebench
 STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 OUT ?= results/$(STAMP)
-FEATURES ?=
+# The eBPF backend (libbpf-rs) needs clang and libelf at build time: scripts/setup.sh installs
+# them, and a plain `cargo build` leaves the feature off so it needs neither.
+FEATURES ?= tracebench-tracers/ebpf
 
 .PHONY: all setup build bench test precision indep compare clean
-
 
 all: build
 
@@ -44,3 +45,4 @@ clean:
 
 # Example and test plugins (issue: plug in your own tracer).
 include tracers/examples/examples.mk
+

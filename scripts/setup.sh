@@ -12,8 +12,9 @@ PKGS=(python3 util-linux)
 # babeltrace2 to read LTTng snapshots back, strace, and gcc/make/pkg-config for the C provider and
 # the independent check (scripts/indep).
 PKGS+=(lttng-tools liblttng-ust-dev babeltrace2 strace gcc make pkg-config)
-# uprobe, eBPF, perf and SystemTap backends: BPF programs and libbpf need these.
-PKGS+=(clang libelf-dev zlib1g-dev linux-libc-dev bpftrace)
+# eBPF backend build (clang compiles tracers/bpf/site.bpf.c; libbpf-sys builds libbpf against
+# libelf and zlib; linux-libc-dev has <linux/bpf.h> and <asm/ptrace.h>), and bpftrace.
+PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
 # Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
 PKGS+=(gcc libc6-dev make)
 

@@ -25,6 +25,8 @@ pub enum Command {
     Scale(RunArgs),
     /// List every known tracer, whether it can run here, and if not why and how to fix it.
     List,
+    /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
+    Report(crate::report::ReportArgs),
     /// (internal) Measure one cell in this process.
     #[command(name = "__cell", hide = true)]
     Cell { spec: PathBuf },
@@ -77,8 +79,9 @@ pub struct RunArgs {
     /// LTTng sub-buffer count.
     #[arg(long)]
     pub num_subbuf: Option<u32>,
-    /// First instruction of the uprobe site: nop5, push or ret.
-    #[arg(long)]
+    /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,
+    /// systemtap; default nop5).
+    #[arg(long, value_parser = ["nop5", "push", "ret"])]
     pub probe_site: Option<String>,
 }
 
@@ -97,6 +100,7 @@ pub fn run() -> i32 {
         Command::Run(a) => crate::runner::run(a, crate::runner::Mode::Run, &argv),
         Command::Scale(a) => crate::runner::run(a, crate::runner::Mode::Scale, &argv),
         Command::List => crate::output::list(),
+        Command::Report(a) => crate::report::run(a),
         Command::Cell { spec } => crate::runner::cell::main(spec),
     };
     match res {

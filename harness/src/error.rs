@@ -25,6 +25,8 @@ pub enum Error {
     Measurement(String),
     #[error("bad results data in {path}: {why}")]
     Data { path: String, why: String },
+    #[error("report: {0}")]
+    Report(#[from] crate::report::ReportError),
 }
 
 impl Error {
@@ -37,6 +39,7 @@ impl Error {
             | Error::OutDir { .. }
             | Error::Pin { .. }
             | Error::Data { .. } => 2,
+            Error::Report(e) => e.exit_code(),
             _ => 1,
         }
     }

@@ -10,6 +10,8 @@ pub mod disturbance;
 pub mod error;
 pub mod host;
 pub mod output;
+pub mod plot;
+pub mod report;
 pub mod runner;
 pub mod sink;
 pub mod stats;

@@ -18,6 +18,15 @@ pub mod printf;
 pub mod registry;
 pub mod spin;
 pub mod syscall;
+// Dynamic-instrumentation backends (uprobe, ebpf, perf, systemtap, bpftrace) and their site.
+pub mod bpftrace;
+pub mod dynamic;
+#[cfg(feature = "ebpf")]
+pub mod ebpf;
+pub mod perf;
+pub mod probe_site;
+pub mod systemtap;
+pub mod uprobe;
 
 pub use registry::{create, known, launch_prefix, parent_guard, row_name, validate, CreateOptions, TracerInfo};
 

@@ -114,6 +114,8 @@ pub fn known() -> Vec<TracerInfo> {
         availability: h.availability(),
         in_all: true,
     }));
+    // Dynamic instrumentation (uprobe, ebpf, perf, systemtap, bpftrace): see dynamic.rs.
+    v.extend(crate::dynamic::known());
     v
 }
 
@@ -147,7 +149,10 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
         "extrae" => no_arg(Box::new(hpc::create(&hpc::EXTRAE)?)),
         "scorep" => no_arg(Box::new(hpc::create(&hpc::SCOREP)?)),
         "vampirtrace" => no_arg(Box::new(hpc::create(&hpc::VAMPIRTRACE)?)),
-        _ => Err(TracerError::Unknown(spec.to_string())),
+        _ => match crate::dynamic::create(kind, spec, arg, opts) {
+            Some(r) => r,
+            None => Err(TracerError::Unknown(spec.to_string())),
+        },
     }
 }
 
