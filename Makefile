@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision clean
+.PHONY: all setup build bench test precision indep compare clean
 
 all: build
 
@@ -31,8 +31,17 @@ test: setup build
 precision: build
 	bash scripts/bench-precision.sh
 
+# Independent check of the LTTng, ftrace and system-call backends (docs/backends-a.md):
+# tb-indep times the same calls outside tracebench; compare runs both, interleaved.
+indep:
+	$(MAKE) -C scripts/indep
+
+compare: build indep
+	bash scripts/indep/compare.sh -b $(BIN)
+
 clean:
 	$(CARGO) clean
+	$(MAKE) -C scripts/indep clean
 
 # Example and test plugins (issue: plug in your own tracer).
 include tracers/examples/examples.mk
