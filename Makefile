@@ -31,7 +31,7 @@ test: setup build
 precision: build
 	bash scripts/bench-precision.sh
 
-# Independent check of the LTTng, ftrace and system-call backends (docs/backends-a.md):
+# Independent check of the LTTng, ftrace and system-call backends:
 # tb-indep times the same calls outside tracebench; compare runs both, interleaved.
 indep:
 	$(MAKE) -C scripts/indep

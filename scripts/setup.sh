@@ -7,7 +7,7 @@ say() { printf 'setup: %s\n' "$*"; }
 # Packages the measurement core and its tests need. Backend-specific lists are appended below
 # by each backend's section.
 PKGS=(python3 util-linux)
-# LTTng, ftrace and system-call backends (docs/backends-a.md): lttng-tools and liblttng-ust-dev for
+# LTTng, ftrace and system-call backends: lttng-tools and liblttng-ust-dev for
 # lttng-ust/lttng-tracef (tracers/build.rs builds the provider when liblttng-ust-dev is present),
 # babeltrace2 to read LTTng snapshots back, strace, and gcc/make/pkg-config for the C provider and
 # the independent check (scripts/indep).
