@@ -1,6 +1,6 @@
 /*
  * lw_plugin.c: the built-in `lw` backend (tracers/src/lw.rs) as a plugin, to measure what the
- * plugin path costs on top of a built-in backend (docs/plugin.md).
+ * plugin path costs on top of a built-in backend (README, "What the plugin path costs").
  *
  * The survey's LW-ust (Gebai & Dagenais 2018, section 5.2.6): per call, read CLOCK_MONOTONIC
  * through the vDSO, copy {id, ts, payload} into a per-CPU, cache-line-aligned ring of 1024

@@ -1,7 +1,7 @@
 /*
  * none_plugin.c: the built-in `none` (an empty call) as a plugin. Against `none`, it isolates
  * what the plugin path itself costs: the one extra indirect call from the harness's dispatch
- * into the plugin's fire (docs/plugin.md).
+ * into the plugin's fire (README, "What the plugin path costs").
  */
 #include "tracebench.h"
 
