@@ -200,7 +200,7 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
         )));
     }
     let (kb, kc) = (base.keys(), cand.keys());
-    let show = |k: &(String, u32)| format!("{} x {} thread(s)", k.0, k.1);
+    let show = |k: &(String, u32)| format!("{}, {} thread(s)", k.0, k.1);
     if let Some(k) = kb
         .iter()
         .find(|k| !kc.contains(k))

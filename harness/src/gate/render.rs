@@ -118,7 +118,7 @@ pub fn terminal(rep: &Report) -> String {
     }
     for r in &rep.rows {
         if r.judgement.verdict == Verdict::Inconclusive {
-            out.push_str(&format!("  {} x {} thread(s): inconclusive: {}\n", r.tracer, r.threads, r.judgement.why));
+            out.push_str(&format!("  {}, {} thread(s): inconclusive: {}\n", r.tracer, r.threads, r.judgement.why));
         }
     }
     out.push_str(&headline(rep));
@@ -169,7 +169,7 @@ pub fn markdown(rep: &Report) -> String {
         out.push('\n');
         for r in notes {
             out.push_str(&format!(
-                "- `{}` x {} thread(s): {}\n",
+                "- `{}`, {} thread(s): {}\n",
                 md_escape(&r.tracer),
                 r.threads,
                 md_escape(&r.judgement.why)
@@ -232,7 +232,7 @@ pub fn junit(rep: &Report) -> String {
             reps(r)
         );
         out.push_str(&format!(
-            "  <testcase classname=\"tracebench.gate\" name=\"{} x {} threads\">\n",
+            "  <testcase classname=\"tracebench.gate\" name=\"{}, {} threads\">\n",
             xml(&r.tracer),
             r.threads
         ));
