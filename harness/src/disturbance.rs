@@ -81,7 +81,11 @@ impl Reason {
 fn vector_reason(event: &str) -> Reason {
     match event {
         "local_timer_entry" => Reason::TimerIrq,
-        "call_function_entry" | "call_function_single_entry" | "reschedule_entry" | "irq_work_entry" | "x86_platform_ipi_entry" => Reason::Ipi,
+        "call_function_entry"
+        | "call_function_single_entry"
+        | "reschedule_entry"
+        | "irq_work_entry"
+        | "x86_platform_ipi_entry" => Reason::Ipi,
         _ => Reason::OtherVector,
     }
 }
@@ -171,7 +175,12 @@ impl Detector {
                 Builder::new(Software::CONTEXT_SWITCHES)
             };
             // Kernel-side events of this thread: the interrupt handlers run in its context.
-            b.observe_self().any_cpu().include_kernel().sample_period(1).sample(SampleFlag::IDENTIFIER).wakeup_events(0);
+            b.observe_self()
+                .any_cpu()
+                .include_kernel()
+                .sample_period(1)
+                .sample(SampleFlag::IDENTIFIER)
+                .wakeup_events(0);
             match b.build() {
                 Ok(c) => {
                     ids.push((c.id(), reason));
@@ -182,18 +191,32 @@ impl Detector {
             }
         }
         if events.is_empty() {
-            return Err(Error::Disturbance("no disturbance source could be opened (need root or perf_event_paranoid <= 1, and tracefs mounted)".into()));
+            return Err(Error::Disturbance(
+                "no disturbance source could be opened (need root or perf_event_paranoid <= 1, and tracefs mounted)"
+                    .into(),
+            ));
         }
         let len = PAGE * (1 + RING_DATA_PAGES);
         // SAFETY: mapping a perf event's ring; read-write so that we own data_tail and the kernel
         // never overwrites records we have not parsed.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, events[0].as_raw_fd(), 0) };
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                events[0].as_raw_fd(),
+                0,
+            )
+        };
         if base == libc::MAP_FAILED {
             return Err(Error::Disturbance(format!("mmap of the detector ring: {}", std::io::Error::last_os_error())));
         }
         for c in &events[1..] {
             // SAFETY: PERF_EVENT_IOC_SET_OUTPUT redirects c's samples into events[0]'s ring.
-            let rc = unsafe { libc::ioctl(c.as_raw_fd(), 0x2405 /* PERF_EVENT_IOC_SET_OUTPUT */, events[0].as_raw_fd()) };
+            let rc = unsafe {
+                libc::ioctl(c.as_raw_fd(), 0x2405 /* PERF_EVENT_IOC_SET_OUTPUT */, events[0].as_raw_fd())
+            };
             if rc != 0 {
                 let e = std::io::Error::last_os_error();
                 // SAFETY: mapped above.
@@ -242,7 +265,12 @@ impl Detector {
                 match ty {
                     PERF_RECORD_SAMPLE => {
                         let id = self.data_u64(pos + 8);
-                        mask |= self.ids.iter().find(|(i, _)| *i == id).map(|(_, r)| *r as u16).unwrap_or(Reason::Lost as u16);
+                        mask |= self
+                            .ids
+                            .iter()
+                            .find(|(i, _)| *i == id)
+                            .map(|(_, r)| *r as u16)
+                            .unwrap_or(Reason::Lost as u16);
                     }
                     PERF_RECORD_LOST | PERF_RECORD_THROTTLE => mask |= Reason::Lost as u16,
                     _ => {}

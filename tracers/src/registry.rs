@@ -96,7 +96,9 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
     }
     match (kind, arg) {
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
-        ("spin", None) => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
+        ("spin", None) => {
+            Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })
+        }
         (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
     }

@@ -4,6 +4,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::GateError;
+use crate::error::Error;
+use crate::sink::{self, Csv};
 
 /// A parsed CSV file: header plus records, every field a string.
 #[derive(Debug, Clone)]
@@ -24,70 +26,21 @@ impl Table {
     }
 }
 
-/// Splits CSV text into records (RFC 4180: quoted fields may hold commas, quotes and newlines).
-fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut field = String::new();
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    let mut line = 1;
-    while let Some(c) = chars.next() {
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                '"' => quoted = false,
-                '\n' => {
-                    line += 1;
-                    field.push(c)
-                }
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' if field.is_empty() => quoted = true,
-            ',' => row.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                line += 1;
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            _ => field.push(c),
-        }
-    }
-    if quoted {
-        return Err(format!("unterminated quoted field (started before line {line})"));
-    }
-    if !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
-    }
-    // Blank lines are not records.
-    rows.retain(|r| !(r.len() == 1 && r[0].is_empty()));
-    Ok(rows)
-}
-
-pub fn read_table(path: &Path) -> Result<Table, GateError> {
-    let text = std::fs::read_to_string(path).map_err(|e| GateError::Io { path: path.into(), source: e })?;
-    let mut rows = parse_csv(&text).map_err(|why| GateError::Csv { path: path.into(), why })?;
-    if rows.is_empty() {
-        return Err(GateError::Csv { path: path.into(), why: "the file is empty (no header)".into() });
-    }
-    let header: Vec<String> = rows.remove(0).into_iter().map(|h| h.trim().to_string()).collect();
-    for (i, r) in rows.iter().enumerate() {
+/// Reads a CSV file of ours (via `sink::Csv`) and checks that every record has as many fields
+/// as the header, so that a truncated or hand-edited file is an error, not a shifted column.
+pub fn read_table(path: &Path) -> Result<Table, Error> {
+    let csv = Csv::read(path)?;
+    let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
+    for (i, r) in csv.rows.iter().enumerate() {
         if r.len() != header.len() {
             return Err(GateError::Csv {
                 path: path.into(),
                 why: format!("record {} has {} fields but the header has {}", i + 2, r.len(), header.len()),
-            });
+            }
+            .into());
         }
     }
-    Ok(Table { path: path.into(), header, rows })
+    Ok(Table { path: path.into(), header, rows: csv.rows })
 }
 
 /// The per-repetition rows of one results directory.
@@ -101,12 +54,13 @@ pub struct Results {
 }
 
 impl Results {
-    pub fn open(dir: &Path) -> Result<Self, GateError> {
+    pub fn open(dir: &Path) -> Result<Self, Error> {
         if !dir.is_dir() {
             return Err(GateError::NotAResultsDir {
                 dir: dir.into(),
                 why: "no such directory; pass the --out directory of a `tracebench run`".into(),
-            });
+            }
+            .into());
         }
         let reps = dir.join("repetitions.csv");
         let summary = dir.join("summary.csv");
@@ -120,11 +74,12 @@ impl Results {
                 why: "it has neither repetitions.csv nor summary.csv; pass the --out directory of a \
                       `tracebench run --repeats K`"
                     .into(),
-            });
+            }
+            .into());
         };
         for need in ["tracer", "threads"] {
             if table.col(need).is_none() {
-                return Err(GateError::Csv { path: table.path.clone(), why: format!("no '{need}' column") });
+                return Err(GateError::Csv { path: table.path.clone(), why: format!("no '{need}' column") }.into());
             }
         }
         Ok(Results { dir: dir.into(), table, from_summary })
@@ -198,33 +153,14 @@ impl Results {
     }
 
     /// Writes the (merged) per-repetition table as `dir/repetitions.csv`, so that an interleaved
-    /// gate can be re-judged from files alone.
-    pub fn write_repetitions(&self, dir: &Path) -> Result<(), GateError> {
+    /// gate can be re-judged from files alone. (Our CSV never quotes: names cannot hold commas.)
+    pub fn write_repetitions(&self, dir: &Path) -> Result<(), Error> {
         let mut s = String::new();
-        let esc = |f: &str| {
-            if f.contains([',', '"', '\n']) {
-                format!("\"{}\"", f.replace('"', "\"\""))
-            } else {
-                f.to_string()
-            }
-        };
         for r in std::iter::once(&self.table.header).chain(self.table.rows.iter()) {
-            s.push_str(&r.iter().map(|f| esc(f)).collect::<Vec<_>>().join(","));
+            s.push_str(&r.join(","));
             s.push('\n');
         }
-        std::fs::create_dir_all(dir).map_err(|e| GateError::Io { path: dir.into(), source: e })?;
-        super::write_atomic(&dir.join("repetitions.csv"), s.as_bytes())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_quotes_and_blank_lines() {
-        let rows = parse_csv("a,b\n\"x,1\",\"say \"\"hi\"\"\"\n\n3,4").unwrap();
-        assert_eq!(rows, vec![vec!["a", "b"], vec!["x,1", "say \"hi\""], vec!["3", "4"]]);
-        assert!(parse_csv("a\n\"open").is_err());
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        sink::write_atomic(dir.join("repetitions.csv"), s.as_bytes())
     }
 }

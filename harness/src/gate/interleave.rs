@@ -26,47 +26,12 @@ use std::time::Instant;
 
 use super::input::Results;
 use super::{GateArgs, GateError};
+use crate::error::Error;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
-}
-
-/// SIGINT/SIGTERM set a flag for the length of the interleaved runs (the previous handlers come
-/// back on drop). No SA_RESTART, so a blocked `waitpid` returns EINTR and we can stop the child.
-struct SignalGuard {
-    old: [(libc::c_int, libc::sigaction); 2],
-}
-
-impl SignalGuard {
-    fn install() -> Self {
-        STOP.store(false, Ordering::SeqCst);
-        let mut old: [(libc::c_int, libc::sigaction); 2] = unsafe { std::mem::zeroed() };
-        for (k, sig) in [libc::SIGINT, libc::SIGTERM].into_iter().enumerate() {
-            // SAFETY: a plain sigaction with a handler that only stores to an atomic.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                libc::sigemptyset(&mut sa.sa_mask);
-                sa.sa_flags = 0;
-                libc::sigaction(sig, &sa, &mut old[k].1);
-            }
-            old[k].0 = sig;
-        }
-        SignalGuard { old }
-    }
-}
-
-impl Drop for SignalGuard {
-    fn drop(&mut self) {
-        for (sig, sa) in &self.old {
-            // SAFETY: restores what `install` saved.
-            unsafe {
-                libc::sigaction(*sig, sa, std::ptr::null_mut());
-            }
-        }
-    }
 }
 
 /// A working directory removed on drop unless the user asked to keep it (--out).
@@ -76,7 +41,7 @@ struct WorkDir {
 }
 
 impl WorkDir {
-    fn new(out: Option<&Path>) -> Result<Self, GateError> {
+    fn new(out: Option<&Path>) -> Result<Self, Error> {
         let (path, keep) = match out {
             Some(p) => (p.to_path_buf(), true),
             None => {
@@ -89,9 +54,11 @@ impl WorkDir {
             return Err(GateError::Usage(format!(
                 "--out {}: it already holds an interleaved run (A-0); pick a new directory",
                 path.display()
-            )));
+            ))
+            .into());
         }
-        std::fs::create_dir_all(&path).map_err(|e| GateError::Io { path: path.clone(), source: e })?;
+        std::fs::create_dir_all(&path)
+            .map_err(|e| Error::OutDir { path: path.display().to_string(), why: e.to_string() })?;
         Ok(WorkDir { path, keep })
     }
 }
@@ -138,10 +105,10 @@ fn last_line(log: &Path) -> String {
         .unwrap_or_else(|| "no output".into())
 }
 
-fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, GateError> {
+fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, Error> {
     let out = work.path.join(format!("{}-{i}", side.letter()));
     let log_path = work.path.join(format!("{}-{i}.log", side.letter()));
-    let io = |p: &Path, e| GateError::Io { path: p.into(), source: e };
+    let io = |p: &Path, e: std::io::Error| Error::io(p, e);
     let log = File::create(&log_path).map_err(|e| io(&log_path, e))?;
     let log2 = log.try_clone().map_err(|e| io(&log_path, e))?;
     let mut path = std::env::var_os("PATH").unwrap_or_default();
@@ -192,12 +159,12 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, G
         }
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(fail(format!("waitpid: {e}")));
+            return Err(fail(format!("waitpid: {e}")).into());
         }
     }
     drop(child);
     if STOP.load(Ordering::SeqCst) {
-        return Err(GateError::Interrupted);
+        return Err(GateError::Interrupted.into());
     }
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         let how = if libc::WIFEXITED(status) {
@@ -205,29 +172,35 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, G
         } else {
             format!("killed by signal {}", libc::WTERMSIG(status))
         };
-        return Err(fail(format!("{how}: {}", last_line(&log_path))));
+        return Err(fail(format!("{how}: {}", last_line(&log_path))).into());
     }
     if !out.join("repetitions.csv").is_file() {
         return Err(fail(format!(
             "it exited 0 but wrote no {}; the command must accept `--repeats 1 --out DIR` and write a results \
              directory there (e.g. `tracebench run --tracer X --label NAME`)",
             out.join("repetitions.csv").display()
-        )));
+        ))
+        .into());
     }
     Results::open(&out)
 }
 
-pub fn run(args: &GateArgs) -> Result<(Results, Results), GateError> {
+pub fn run(args: &GateArgs) -> Result<(Results, Results), Error> {
     let (ca, cb) = (args.baseline_cmd.as_deref().unwrap_or(""), args.candidate_cmd.as_deref().unwrap_or(""));
     for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {
         if c.trim().is_empty() {
             return Err(GateError::Usage(format!(
                 "{flag} is empty; give a command such as 'tracebench run --tracer spin:200 --label spin'"
-            )));
+            ))
+            .into());
         }
     }
     let work = WorkDir::new(args.out.as_deref())?;
-    let _signals = SignalGuard::install();
+    // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
+    // down), the work directory removed, and the gate exits 130. The handler is installed
+    // without SA_RESTART, so a blocked waitpid returns EINTR.
+    STOP.store(false, Ordering::SeqCst);
+    crate::runner::cell::install_stop_handlers(on_signal);
     let k = args.repeats as usize;
     let plan = schedule(k);
     let (mut acc_a, mut acc_b): (Option<Results>, Option<Results>) = (None, None);
@@ -262,8 +235,7 @@ pub fn run(args: &GateArgs) -> Result<(Results, Results), GateError> {
             r.write_repetitions(&dir)?;
             let src = work.path.join(format!("{}-0", side.letter())).join("run.json");
             if src.is_file() {
-                std::fs::copy(&src, dir.join("run.json"))
-                    .map_err(|e| GateError::Io { path: src.clone(), source: e })?;
+                std::fs::copy(&src, dir.join("run.json")).map_err(|e| Error::io(&src, e))?;
             }
             r.dir = dir;
         }

@@ -11,11 +11,13 @@ mod render;
 pub mod verdict;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::error::Error;
+use crate::sink;
 use input::Results;
 use verdict::{Config, Estimator, Judgement, Verdict};
 
@@ -25,16 +27,18 @@ pub enum GateError {
     NotAResultsDir { dir: PathBuf, why: String },
     #[error("{path}: {why}")]
     Csv { path: PathBuf, why: String },
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
     #[error("baseline and candidate do not match: {0}")]
     Mismatch(String),
     #[error("{0}")]
     Usage(String),
     #[error("{side} command (repetition {repetition}) failed: {why}; log: {log}")]
     Command { side: &'static str, repetition: usize, why: String, log: PathBuf },
-    #[error("interrupted by a signal; the interleaved runs were stopped and their temporary files removed")]
+    #[error("interrupted by a signal; the interleaved runs were stopped")]
     Interrupted,
+    /// Any other error met while gating (reading files, writing outputs): still a data or usage
+    /// error as far as CI is concerned, so it exits 2, not 1.
+    #[error("{0}")]
+    Other(String),
 }
 
 /// Parses "5%", "0.05" (a fraction below 1) into a fraction.
@@ -140,20 +144,6 @@ pub struct GateArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader (or a CI step) never sees half a file.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), GateError> {
-    let io = |e| GateError::Io { path: path.into(), source: e };
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| GateError::Usage(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(".{}.tmp.{}", name.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
-}
-
 /// One judged row.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -182,7 +172,7 @@ pub struct Report {
 }
 
 /// Checks that both sides measured the same things, and picks the metric column.
-fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, GateError> {
+fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Error> {
     let (cb, cc) = (base.table.counter_columns(), cand.table.counter_columns());
     if cb != cc {
         let list = |s: &BTreeSet<String>| {
@@ -197,7 +187,8 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
              with the same PMU",
             list(&cb),
             list(&cc)
-        )));
+        ))
+        .into());
     }
     let (kb, kc) = (base.keys(), cand.keys());
     let show = |k: &(String, u32)| format!("{}, {} thread(s)", k.0, k.1);
@@ -212,7 +203,8 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
              same --threads and give two specs one name with `tracebench run --tracer SPEC --label NAME`",
             show(k.0),
             k.1
-        )));
+        ))
+        .into());
     }
     let m = if metric == "auto" {
         // Instruction counts are nearly deterministic where a PMU exists, so they are the
@@ -231,14 +223,15 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
                 "--metric {m}: {} has no such column (columns: {})",
                 r.table.path.display(),
                 r.table.header.join(",")
-            )));
+            ))
+            .into());
         }
     }
     Ok(m.to_string())
 }
 
 /// Judges every (tracer, threads) row; pure given the two tables.
-pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bool) -> Result<Report, GateError> {
+pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bool) -> Result<Report, Error> {
     let metric = compatible(base, cand, &args.metric)?;
     let cfg = Config {
         threshold: args.threshold,
@@ -259,7 +252,8 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         return Err(GateError::Csv {
             path: base.table.path.clone(),
             why: "no rows: the run measured nothing (did every cell fail?)".into(),
-        });
+        }
+        .into());
     }
     let regressed = rows.iter().any(|r| r.judgement.verdict == Verdict::Regressed);
     let inconclusive = rows.iter().any(|r| r.judgement.verdict == Verdict::Inconclusive);
@@ -280,9 +274,22 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
     })
 }
 
-/// Runs the gate; returns the process exit code (0 pass, 1 fail). Errors are usage or data
-/// errors, which the caller reports in one line and exits 2.
-pub fn run(args: &GateArgs) -> Result<i32, crate::error::Error> {
+/// Runs the gate; returns the process exit code (0 pass, 1 fail, 130 interrupted). Every error
+/// is a usage or data error as far as CI is concerned: it comes back as `Error::Gate`, which
+/// the CLI prints in one line and exits 2.
+pub fn run(args: &GateArgs) -> Result<i32, Error> {
+    match run_inner(args) {
+        Ok(code) => Ok(code),
+        Err(Error::Gate(GateError::Interrupted)) => {
+            eprintln!("tracebench: gate interrupted; the interleaved runs were stopped");
+            Ok(130)
+        }
+        Err(e @ Error::Gate(_)) => Err(e),
+        Err(e) => Err(GateError::Other(e.to_string()).into()),
+    }
+}
+
+fn run_inner(args: &GateArgs) -> Result<i32, Error> {
     let (base, cand) = if args.interleave {
         interleave::run(args)?
     } else {
@@ -293,15 +300,13 @@ pub fn run(args: &GateArgs) -> Result<i32, crate::error::Error> {
     let report = evaluate(&base, &cand, args, args.interleave)?;
     print!("{}", render::terminal(&report));
     if let Some(p) = &args.markdown {
-        write_atomic(p, render::markdown(&report).as_bytes())?;
+        sink::write_atomic(p, render::markdown(&report).as_bytes())?;
     }
     if let Some(p) = &args.junit {
-        write_atomic(p, render::junit(&report).as_bytes())?;
+        sink::write_atomic(p, render::junit(&report).as_bytes())?;
     }
     if let Some(p) = &args.json {
-        let mut s = serde_json::to_string_pretty(&report).expect("the report serialises");
-        s.push('\n');
-        write_atomic(p, s.as_bytes())?;
+        sink::write_json(p, &report)?;
     }
     Ok(report.exit_code)
 }
