@@ -6,7 +6,8 @@
 #   small change: GATES gates of spin:200 against spin:206 (+3%)          -> never "regressed" at 5%
 #
 # Every gate is interleaved (ABBA), so that a burst of noise hits both sides. Cost: 3 x GATES x 2 x K
-# runs of `tracebench run -n N`; with the defaults (GATES=20, K=8, N=2000) about 10 minutes here.
+# runs of `tracebench run -n N`; with the defaults (GATES=20, K=16, N=2000): 1920 runs, about 5 minutes on an idle machine (0.15 s
+# per run), several times that while other builds load the 2 cores (about 1 s per run at load 10).
 #
 # Usage: scripts/bench-gate.sh            (uses target/release/tracebench; `cargo build --release` first)
 # Environment: TRACEBENCH (binary), GATES, K, N, THRESHOLD (5%), CONFIDENCE (99%), OUT (kept results).
@@ -14,7 +15,7 @@ set -euo pipefail
 
 BIN=${TRACEBENCH:-target/release/tracebench}
 GATES=${GATES:-20}
-K=${K:-8}
+K=${K:-16}
 N=${N:-2000}
 THRESHOLD=${THRESHOLD:-5%}
 CONFIDENCE=${CONFIDENCE:-99%}
