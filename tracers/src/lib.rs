@@ -8,13 +8,15 @@
 //! signal unwinding through the harness restores the system as it was found.
 
 pub mod clock;
+pub mod hpc;
 pub mod lw;
 pub mod none;
+pub mod plugin;
 pub mod printf;
 pub mod registry;
 pub mod spin;
 
-pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
+pub use registry::{create, known, launch_prefix, parent_guard, row_name, validate, CreateOptions, TracerInfo};
 
 use thiserror::Error;
 
@@ -29,6 +31,9 @@ pub enum TracerError {
     Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
+    /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.
+    #[error("{0}")]
+    Plugin(String),
 }
 
 /// One tracer backend, set up and ready to record.

@@ -10,7 +10,7 @@
 //! - [`create`] in the measuring child: sets the tracer up; its `Drop` tears it down.
 use std::any::Any;
 
-use crate::{lw::Lw, none::NoneTracer, printf::Printf, spin::Spin, Tracer, TracerError};
+use crate::{hpc, lw::Lw, none::NoneTracer, plugin, printf::Printf, spin::Spin, Tracer, TracerError};
 
 /// What the harness hands a backend at creation. Options a backend does not use are ignored.
 #[derive(Debug, Clone, Default)]
@@ -47,13 +47,23 @@ fn always(name: &'static str, spec: &'static str, description: &'static str, in_
 
 /// Every tracer this build knows, with its availability on this machine.
 pub fn known() -> Vec<TracerInfo> {
-    vec![
+    let mut v = vec![
         always("none", "none", "empty non-inlined call: the floor", true),
         always("lw", "lw", "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", true),
         always("lw-tsc", "lw-tsc", "LW-ust with an rdtsc timestamp", true),
         always("printf", "printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", true),
         always("spin", "spin:NS[@P:SLOW]", "calibration: busy-wait NS ns (every P-th call SLOW ns)", false),
-    ]
+        always("plugin", "plugin:PATH[:ARGS]", "out-of-tree tracer: a .so exporting tracebench_tracer_v1", false),
+    ];
+    // Survey 5.2 HPC tracers: available only where the user has built them (see hpc.rs).
+    v.extend(hpc::ALL.iter().map(|h| TracerInfo {
+        name: h.name,
+        spec: h.name,
+        description: h.description,
+        availability: h.availability(),
+        in_all: true,
+    }));
+    v
 }
 
 /// Creates the tracer named by `spec` (e.g. `lw`, `spin:300`, `spin:100@64:1000`).
@@ -74,6 +84,10 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
             Some(a) => Ok(Box::new(Spin::parse(spec, a, opts.tsc_hz)?)),
             None => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
         },
+        "plugin" => Ok(Box::new(plugin::Plugin::create(spec)?)),
+        "extrae" => no_arg(Box::new(hpc::create(&hpc::EXTRAE)?)),
+        "scorep" => no_arg(Box::new(hpc::create(&hpc::SCOREP)?)),
+        "vampirtrace" => no_arg(Box::new(hpc::create(&hpc::VAMPIRTRACE)?)),
         _ => Err(TracerError::Unknown(spec.to_string())),
     }
 }
@@ -95,12 +109,24 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
         return Err(TracerError::Unavailable { name: kind.into(), why, fix });
     }
     match (kind, arg) {
+        // Loads the library in a forked child without calling init (see plugin::validate).
+        ("plugin", _) => plugin::validate(spec).map(|_| ()).map_err(Into::into),
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
         ("spin", None) => {
             Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })
         }
         (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
+    }
+}
+
+/// The row name of a spec in results when the user gives no `--label`: the spec itself, except
+/// for `plugin:PATH[:ARGS]`, whose row is the plugin's own `name` (read in a forked child, init
+/// not called; see plugin::validate).
+pub fn row_name(spec: &str) -> Result<String, TracerError> {
+    match split(spec) {
+        ("plugin", _) => Ok(plugin::validate(spec)?),
+        _ => Ok(spec.to_string()),
     }
 }
 

@@ -90,7 +90,11 @@ pub fn plan(args: &RunArgs, mode: Mode) -> Result<Plan, Error> {
     }
     let mut rows: Vec<Row> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
-        let name = args.label.get(i).cloned().unwrap_or_else(|| spec.clone());
+        // Default row name: the spec, or a plugin's own name (registry::row_name).
+        let name = match args.label.get(i) {
+            Some(l) => l.clone(),
+            None => registry::row_name(spec)?,
+        };
         if name.is_empty() || name.contains(',') || name.contains('\n') {
             return Err(Error::Usage(format!("bad label '{name}': labels must be non-empty, without commas")));
         }

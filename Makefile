@@ -1,0 +1,37 @@
+# tracebench: `make bench` (set-up, default suite on every tracer available here, report) and
+# `make test`. Everything a fresh Debian machine needs is installed by scripts/setup.sh.
+CARGO ?= cargo
+BIN := target/release/tracebench
+STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
+OUT ?= results/$(STAMP)
+FEATURES ?=
+
+.PHONY: all setup build bench test precision clean
+
+
+all: build
+
+setup:
+	bash scripts/setup.sh
+
+build:
+	$(CARGO) build --release $(if $(FEATURES),--features "$(FEATURES)")
+
+# The default suite: every tracer `tracebench list` marks available, survey configuration.
+bench: setup build
+	$(BIN) run --tracer all --out $(OUT)
+	@if $(BIN) --help | grep -q '^  report'; then $(BIN) report $(OUT); fi
+
+# Measurement tests pin to the same core and time things, so they run one at a time.
+test: setup build
+	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1
+
+# Precision figures of the measurement core (README "Precision").
+precision: build
+	bash scripts/bench-precision.sh
+
+clean:
+	$(CARGO) clean
+
+# Example and test plugins (issue: plug in your own tracer).
+include tracers/examples/examples.mk
