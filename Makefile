@@ -6,7 +6,7 @@ STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 OUT ?= results/$(STAMP)
 FEATURES ?=
 
-.PHONY: all setup build bench test precision clean
+.PHONY: all setup build bench test precision bench-gate clean
 
 
 all: build
@@ -29,6 +29,10 @@ test: setup build
 # Precision figures of the measurement core (README "Precision").
 precision: build
 	bash scripts/bench-precision.sh
+
+# Validation figures of the regression gate (docs/gate.md): false alarms and power on spin backends.
+bench-gate: build
+	TRACEBENCH=$(BIN) bash scripts/bench-gate.sh
 
 clean:
 	$(CARGO) clean

@@ -82,6 +82,7 @@ fn unchanged_passes_and_writes_every_format() {
     assert_eq!(j["metric"], "mean_ns");
     assert_eq!(j["rows"].as_array().unwrap().len(), 2);
     assert_eq!(j["rows"][0]["verdict"], "unchanged");
+    assert_eq!(j["rows"][0]["baseline_values"].as_array().unwrap().len(), 10);
     let ci = j["rows"][0]["ci"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() > -0.05 && ci[1].as_f64().unwrap() < 0.05);
 }

@@ -152,6 +152,10 @@ pub struct Row {
     pub metric: String,
     #[serde(flatten)]
     pub judgement: Judgement,
+    /// The per-repetition values judged, as (repetition, value), so that the JSON alone can be
+    /// re-analysed.
+    pub baseline_values: Vec<(u64, f64)>,
+    pub candidate_values: Vec<(u64, f64)>,
 }
 
 /// Everything the renderers need.
@@ -246,7 +250,8 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
     for (tracer, threads) in base.keys() {
         let b = base.values(&tracer, threads, &metric)?;
         let c = cand.values(&tracer, threads, &metric)?;
-        rows.push(Row { tracer, threads, metric: metric.clone(), judgement: verdict::judge(&b, &c, &cfg) });
+        let judgement = verdict::judge(&b, &c, &cfg);
+        rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }
     if rows.is_empty() {
         return Err(GateError::Csv {
