@@ -4,10 +4,11 @@ CARGO ?= cargo
 BIN := target/release/tracebench
 STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 OUT ?= results/$(STAMP)
-FEATURES ?=
+# The eBPF backend (libbpf-rs) needs clang and libelf at build time: scripts/setup.sh installs
+# them, and a plain `cargo build` leaves the feature off so it needs neither.
+FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate clean
-
+.PHONY: all setup build bench test precision bench-gate indep compare clean
 
 all: build
 
@@ -34,8 +35,18 @@ precision: build
 bench-gate: build
 	TRACEBENCH=$(BIN) bash scripts/bench-gate.sh
 
+# Independent check of the LTTng, ftrace and system-call backends (docs/backends-a.md):
+# tb-indep times the same calls outside tracebench; compare runs both, interleaved.
+indep:
+	$(MAKE) -C scripts/indep
+
+compare: build indep
+	bash scripts/indep/compare.sh -b $(BIN)
+
 clean:
 	$(CARGO) clean
+	$(MAKE) -C scripts/indep clean
 
 # Example and test plugins (issue: plug in your own tracer).
 include tracers/examples/examples.mk
+

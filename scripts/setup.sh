@@ -7,8 +7,18 @@ say() { printf 'setup: %s\n' "$*"; }
 # Packages the measurement core and its tests need. Backend-specific lists are appended below
 # by each backend's section.
 PKGS=(python3 util-linux)
+# LTTng, ftrace and system-call backends (docs/backends-a.md): lttng-tools and liblttng-ust-dev for
+# lttng-ust/lttng-tracef (tracers/build.rs builds the provider when liblttng-ust-dev is present),
+# babeltrace2 to read LTTng snapshots back, strace, and gcc/make/pkg-config for the C provider and
+# the independent check (scripts/indep).
+PKGS+=(lttng-tools liblttng-ust-dev babeltrace2 strace gcc make pkg-config)
+# eBPF backend build (clang compiles tracers/bpf/site.bpf.c; libbpf-sys builds libbpf against
+# libelf and zlib; linux-libc-dev has <linux/bpf.h> and <asm/ptrace.h>), and bpftrace.
+PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
 # Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
 PKGS+=(gcc libc6-dev make)
+# The report test opens report.html in headless Chromium.
+PKGS+=(chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -20,7 +30,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   else
     say "installing: ${missing[*]}"
     apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    # Start no service: lttng-tools' package would start a permanent lttng-sessiond where init
+    # scripts are allowed to run. tracebench starts its own daemon for a run and stops it after.
+    policy=/usr/sbin/policy-rc.d
+    made_policy=0
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
+    fi
+    rc=0
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || rc=$?
+    if [ $made_policy -eq 1 ]; then rm -f "$policy"; fi
+    if [ $rc -ne 0 ]; then say "apt-get install failed ($rc)"; exit $rc; fi
+    say "installed: ${missing[*]}"
   fi
 else
   say "packages present: ${PKGS[*]}"

@@ -29,6 +29,8 @@ pub enum Command {
     /// two commands run here in ABBA order) per tracer and thread count; exits 0 pass, 1 a
     /// regression, 2 usage or data error.
     Gate(crate::gate::GateArgs),
+    /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
+    Report(crate::report::ReportArgs),
     /// (internal) Measure one cell in this process.
     #[command(name = "__cell", hide = true)]
     Cell { spec: PathBuf },
@@ -81,8 +83,9 @@ pub struct RunArgs {
     /// LTTng sub-buffer count.
     #[arg(long)]
     pub num_subbuf: Option<u32>,
-    /// First instruction of the uprobe site: nop5, push or ret.
-    #[arg(long)]
+    /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,
+    /// systemtap; default nop5).
+    #[arg(long, value_parser = ["nop5", "push", "ret"])]
     pub probe_site: Option<String>,
 }
 
@@ -102,6 +105,7 @@ pub fn run() -> i32 {
         Command::Scale(a) => crate::runner::run(a, crate::runner::Mode::Scale, &argv),
         Command::List => crate::output::list(),
         Command::Gate(a) => crate::gate::run(a),
+        Command::Report(a) => crate::report::run(a),
         Command::Cell { spec } => crate::runner::cell::main(spec),
     };
     match res {

@@ -27,6 +27,8 @@ pub enum Error {
     Data { path: String, why: String },
     #[error(transparent)]
     Gate(#[from] crate::gate::GateError),
+    #[error("report: {0}")]
+    Report(#[from] crate::report::ReportError),
 }
 
 impl Error {
@@ -41,6 +43,7 @@ impl Error {
             | Error::Data { .. } => 2,
             // The gate reserves 1 for "a regression": all its errors are usage or data errors.
             Error::Gate(_) => 2,
+            Error::Report(e) => e.exit_code(),
             _ => 1,
         }
     }

@@ -11,6 +11,8 @@ pub mod error;
 pub mod gate;
 pub mod host;
 pub mod output;
+pub mod plot;
+pub mod report;
 pub mod runner;
 pub mod sink;
 pub mod stats;

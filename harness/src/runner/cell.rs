@@ -217,7 +217,7 @@ fn thread_main(
     let setup = (|| {
         pin(cpu)?;
         tracer.thread_init(cpu)?;
-        let det = Detector::open()?;
+        let det = Detector::open_ignoring(tolerated_mask(tracer))?;
         let group = if spec.counters.is_empty() { None } else { Some(CounterGroup::open(&spec.counters)?) };
         // Room for a generous share of discarded rows; beyond it, reasons are still counted.
         let buf = Buffers::new(spec.iterations, spec.iterations * 2 + 1000);
@@ -253,6 +253,13 @@ fn thread_main(
     Ok(ThreadOut { result, buf, counter_read, sources })
 }
 
+/// The reasons `tracer` causes itself on every call (`Tracer::intrinsic_disturbances`), as a
+/// mask: not watched, and never a reason to discard.
+fn tolerated_mask(tracer: &dyn Tracer) -> u16 {
+    let intrinsic = tracer.intrinsic_disturbances();
+    ALL_REASONS.iter().filter(|r| intrinsic.contains(&r.name())).fold(0u16, |m, r| m | *r as u16)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn body<C: Clock, R: CounterRead>(
     clock: &C,
@@ -267,6 +274,7 @@ fn body<C: Clock, R: CounterRead>(
     cpu: usize,
 ) -> ThreadResult {
     let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
+    let tolerated = tolerated_mask(tracer);
     // Steady state (see steady_state.rs): wrap the buffer, then wait for the drift to settle.
     let wrap = steady_state::wrap_calls(tracer.buffer_events());
     timed::fire_untimed(tracer, wrap);
@@ -279,7 +287,7 @@ fn body<C: Clock, R: CounterRead>(
         if STOP.load(Ordering::Relaxed) {
             break;
         }
-        let o = timed::run(clock, ctr, tracer, det, scratch, w, 0, (w as u64) * 50, false);
+        let o = timed::run(clock, ctr, tracer, det, scratch, w, 0, (w as u64) * 50, false, tolerated);
         warmup_calls += o.attempts;
         lat.clear();
         lat.extend(scratch.samples[..o.kept].iter().map(|s| to_ns(s.ticks, hz)));
@@ -295,7 +303,7 @@ fn body<C: Clock, R: CounterRead>(
     // Threads start measuring together (survey 6.2.1: 5,000 iterations per core, in parallel).
     barrier.wait();
     let max_attempts = spec.iterations as u64 * 50 + 100_000;
-    let o = timed::run(clock, ctr, tracer, det, buf, spec.iterations, 0, max_attempts, true);
+    let o = timed::run(clock, ctr, tracer, det, buf, spec.iterations, 0, max_attempts, true, tolerated);
     let mut reasons = BTreeMap::new();
     for r in ALL_REASONS {
         let n = buf.reason_counts[(r as u16).trailing_zeros() as usize];

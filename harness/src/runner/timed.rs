@@ -82,6 +82,7 @@ pub struct Outcome {
 
 /// Fires the tracer until `want` undisturbed samples are in `buf.samples[..want]`, or `max_attempts`
 /// calls were made, or [`STOP`] is set. Iteration numbers start at `first_iteration`.
+#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn run<C: Clock, R: CounterRead>(
     clock: &C,
@@ -93,6 +94,7 @@ pub fn run<C: Clock, R: CounterRead>(
     first_iteration: u64,
     max_attempts: u64,
     record_discards: bool,
+    tolerated: u16,
 ) -> Outcome {
     let mut c0 = [0u64; MAX];
     let mut c1 = [0u64; MAX];
@@ -114,7 +116,9 @@ pub fn run<C: Clock, R: CounterRead>(
         compiler_fence(Ordering::SeqCst);
         let h1 = det.head();
         let ticks = t1.wrapping_sub(t0);
-        if h1 == h0 {
+        // Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`) do not discard.
+        let mask = if h1 == h0 { 0 } else { det.classify(h0, h1) };
+        if mask & !tolerated == 0 {
             let s = &mut buf.samples[kept];
             s.iteration = it - first_iteration;
             s.ticks = ticks;
@@ -124,7 +128,6 @@ pub fn run<C: Clock, R: CounterRead>(
             }
             kept += 1;
         } else {
-            let mask = det.classify(h0, h1);
             buf.discarded += 1;
             for b in 0..16 {
                 if mask & (1 << b) != 0 {
