@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision indep compare clean
+.PHONY: all setup build bench test precision bench-gate indep compare clean
 
 all: build
 
@@ -30,6 +30,10 @@ test: setup build
 # Precision figures of the measurement core (README "Precision").
 precision: build
 	bash scripts/bench-precision.sh
+
+# Validation figures of the regression gate (README "Regression gate"): false alarms and power.
+bench-gate: build
+	TRACEBENCH=$(BIN) bash scripts/bench-gate.sh
 
 # Independent check of the LTTng, ftrace and system-call backends:
 # tb-indep times the same calls outside tracebench; compare runs both, interleaved.

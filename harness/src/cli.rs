@@ -25,6 +25,10 @@ pub enum Command {
     Scale(RunArgs),
     /// List every known tracer, whether it can run here, and if not why and how to fix it.
     List,
+    /// CI regression gate: compares a baseline and a candidate (two results directories, or
+    /// two commands run here in ABBA order) per tracer and thread count; exits 0 pass, 1 a
+    /// regression, 2 usage or data error.
+    Gate(crate::gate::GateArgs),
     /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
     Report(crate::report::ReportArgs),
     /// (internal) Measure one cell in this process.
@@ -100,6 +104,7 @@ pub fn run() -> i32 {
         Command::Run(a) => crate::runner::run(a, crate::runner::Mode::Run, &argv),
         Command::Scale(a) => crate::runner::run(a, crate::runner::Mode::Scale, &argv),
         Command::List => crate::output::list(),
+        Command::Gate(a) => crate::gate::run(a),
         Command::Report(a) => crate::report::run(a),
         Command::Cell { spec } => crate::runner::cell::main(spec),
     };

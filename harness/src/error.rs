@@ -25,6 +25,8 @@ pub enum Error {
     Measurement(String),
     #[error("bad results data in {path}: {why}")]
     Data { path: String, why: String },
+    #[error(transparent)]
+    Gate(#[from] crate::gate::GateError),
     #[error("report: {0}")]
     Report(#[from] crate::report::ReportError),
 }
@@ -39,6 +41,8 @@ impl Error {
             | Error::OutDir { .. }
             | Error::Pin { .. }
             | Error::Data { .. } => 2,
+            // The gate reserves 1 for "a regression": all its errors are usage or data errors.
+            Error::Gate(_) => 2,
             Error::Report(e) => e.exit_code(),
             _ => 1,
         }

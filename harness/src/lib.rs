@@ -8,6 +8,7 @@ pub mod clock;
 pub mod counters;
 pub mod disturbance;
 pub mod error;
+pub mod gate;
 pub mod host;
 pub mod output;
 pub mod plot;

@@ -1,0 +1,260 @@
+//! `--interleave`: the gate runs both sides itself, alternately, in ABBA order.
+//!
+//! Noise on a shared machine comes in bursts that slow whole repetitions. Running all of A and
+//! then all of B lets one burst land on one side only and read as a change; alternating
+//! A B B A A B B A ... spreads bursts (and slow drifts: thermal, a neighbour's build) evenly
+//! over both sides, and the ABBA order also cancels a linear drift within each block of four
+//! (Kalibera & Jones 2013 randomise the order of executions for the same reason).
+//!
+//! How a side's command is invoked (documented in docs/gate.md): for repetition `i` (0-based)
+//! of side `A` (baseline) or `B` (candidate), the gate runs
+//!
+//! ```text
+//! /bin/sh -c 'CMD "$@"' tracebench-gate --repeats 1 --out WORK/A-i
+//! ```
+//!
+//! i.e. `CMD --repeats 1 --out WORK/A-i` with the two options appended safely quoted, where CMD is
+//! the --baseline-cmd string, with the directory of the running `tracebench` first on PATH (so
+//! `tracebench` in CMD is this same binary) and `TRACEBENCH_GATE_SIDE` (`baseline` or
+//! `candidate`) and `TRACEBENCH_GATE_REPETITION` (`i`) in the environment. Its stdout and
+//! stderr go to `WORK/A-i.log`. It must exit 0 and leave `WORK/A-i/repetitions.csv`.
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::input::Results;
+use super::{GateArgs, GateError};
+use crate::error::Error;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// A working directory removed on drop unless the user asked to keep it (--out).
+struct WorkDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl WorkDir {
+    fn new(out: Option<&Path>) -> Result<Self, Error> {
+        let (path, keep) = match out {
+            Some(p) => (p.to_path_buf(), true),
+            None => {
+                let nanos =
+                    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+                (std::env::temp_dir().join(format!("tracebench-gate-{}-{nanos}", std::process::id())), false)
+            }
+        };
+        if keep && path.join("A-0").exists() {
+            return Err(GateError::Usage(format!(
+                "--out {}: it already holds an interleaved run (A-0); pick a new directory",
+                path.display()
+            ))
+            .into());
+        }
+        std::fs::create_dir_all(&path)
+            .map_err(|e| Error::OutDir { path: path.display().to_string(), why: e.to_string() })?;
+        Ok(WorkDir { path, keep })
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::A => "baseline",
+            Side::B => "candidate",
+        }
+    }
+    fn letter(self) -> &'static str {
+        match self {
+            Side::A => "A",
+            Side::B => "B",
+        }
+    }
+}
+
+/// The order of the 2K runs: pairs AB, BA, AB, BA... (ABBA blocks).
+fn schedule(k: usize) -> Vec<(Side, usize)> {
+    (0..k).flat_map(|i| if i % 2 == 0 { [(Side::A, i), (Side::B, i)] } else { [(Side::B, i), (Side::A, i)] }).collect()
+}
+
+/// The last non-empty line of a log, for the one-line error.
+fn last_line(log: &Path) -> String {
+    std::fs::read_to_string(log)
+        .ok()
+        .and_then(|s| s.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string()))
+        .unwrap_or_else(|| "no output".into())
+}
+
+fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, Error> {
+    let out = work.path.join(format!("{}-{i}", side.letter()));
+    let log_path = work.path.join(format!("{}-{i}.log", side.letter()));
+    let io = |p: &Path, e: std::io::Error| Error::io(p, e);
+    let log = File::create(&log_path).map_err(|e| io(&log_path, e))?;
+    let log2 = log.try_clone().map_err(|e| io(&log_path, e))?;
+    let mut path = std::env::var_os("PATH").unwrap_or_default();
+    if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
+        let mut p = dir.into_os_string();
+        p.push(":");
+        p.push(&path);
+        path = p;
+    }
+    let fail = |why: String| GateError::Command {
+        side: side.name(),
+        repetition: i,
+        why,
+        log: if work.keep { log_path.clone() } else { PathBuf::from("(removed; pass --out DIR to keep it)") },
+    };
+    let child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("{cmd} \"$@\""))
+        .arg("tracebench-gate")
+        .arg("--repeats")
+        .arg("1")
+        .arg("--out")
+        .arg(&out)
+        .env("PATH", path)
+        .env("TRACEBENCH_GATE_SIDE", side.name())
+        .env("TRACEBENCH_GATE_REPETITION", i.to_string())
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .spawn()
+        .map_err(|e| fail(format!("cannot start /bin/sh: {e}")))?;
+    let pid = child.id() as libc::pid_t;
+    // Block in waitpid rather than polling, so the gate itself adds no wake-ups to the
+    // measurement; a signal interrupts it (EINTR) and we forward SIGTERM to the child, which
+    // tears its tracer down.
+    let mut status: libc::c_int = 0;
+    let mut forwarded = false;
+    loop {
+        if STOP.load(Ordering::SeqCst) && !forwarded {
+            // SAFETY: pid is our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            forwarded = true;
+        }
+        // SAFETY: waits for our own child; `child` is never waited on through std afterwards.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(fail(format!("waitpid: {e}")).into());
+        }
+    }
+    drop(child);
+    if STOP.load(Ordering::SeqCst) {
+        return Err(GateError::Interrupted.into());
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let how = if libc::WIFEXITED(status) {
+            format!("exit status {}", libc::WEXITSTATUS(status))
+        } else {
+            format!("killed by signal {}", libc::WTERMSIG(status))
+        };
+        return Err(fail(format!("{how}: {}", last_line(&log_path))).into());
+    }
+    if !out.join("repetitions.csv").is_file() {
+        return Err(fail(format!(
+            "it exited 0 but wrote no {}; the command must accept `--repeats 1 --out DIR` and write a results \
+             directory there (e.g. `tracebench run --tracer X --label NAME`)",
+            out.join("repetitions.csv").display()
+        ))
+        .into());
+    }
+    Results::open(&out)
+}
+
+pub fn run(args: &GateArgs) -> Result<(Results, Results), Error> {
+    let (ca, cb) = (args.baseline_cmd.as_deref().unwrap_or(""), args.candidate_cmd.as_deref().unwrap_or(""));
+    for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {
+        if c.trim().is_empty() {
+            return Err(GateError::Usage(format!(
+                "{flag} is empty; give a command such as 'tracebench run --tracer spin:200 --label spin'"
+            ))
+            .into());
+        }
+    }
+    let work = WorkDir::new(args.out.as_deref())?;
+    // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
+    // down), the work directory removed, and the gate exits 130. The handler is installed
+    // without SA_RESTART, so a blocked waitpid returns EINTR.
+    STOP.store(false, Ordering::SeqCst);
+    crate::runner::cell::install_stop_handlers(on_signal);
+    let k = args.repeats as usize;
+    let plan = schedule(k);
+    let (mut acc_a, mut acc_b): (Option<Results>, Option<Results>) = (None, None);
+    let t0 = Instant::now();
+    for (n, &(side, i)) in plan.iter().enumerate() {
+        eprint!("gate: [{}/{}] {} repetition {} ... ", n + 1, plan.len(), side.name(), i);
+        let t = Instant::now();
+        let r = run_one(if matches!(side, Side::A) { ca } else { cb }, side, i, &work);
+        match &r {
+            Ok(_) => eprintln!("{:.1} s", t.elapsed().as_secs_f64()),
+            Err(_) => eprintln!("failed"),
+        }
+        let r = r?;
+        let acc = if matches!(side, Side::A) { &mut acc_a } else { &mut acc_b };
+        match acc {
+            None => {
+                let mut first = r.clone();
+                first.table.rows.clear();
+                first.append(r, i)?;
+                *acc = Some(first);
+            }
+            Some(a) => a.append(r, i)?,
+        }
+    }
+    eprintln!("gate: {} runs in {:.1} s", plan.len(), t0.elapsed().as_secs_f64());
+    let (mut a, mut b) = (acc_a.expect("K >= 1"), acc_b.expect("K >= 1"));
+    if work.keep {
+        // Merged per-repetition tables (plus the first run.json), so that this gate can be
+        // re-judged later with `tracebench gate --baseline OUT/baseline --candidate OUT/candidate`.
+        for (r, side) in [(&mut a, Side::A), (&mut b, Side::B)] {
+            let dir = work.path.join(side.name());
+            r.write_repetitions(&dir)?;
+            let src = work.path.join(format!("{}-0", side.letter())).join("run.json");
+            if src.is_file() {
+                std::fs::copy(&src, dir.join("run.json")).map_err(|e| Error::io(&src, e))?;
+            }
+            r.dir = dir;
+        }
+    } else {
+        a.dir = PathBuf::from(format!("`{ca}`"));
+        b.dir = PathBuf::from(format!("`{cb}`"));
+    }
+    Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abba_order() {
+        let s: String = schedule(4).iter().map(|(s, _)| s.letter()).collect();
+        assert_eq!(s, "ABBAABBA");
+        let reps: Vec<usize> = schedule(3).iter().map(|&(_, i)| i).collect();
+        assert_eq!(reps, [0, 0, 1, 1, 2, 2]);
+    }
+}

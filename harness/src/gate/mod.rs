@@ -1,0 +1,334 @@
+//! `tracebench gate`: the CI regression gate (issue 7).
+//!
+//! It compares a baseline and a candidate, per tracer and thread count, on per-repetition
+//! statistics only (see `verdict` for the method and docs/gate.md for the user-facing text), and
+//! exits 0 (pass), 1 (a regression, or an inconclusive row under `--strict`) or 2 (usage or data
+//! error). Input is either two results directories or, with `--interleave`, two commands that
+//! the gate runs itself in ABBA order (`interleave`).
+mod input;
+mod interleave;
+mod render;
+pub mod verdict;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::error::Error;
+use crate::sink;
+use input::Results;
+use verdict::{Config, Estimator, Judgement, Verdict};
+
+#[derive(Debug, Error)]
+pub enum GateError {
+    #[error("{dir}: not a results directory: {why}")]
+    NotAResultsDir { dir: PathBuf, why: String },
+    #[error("{path}: {why}")]
+    Csv { path: PathBuf, why: String },
+    #[error("baseline and candidate do not match: {0}")]
+    Mismatch(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{side} command (repetition {repetition}) failed: {why}; log: {log}")]
+    Command { side: &'static str, repetition: usize, why: String, log: PathBuf },
+    #[error("interrupted by a signal; the interleaved runs were stopped")]
+    Interrupted,
+    /// Any other error met while gating (reading files, writing outputs): still a data or usage
+    /// error as far as CI is concerned, so it exits 2, not 1.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Parses "5%", "0.05" (a fraction below 1) into a fraction.
+fn parse_fraction(s: &str, what: &str, example: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => match t.parse::<f64>() {
+            Ok(v) if v < 1.0 => Ok(v),
+            Ok(_) => {
+                return Err(format!("{what} '{s}' is ambiguous: write it as a percentage ({example}%) or a fraction"))
+            }
+            Err(e) => Err(e),
+        },
+    }
+    .map_err(|_| format!("{what} '{s}' is not a number: write it as e.g. {example}%"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{what} '{s}' must be a non-negative percentage, e.g. {example}%"));
+    }
+    Ok(v)
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    parse_fraction(s, "threshold", "5")
+}
+
+fn parse_confidence(s: &str) -> Result<f64, String> {
+    let v = parse_fraction(s, "confidence", "99")?;
+    if v <= 0.5 || v >= 1.0 {
+        return Err(format!("confidence '{s}' must lie between 50% and 100% (exclusive), e.g. 99%"));
+    }
+    Ok(v)
+}
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "Exit status: 0 pass, 1 a regression (or an inconclusive row with --strict), 2 usage or \
+                        data error.\nMethod and examples: docs/gate.md.")]
+pub struct GateArgs {
+    /// Baseline results directory (the --out of `tracebench run --repeats K`).
+    #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
+    pub baseline: Option<PathBuf>,
+    /// Candidate results directory.
+    #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
+    pub candidate: Option<PathBuf>,
+    /// Smallest relative change that matters: "regressed" needs the whole confidence interval above it.
+    #[arg(long, default_value = "5%", value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// Confidence level of the bootstrap interval.
+    #[arg(long, default_value = "99%", value_parser = parse_confidence)]
+    pub confidence: f64,
+    /// Fail (exit 1) on an inconclusive row too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Per-repetition column to compare: auto (instructions_mean when both sides counted
+    /// instructions, else mean_ns) or any numeric column of repetitions.csv (p50_ns, cycles_mean...).
+    #[arg(long, default_value = "auto", value_name = "COLUMN")]
+    pub metric: String,
+    /// How the per-repetition values of the two sides are compared.
+    #[arg(long, value_enum, default_value_t = Estimator::HodgesLehmann)]
+    pub estimator: Estimator,
+    /// Compare repetition i of each side with each other (median of per-pair ratios). On by
+    /// default with --interleave, where the two runs of a pair ran back to back; give it to
+    /// re-judge the merged OUT/baseline and OUT/candidate of an interleaved gate.
+    #[arg(long, conflicts_with = "unpaired")]
+    pub paired: bool,
+    /// Compare the two sides as independent samples even with --interleave.
+    #[arg(long)]
+    pub unpaired: bool,
+    /// Fewer repetitions per side than this give "inconclusive" without an interval.
+    #[arg(long, default_value_t = 5, value_name = "K", value_parser = clap::value_parser!(u64).range(2..))]
+    pub min_repeats: u64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub resamples: u64,
+    /// Seed of the bootstrap: a fixed seed makes a verdict reproducible from the files alone.
+    #[arg(long, default_value_t = 0x7472_6163_6562_6e63)]
+    pub seed: u64,
+    /// Also write the verdicts as markdown (for a PR comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also write the verdicts as JUnit XML (one test case per tracer x threads).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the verdicts as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Run both sides here, alternately in ABBA order, instead of reading two directories.
+    #[arg(long, requires_all = ["baseline_cmd", "candidate_cmd"])]
+    pub interleave: bool,
+    /// Baseline command for --interleave: run as `sh -c 'CMD "$@"' -- --repeats 1 --out DIR`
+    /// (so `tracebench run --tracer X --label NAME ...`, or anything that writes a results dir).
+    #[arg(long, value_name = "CMD", requires = "interleave")]
+    pub baseline_cmd: Option<String>,
+    /// Candidate command for --interleave (invoked like --baseline-cmd).
+    #[arg(long, value_name = "CMD", requires = "interleave")]
+    pub candidate_cmd: Option<String>,
+    /// Repetitions per side for --interleave.
+    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub repeats: u64,
+    /// Keep the interleaved runs in DIR (DIR/A-<i>, DIR/B-<i>, merged DIR/baseline and
+    /// DIR/candidate) instead of a temporary directory.
+    #[arg(long, value_name = "DIR", requires = "interleave")]
+    pub out: Option<PathBuf>,
+}
+
+/// One judged row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub tracer: String,
+    pub threads: u32,
+    pub metric: String,
+    #[serde(flatten)]
+    pub judgement: Judgement,
+    /// The per-repetition values judged, as (repetition, value), so that the JSON alone can be
+    /// re-analysed.
+    pub baseline_values: Vec<(u64, f64)>,
+    pub candidate_values: Vec<(u64, f64)>,
+}
+
+/// Everything the renderers need.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub baseline: String,
+    pub candidate: String,
+    pub interleaved: bool,
+    pub metric: String,
+    pub estimator: Estimator,
+    pub paired: bool,
+    pub threshold: f64,
+    pub confidence: f64,
+    pub strict: bool,
+    pub rows: Vec<Row>,
+    pub pass: bool,
+    pub exit_code: i32,
+}
+
+/// Checks that both sides measured the same things, and picks the metric column.
+fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Error> {
+    let (cb, cc) = (base.table.counter_columns(), cand.table.counter_columns());
+    if cb != cc {
+        let list = |s: &BTreeSet<String>| {
+            if s.is_empty() {
+                "none".to_string()
+            } else {
+                s.iter().map(|c| c.trim_end_matches("_mean")).collect::<Vec<_>>().join(",")
+            }
+        };
+        return Err(GateError::Mismatch(format!(
+            "counters differ (baseline: {}, candidate: {}); run both sides with the same --counters on machines \
+             with the same PMU",
+            list(&cb),
+            list(&cc)
+        ))
+        .into());
+    }
+    let (kb, kc) = (base.keys(), cand.keys());
+    let show = |k: &(String, u32)| format!("{}, {} thread(s)", k.0, k.1);
+    if let Some(k) = kb
+        .iter()
+        .find(|k| !kc.contains(k))
+        .map(|k| (k, "baseline"))
+        .or_else(|| kc.iter().find(|k| !kb.contains(k)).map(|k| (k, "candidate")))
+    {
+        return Err(GateError::Mismatch(format!(
+            "{} is in the {} only; rows are matched by tracer name and thread count, so run both sides with the \
+             same --threads and give two specs one name with `tracebench run --tracer SPEC --label NAME`",
+            show(k.0),
+            k.1
+        ))
+        .into());
+    }
+    let m = if metric == "auto" {
+        // Instruction counts are nearly deterministic where a PMU exists, so they are the
+        // primary metric then; time otherwise.
+        if cb.contains("instructions_mean") {
+            "instructions_mean"
+        } else {
+            "mean_ns"
+        }
+    } else {
+        metric
+    };
+    for r in [base, cand] {
+        if r.table.col(m).is_none() {
+            return Err(GateError::Usage(format!(
+                "--metric {m}: {} has no such column (columns: {})",
+                r.table.path.display(),
+                r.table.header.join(",")
+            ))
+            .into());
+        }
+    }
+    Ok(m.to_string())
+}
+
+/// Judges every (tracer, threads) row; pure given the two tables.
+pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bool) -> Result<Report, Error> {
+    let metric = compatible(base, cand, &args.metric)?;
+    let cfg = Config {
+        threshold: args.threshold,
+        confidence: args.confidence,
+        estimator: args.estimator,
+        resamples: args.resamples as usize,
+        seed: args.seed,
+        paired: (args.paired || interleaved) && !args.unpaired,
+        min_repetitions: args.min_repeats as usize,
+    };
+    let mut rows = Vec::new();
+    for (tracer, threads) in base.keys() {
+        let b = base.values(&tracer, threads, &metric)?;
+        let c = cand.values(&tracer, threads, &metric)?;
+        let judgement = verdict::judge(&b, &c, &cfg);
+        rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
+    }
+    if rows.is_empty() {
+        return Err(GateError::Csv {
+            path: base.table.path.clone(),
+            why: "no rows: the run measured nothing (did every cell fail?)".into(),
+        }
+        .into());
+    }
+    let regressed = rows.iter().any(|r| r.judgement.verdict == Verdict::Regressed);
+    let inconclusive = rows.iter().any(|r| r.judgement.verdict == Verdict::Inconclusive);
+    let pass = !regressed && !(args.strict && inconclusive);
+    Ok(Report {
+        baseline: base.dir.display().to_string(),
+        candidate: cand.dir.display().to_string(),
+        interleaved,
+        metric,
+        estimator: args.estimator,
+        paired: cfg.paired,
+        threshold: args.threshold,
+        confidence: args.confidence,
+        strict: args.strict,
+        rows,
+        pass,
+        exit_code: if pass { 0 } else { 1 },
+    })
+}
+
+/// Runs the gate; returns the process exit code (0 pass, 1 fail, 130 interrupted). Every error
+/// is a usage or data error as far as CI is concerned: it comes back as `Error::Gate`, which
+/// the CLI prints in one line and exits 2.
+pub fn run(args: &GateArgs) -> Result<i32, Error> {
+    match run_inner(args) {
+        Ok(code) => Ok(code),
+        Err(Error::Gate(GateError::Interrupted)) => {
+            eprintln!("tracebench: gate interrupted; the interleaved runs were stopped");
+            Ok(130)
+        }
+        Err(e @ Error::Gate(_)) => Err(e),
+        Err(e) => Err(GateError::Other(e.to_string()).into()),
+    }
+}
+
+fn run_inner(args: &GateArgs) -> Result<i32, Error> {
+    let (base, cand) = if args.interleave {
+        interleave::run(args)?
+    } else {
+        // clap guarantees both are present without --interleave.
+        let (b, c) = (args.baseline.as_ref().unwrap(), args.candidate.as_ref().unwrap());
+        (Results::open(b)?, Results::open(c)?)
+    };
+    let report = evaluate(&base, &cand, args, args.interleave)?;
+    print!("{}", render::terminal(&report));
+    if let Some(p) = &args.markdown {
+        sink::write_atomic(p, render::markdown(&report).as_bytes())?;
+    }
+    if let Some(p) = &args.junit {
+        sink::write_atomic(p, render::junit(&report).as_bytes())?;
+    }
+    if let Some(p) = &args.json {
+        sink::write_json(p, &report)?;
+    }
+    Ok(report.exit_code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions() {
+        assert_eq!(parse_threshold("5%").unwrap(), 0.05);
+        assert_eq!(parse_threshold("0.05").unwrap(), 0.05);
+        assert!(parse_threshold("5").unwrap_err().contains("ambiguous"));
+        assert!(parse_threshold("x%").is_err());
+        assert!(parse_threshold("-1%").is_err());
+        assert!((parse_confidence("99%").unwrap() - 0.99).abs() < 1e-12);
+        assert!(parse_confidence("100%").is_err());
+        assert!(parse_confidence("40%").is_err());
+    }
+}

@@ -1,0 +1,298 @@
+//! `tracebench gate` end to end on synthetic results directories (the output contract's
+//! repetitions.csv), and on a stand-in side command for --interleave.
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const HEAD: &str = "tracer,threads,repetition,kept,discarded,mean_ns,std_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns";
+
+/// Deterministic per-repetition jitter in [-1, 1).
+fn jitter(i: usize) -> f64 {
+    (i as f64 * 0.618_033_988_75).fract() * 2.0 - 1.0
+}
+
+/// Writes DIR/repetitions.csv with `reps` rows per (tracer, threads) at `mean` ns (1% noise),
+/// plus `extra` counter columns (e.g. ["instructions_mean"]) holding `mean * 3`.
+fn results(root: &Path, name: &str, rows: &[(&str, u32, f64)], reps: usize, extra: &[&str]) -> PathBuf {
+    let dir = root.join(name);
+    fs::create_dir_all(&dir).unwrap();
+    let mut s = String::from(HEAD);
+    for c in extra {
+        s.push(',');
+        s.push_str(c);
+    }
+    s.push('\n');
+    for &(tracer, threads, mean) in rows {
+        for r in 0..reps {
+            let m = mean * (1.0 + 0.01 * jitter(r + name.len()));
+            s.push_str(&format!(
+                "{tracer},{threads},{r},10000,3,{m:.3},5.0,{m:.0},{:.0},{:.0},{:.0},{:.0}",
+                m + 5.0,
+                m + 20.0,
+                m - 10.0,
+                m + 900.0
+            ));
+            for _ in extra {
+                s.push_str(&format!(",{:.1}", m * 3.0));
+            }
+            s.push('\n');
+        }
+    }
+    fs::write(dir.join("repetitions.csv"), s).unwrap();
+    dir
+}
+
+fn gate() -> Command {
+    Command::cargo_bin("tracebench").unwrap()
+}
+
+fn stderr_lines(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn unchanged_passes_and_writes_every_format() {
+    let t = tempfile::tempdir().unwrap();
+    let rows = [("spin", 1, 215.0), ("spin", 2, 230.0)];
+    let a = results(t.path(), "a", &rows, 10, &[]);
+    let b = results(t.path(), "bb", &rows, 10, &[]);
+    let (md, xml, json) = (t.path().join("g.md"), t.path().join("g.xml"), t.path().join("g.json"));
+    gate()
+        .args(["gate", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--junit")
+        .arg(&xml)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("unchanged").and(predicate::str::contains("PASS")));
+    let m = fs::read_to_string(&md).unwrap();
+    assert!(m.contains("| `spin` | 2 |") && m.contains("unchanged"), "{m}");
+    let x = fs::read_to_string(&xml).unwrap();
+    assert!(x.contains("<testsuite ") && x.contains("tests=\"2\" failures=\"0\"") && !x.contains("<failure"), "{x}");
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["exit_code"], 0);
+    assert_eq!(j["metric"], "mean_ns");
+    assert_eq!(j["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(j["rows"][0]["verdict"], "unchanged");
+    assert_eq!(j["rows"][0]["baseline_values"].as_array().unwrap().len(), 10);
+    let ci = j["rows"][0]["ci"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() > -0.05 && ci[1].as_f64().unwrap() < 0.05);
+}
+
+#[test]
+fn a_ten_percent_regression_exits_1() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("lttng", 1, 300.0), ("spin", 1, 215.0)], 8, &[]);
+    let b = results(t.path(), "b", &[("lttng", 1, 300.0), ("spin", 1, 236.5)], 8, &[]);
+    let xml = t.path().join("j.xml");
+    gate()
+        .args(["gate", "--threshold", "5%", "--confidence", "99%", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .arg("--junit")
+        .arg(&xml)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("regressed").and(predicate::str::contains("FAIL")));
+    let x = fs::read_to_string(&xml).unwrap();
+    assert_eq!(x.matches("<failure").count(), 1, "{x}");
+}
+
+#[test]
+fn an_improvement_passes() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("spin", 1, 236.5)], 8, &[]);
+    let b = results(t.path(), "b", &[("spin", 1, 215.0)], 8, &[]);
+    gate()
+        .args(["gate", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("improved"));
+}
+
+#[test]
+fn instructions_are_primary_when_counted() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("spin", 1, 215.0)], 6, &["instructions_mean"]);
+    let b = results(t.path(), "b", &[("spin", 1, 215.0)], 6, &["instructions_mean"]);
+    gate()
+        .args(["gate", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("metric instructions_mean"));
+}
+
+#[test]
+fn one_repetition_is_inconclusive_and_strict_fails() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("spin", 1, 215.0)], 1, &[]);
+    let b = results(t.path(), "b", &[("spin", 1, 300.0)], 1, &[]);
+    gate()
+        .args(["gate", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("inconclusive").and(predicate::str::contains("at least 5 per side")));
+    gate().args(["gate", "--strict", "--baseline"]).arg(&a).arg("--candidate").arg(&b).assert().code(1);
+}
+
+fn assert_one_line_exit_2(cmd: &mut Command, needle: &str) {
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains(needle), "{lines:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("spin:200", 1, 215.0)], 5, &[]);
+    let b = results(t.path(), "b", &[("spin:220", 1, 236.0)], 5, &[]);
+    let c = results(t.path(), "c", &[("spin:200", 1, 215.0)], 5, &["instructions_mean"]);
+    let d = results(t.path(), "d", &[("spin:200", 2, 215.0)], 5, &[]);
+    let arg = |x: &Path, y: &Path| {
+        let mut g = gate();
+        g.args(["gate", "--baseline"]).arg(x).arg("--candidate").arg(y);
+        g
+    };
+    assert_one_line_exit_2(&mut arg(&a, &b), "--label");
+    assert_one_line_exit_2(&mut arg(&a, &c), "counters differ");
+    assert_one_line_exit_2(&mut arg(&a, &d), "thread");
+    assert_one_line_exit_2(&mut arg(&a, &t.path().join("nope")), "not a results directory");
+    fs::create_dir_all(t.path().join("empty")).unwrap();
+    assert_one_line_exit_2(&mut arg(&a, &t.path().join("empty")), "repetitions.csv");
+    let e = t.path().join("e");
+    fs::create_dir_all(&e).unwrap();
+    fs::write(e.join("repetitions.csv"), format!("{HEAD}\nspin:200,1,0,10,0,abc,1,1,1,1,1,1\n")).unwrap();
+    assert_one_line_exit_2(&mut arg(&a, &e), "not a positive number");
+    assert_one_line_exit_2(
+        gate().args(["gate", "--metric", "p42_ns", "--baseline"]).arg(&a).arg("--candidate").arg(&a),
+        "p42_ns",
+    );
+    // Usage errors (clap) exit 2 as well.
+    let out =
+        gate().args(["gate", "--threshold", "five", "--baseline"]).arg(&a).arg("--candidate").arg(&a).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = gate().args(["gate", "--baseline"]).arg(&a).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A stand-in for `tracebench run`: writes a one-repetition results dir at `$1` ns, with 1%
+/// deterministic jitter from the repetition number the gate exports.
+fn fake_run(root: &Path) -> PathBuf {
+    let p = root.join("fake-run.sh");
+    fs::write(
+        &p,
+        format!(
+            r#"#!/bin/sh
+ns=$1; shift
+[ "$ns" = fail ] && {{ echo "fake-run: no such tracer" >&2; exit 3; }}
+while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift;; --repeats) [ "$2" = 1 ] || exit 9; shift;; esac; shift; done
+mkdir -p "$out"
+m=$(awk -v n="$ns" -v r="$TRACEBENCH_GATE_REPETITION" 'BEGIN {{ printf "%.3f", n * (1 + 0.01 * ((r * 0.618034) % 1 * 2 - 1)) }}')
+printf '%s\nspin,1,0,1000,0,%s,1,1,1,1,1,1\n' '{HEAD}' "$m" > "$out/repetitions.csv"
+echo '{{}}' > "$out/run.json"
+echo "$TRACEBENCH_GATE_SIDE $TRACEBENCH_GATE_REPETITION" >> "{}/order.txt"
+"#,
+            root.display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn interleave_runs_abba_keeps_results_and_can_be_rejudged() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = fake_run(t.path());
+    let out = t.path().join("gate-out");
+    gate()
+        .args(["gate", "--interleave", "--repeats", "6", "--baseline-cmd"])
+        .arg(format!("sh {} 215", fake.display()))
+        .arg("--candidate-cmd")
+        .arg(format!("sh {} 236.5", fake.display()))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("regressed").and(predicate::str::contains("interleaved ABBA")));
+    let order: Vec<String> =
+        fs::read_to_string(t.path().join("order.txt")).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(order[..4], ["baseline 0", "candidate 0", "candidate 1", "baseline 1"]);
+    assert_eq!(order.len(), 12);
+    for d in ["A-0", "B-5", "baseline", "candidate"] {
+        assert!(out.join(d).join("repetitions.csv").is_file(), "{d}");
+    }
+    assert!(out.join("A-0.log").is_file() && out.join("baseline/run.json").is_file());
+    let merged = fs::read_to_string(out.join("candidate/repetitions.csv")).unwrap();
+    assert_eq!(merged.lines().count(), 7, "{merged}");
+    // Re-judged from the files alone, paired as in the interleaved run: the same verdict.
+    gate()
+        .args(["gate", "--paired", "--baseline"])
+        .arg(out.join("baseline"))
+        .arg("--candidate")
+        .arg(out.join("candidate"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("regressed"));
+}
+
+#[test]
+fn interleave_same_command_passes_and_cleans_up() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = fake_run(t.path());
+    let cmd = format!("sh {} 215", fake.display());
+    // A private TMPDIR, so that the check does not race other tests.
+    let tmp = t.path().join("tmp");
+    fs::create_dir_all(&tmp).unwrap();
+    gate()
+        .env("TMPDIR", &tmp)
+        .args(["gate", "--interleave", "--repeats", "6", "--baseline-cmd", &cmd, "--candidate-cmd", &cmd])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("unchanged"));
+    let left: Vec<_> = fs::read_dir(&tmp).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "the temporary work directory must be removed: {left:?}");
+}
+
+#[test]
+fn interleave_failing_command_exits_2_with_its_last_line() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = fake_run(t.path());
+    let out = gate()
+        .args(["gate", "--interleave", "--repeats", "2", "--baseline-cmd"])
+        .arg(format!("sh {} 215", fake.display()))
+        .arg("--candidate-cmd")
+        .arg(format!("sh {} fail", fake.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last().unwrap();
+    assert!(last.contains("candidate command (repetition 0) failed: exit status 3: fake-run: no such tracer"), "{err}");
+    // A command that writes nothing is named as such.
+    let out = gate()
+        .args(["gate", "--interleave", "--repeats", "1", "--baseline-cmd", "true", "--candidate-cmd", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no"), "{out:?}");
+}
