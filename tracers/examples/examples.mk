@@ -1,7 +1,7 @@
 # Example tracer plugins (tracers/include/tracebench.h). Included by the top Makefile; also
 # usable alone from the repository root:  make -f tracers/examples/examples.mk plugins
 #
-#   target/plugins/liblw_plugin.so     the built-in `lw` as a plugin (plugin-path cost, docs/plugin.md)
+#   target/plugins/liblw_plugin.so     the built-in `lw` as a plugin (plugin-path cost, README)
 #   target/plugins/libnone_plugin.so   the built-in `none` (empty call) as a plugin (same)
 #   target/plugins/libring_plugin.so   a small per-thread ring-buffer tracer in C
 #   target/plugins/librust_plugin.so   a per-CPU rdtsc ring in Rust (cdylib, standalone crate)

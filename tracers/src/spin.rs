@@ -11,6 +11,8 @@ use crate::{Tracer, TracerError};
 
 thread_local! {
     static CALLS: Cell<u64> = const { Cell::new(0) };
+    /// (fast, slow) ticks after compensation, measured on the pinned thread in `thread_init`.
+    static TICKS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
 pub struct Spin {
@@ -18,6 +20,8 @@ pub struct Spin {
     ns: f64,
     fast_ticks: u64,
     slow: Option<(u64, f64, u64)>, // (period, slow ns, slow ticks)
+    /// The compensated fast-path ticks of each thread (for run.json).
+    compensated: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Spin {
@@ -45,30 +49,35 @@ impl Spin {
             }
         };
         let to_ticks = |ns: f64| (ns * tsc_hz / 1e9).round() as u64;
-        let slow = slow.map(|(p, s, _)| (p, s, compensate(to_ticks(s))));
-        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: compensate(to_ticks(fast)), slow })
+        let slow = slow.map(|(p, s, _)| (p, s, to_ticks(s)));
+        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: to_ticks(fast), slow, compensated: Default::default() })
     }
 }
 
 /// The spin's own overhead (its first TSC read, the loop's overshoot past the target, which on a
 /// VM whose TSC moves in ~10 ns steps is up to a step) would make `spin:300` cost more than
 /// 300 ns above the empty call. We measure the mean cost of `spin_ticks(target)` over batches of
-/// back-to-back calls (a batch average is not quantised by the clock step), keep the least
-/// disturbed batch, and shorten the target by the excess, so the *mean* cost is what was asked.
+/// back-to-back calls (a batch average is not quantised by the clock step) on the pinned
+/// measuring thread, take the median batch (robust to a disturbed one), and shorten the target by
+/// the excess, so the *mean* cost is what was asked. Done per thread, after pinning, so the
+/// figure does not depend on where an unpinned thread happened to run (that made spin:200 vary
+/// by +-2% between processes, which the regression gate then saw as noise).
 fn compensate(target: u64) -> u64 {
     if target == 0 {
         return 0;
     }
-    const BATCH: u64 = 200;
-    let mut best = u64::MAX;
-    for _ in 0..7 {
-        let t0 = rdtsc();
-        for _ in 0..BATCH {
-            spin_ticks(core::hint::black_box(target));
-        }
-        best = best.min((rdtsc() - t0) / BATCH);
-    }
-    let excess = best.saturating_sub(target);
+    const BATCH: u64 = 100;
+    let mut means: Vec<u64> = (0..25)
+        .map(|_| {
+            let t0 = rdtsc();
+            for _ in 0..BATCH {
+                spin_ticks(core::hint::black_box(target));
+            }
+            (rdtsc() - t0) / BATCH
+        })
+        .collect();
+    means.sort_unstable();
+    let excess = means[means.len() / 2].saturating_sub(target);
     target.saturating_sub(excess)
 }
 
@@ -95,20 +104,33 @@ impl Tracer for Spin {
                 "slow_every": p, "slow_ns": s, "slow_ticks": t}),
         }
     }
+    fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
+        let fast = compensate(self.fast_ticks);
+        let slow = self.slow.map(|(_, _, t)| compensate(t)).unwrap_or(0);
+        TICKS.with(|t| t.set((fast, slow)));
+        let mut c = self.compensated.lock().unwrap_or_else(|e| e.into_inner());
+        c.push(fast);
+        Ok(())
+    }
     #[inline(never)]
     fn fire(&self, _payload: u32) {
+        let (fast, slow_ticks) = TICKS.with(|t| t.get());
         let ticks = match self.slow {
-            None => self.fast_ticks,
-            Some((period, _, slow_ticks)) => CALLS.with(|c| {
+            None => fast,
+            Some((period, _, _)) => CALLS.with(|c| {
                 let n = c.get() + 1;
                 c.set(n);
                 if n % period == 0 {
                     slow_ticks
                 } else {
-                    self.fast_ticks
+                    fast
                 }
             }),
         };
         spin_ticks(ticks);
+    }
+    fn after_run(&self) -> serde_json::Value {
+        let c = self.compensated.lock().unwrap_or_else(|e| e.into_inner());
+        serde_json::json!({ "compensated_fast_ticks_per_thread": *c })
     }
 }

@@ -6,7 +6,7 @@
 //! over both sides, and the ABBA order also cancels a linear drift within each block of four
 //! (Kalibera & Jones 2013 randomise the order of executions for the same reason).
 //!
-//! How a side's command is invoked (documented in docs/gate.md): for repetition `i` (0-based)
+//! How a side's command is invoked (documented in the README): for repetition `i` (0-based)
 //! of side `A` (baseline) or `B` (candidate), the gate runs
 //!
 //! ```text

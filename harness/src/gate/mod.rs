@@ -1,7 +1,7 @@
 //! `tracebench gate`: the CI regression gate (issue 7).
 //!
 //! It compares a baseline and a candidate, per tracer and thread count, on per-repetition
-//! statistics only (see `verdict` for the method and docs/gate.md for the user-facing text), and
+//! statistics only (see `verdict` for the method and the README for the user-facing text), and
 //! exits 0 (pass), 1 (a regression, or an inconclusive row under `--strict`) or 2 (usage or data
 //! error). Input is either two results directories or, with `--interleave`, two commands that
 //! the gate runs itself in ABBA order (`interleave`).
@@ -75,7 +75,7 @@ fn parse_confidence(s: &str) -> Result<f64, String> {
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Exit status: 0 pass, 1 a regression (or an inconclusive row with --strict), 2 usage or \
-                        data error.\nMethod and examples: docs/gate.md.")]
+                        data error.\nMethod and examples: README, section "tracebench gate".")]
 pub struct GateArgs {
     /// Baseline results directory (the --out of `tracebench run --repeats K`).
     #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
