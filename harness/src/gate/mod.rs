@@ -75,7 +75,7 @@ fn parse_confidence(s: &str) -> Result<f64, String> {
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Exit status: 0 pass, 1 a regression (or an inconclusive row with --strict), 2 usage or \
-                        data error.\nMethod and examples: README, section "tracebench gate".")]
+                        data error.\nMethod and examples: the README, section on tracebench gate.")]
 pub struct GateArgs {
     /// Baseline results directory (the --out of `tracebench run --repeats K`).
     #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
