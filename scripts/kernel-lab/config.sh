@@ -17,3 +17,4 @@ QEMU_PKGS=(qemu-system-x86 qemu-system-common qemu-system-data seabios ipxe-qemu
            libpmem1 librdmacm1 libslirp0 libvdeplug2 libndctl6 libdaxctl1 libnl-3-200 libnl-route-3-200)
 SRC_PKGS=(lttng-modules-dkms)
 KHDR=$KROOT/usr/src/linux-headers-$KVER
+DEPMOD=$CACHE/bin/depmod

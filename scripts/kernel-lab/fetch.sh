@@ -36,4 +36,8 @@ extract "$SROOT" "${SRC_PKGS[@]}"
 
 # The -amd64 headers' Makefile includes the -common one by an absolute /usr/src path: point it at the extracted tree.
 sed -i "s|^include /usr/src/|include $KROOT/usr/src/|" "$KHDR/Makefile"
+# The image package ships no modules.dep (depmod runs at install time): make it with the downloaded kmod.
+# kmod picks the tool by argv[0]; the package's depmod link is absolute (/bin/kmod), so make our own.
+mkdir -p "$CACHE/bin"; ln -sf "$GROOT/bin/kmod" "$DEPMOD"
+[ -f "$KROOT/lib/modules/$KVER/modules.dep" ] || "$DEPMOD" -b "$KROOT" "$KVER"
 echo "kernel-lab: packages ready under $CACHE"
