@@ -123,6 +123,8 @@ def main():
         p = os.path.join(a.share, name)
         if os.path.exists(p):
             shutil.copy(p, os.path.join(lab, name))
+    if os.path.isdir(os.path.join(a.share, "rust-client")):
+        shutil.copytree(os.path.join(a.share, "rust-client"), os.path.join(lab, "rust-client"))
     if a.console and os.path.exists(a.console):
         shutil.copy(a.console, os.path.join(lab, "console.log"))
 

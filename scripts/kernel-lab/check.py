@@ -124,6 +124,21 @@ def main():
         elif row == "ioctl-lttng":
             res(to_int(t) > 0, f"ioctl-lttng: {t} syscall_entry_ioctl events in the snapshot")
 
+    rc_dir = os.path.join(lab, "rust-client")
+    if "rust-client" in skips:
+        print(f"SKIP rust-client: {skips['rust-client']}")
+    else:
+        m = kv(os.path.join(rc_dir, "meta.txt"))
+        rows = 0
+        if os.path.exists(os.path.join(rc_dir, "events.csv")):
+            with open(os.path.join(rc_dir, "events.csv")) as f:
+                rows = sum(1 for _ in csv.DictReader(f))
+        n = to_int(m.get("iterations"))
+        res(rows == n == to_int(m.get("kept")) and to_int(m.get("fired")) >= n + to_int(m.get("warmup"))
+            and m.get("empty_ioctl") == "ok",
+            f"Rust client (harness/src/kernel.rs) drove the module: {rows} samples in events.csv (want {n}), "
+            f"fired {m.get('fired')}, empty ioctl {m.get('empty_ioctl')}")
+
     bad = open(os.path.join(lab, "bad.txt")).read() if os.path.exists(os.path.join(lab, "bad.txt")) else ""
     res("rc=0" in bad and ", 0 failed" in bad, "bad ioctls (oversized counts, bad pointers, offline CPU) "
         "return errors: " + (bad.strip().splitlines()[-2] if bad.strip() else "no output"))

@@ -48,6 +48,15 @@ make -s -C "$BUILD/kbench-module" KDIR="$KHDR" > "$BUILD/kbench-build.log" 2>&1 
 # ---- guest runner ----
 gcc -O2 -Wall -static -I "$REPO/kbench-module/include" -o "$BUILD/kbench-run" "$LAB_DIR/guest/kbench-run.c"
 
+# ---- the Rust client (harness/src/kernel.rs) as a small fixture binary ----
+RUST_CLIENT=
+if command -v cargo >/dev/null; then
+    if (cd "$LAB_DIR/rust-client" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$BUILD/cargo-target} cargo build -q) \
+        > "$BUILD/rust-client.log" 2>&1; then
+        RUST_CLIENT=${CARGO_TARGET_DIR:-$BUILD/cargo-target}/debug/kbench-rust-client
+    else log "SKIP rust-client: it does not build (see $BUILD/rust-client.log)"; fi
+else log "SKIP rust-client: cargo is not installed"; fi
+
 # ---- optional tracers (each says why when it cannot be built, and the lab goes on) ----
 LTTNG_OK=0; STAP_OK=0
 if [ -x "$LAB_DIR/build-lttng.sh" ]; then
@@ -94,6 +103,7 @@ add_mod() { # add_mod NAME
 for m in virtio_pci 9pnet_virtio 9p; do add_mod $m; done
 cp "$MODS"/modules.{order,builtin,builtin.modinfo} "$IR/lib/modules/$KVER/" 2>/dev/null || true
 
+[ -n "$RUST_CLIENT" ] && add_bin "$RUST_CLIENT" /usr/bin/kbench-rust-client
 if command -v strace >/dev/null; then add_bin "$(command -v strace)" /usr/bin/strace; fi
 # perf: older bookworm linux-perf installs perf_6.1 behind a wrapper, newer ones the binary as /usr/bin/perf.
 PERF=

@@ -199,6 +199,13 @@ for t in $TRACERS; do
 done
 pidof lttng-sessiond > /dev/null && { lttng destroy -a > /dev/null 2>&1; kill $(pidof lttng-sessiond); }
 
+if has kbench-rust-client; then
+    log "Rust client (harness/src/kernel.rs)"
+    kbench-rust-client $N $W /out/rust-client || log "kbench-rust-client failed"
+else
+    skip rust-client "kbench-rust-client is not in the initramfs"
+fi
+
 log "bad ioctls"
 kbench-run bad > /out/bad.txt 2>&1
 echo "rc=$?" >> /out/bad.txt
