@@ -16,5 +16,7 @@ GUEST_PKGS=(busybox-static kmod)
 QEMU_PKGS=(qemu-system-x86 qemu-system-common qemu-system-data seabios ipxe-qemu libcapstone4 libfdt1 libibverbs1
            libpmem1 librdmacm1 libslirp0 libvdeplug2 libndctl6 libdaxctl1 libnl-3-200 libnl-route-3-200)
 SRC_PKGS=(lttng-modules-dkms)
+STAP_PKGS=(systemtap systemtap-runtime systemtap-common)
+STROOT=$CACHE/stap       # SystemTap 4.8 (bookworm), extracted
 KHDR=$KROOT/usr/src/linux-headers-$KVER
 DEPMOD=$CACHE/bin/depmod

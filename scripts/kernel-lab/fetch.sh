@@ -9,7 +9,7 @@ mkdir -p "$DEBS"
 cd "$DEBS"
 
 need=()
-for p in "${KERNEL_PKGS[@]}" "${GUEST_PKGS[@]}" "${QEMU_PKGS[@]}" "${SRC_PKGS[@]}"; do
+for p in "${KERNEL_PKGS[@]}" "${GUEST_PKGS[@]}" "${QEMU_PKGS[@]}" "${SRC_PKGS[@]}" "${STAP_PKGS[@]}"; do
     ls "${p}"_*.deb >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -33,6 +33,7 @@ extract "$KROOT" "${KERNEL_PKGS[@]}"
 extract "$QROOT" "${QEMU_PKGS[@]}"
 extract "$GROOT" "${GUEST_PKGS[@]}"
 extract "$SROOT" "${SRC_PKGS[@]}"
+extract "$STROOT" "${STAP_PKGS[@]}"
 
 # The -amd64 headers' Makefile includes the -common one by an absolute /usr/src path: point it at the extracted tree.
 sed -i "s|^include /usr/src/|include $KROOT/usr/src/|" "$KHDR/Makefile"

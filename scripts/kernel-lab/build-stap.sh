@@ -1,0 +1,34 @@
+#!/bin/bash
+# Compile the lab's SystemTap probe (stap-probe.stp) into a kernel module for the pinned kernel, on the host, with
+# the downloaded SystemTap 4.8 (stap -p4); the guest only runs staprun. The last line says what failed, if anything.
+set -euo pipefail
+. "$(dirname "$0")/config.sh"
+ST=$STROOT/usr/share/systemtap
+RT=$BUILD/stap-runtime
+rm -rf "$RT"; cp -r "$ST/runtime" "$RT"
+# SystemTap 4.8's runtime looks up task_work_cancel(task, func); kernels with the 6.1.y backport renamed that one
+# task_work_cancel_func (task_work_cancel now takes a callback_head) and the runtime fails in stp_task_work.c.
+if grep -q 'task_work_cancel_func' "$KROOT/usr/src/linux-headers-$KVER_COMMON/include/linux/task_work.h"; then
+    sed -i 's/typeof(&task_work_cancel)/typeof(\&task_work_cancel_func)/; s/kallsyms_lookup_name("task_work_cancel")/kallsyms_lookup_name("task_work_cancel_func")/' \
+        "$RT/stp_task_work.c"
+    echo "systemtap runtime: using task_work_cancel_func"
+fi
+# stap finds a module's tracepoints only through a trace header under the kernel headers' include/trace/events/.
+cp "$REPO/kbench-module/kbench_trace.h" "$KROOT/usr/src/linux-headers-$KVER_COMMON/include/trace/events/kbench.h"
+cp "$REPO/kbench-module/kbench_trace.h" "$KHDR/include/trace/events/kbench.h" 2>/dev/null || true
+# stap looks for the kernel source tree (where include/trace/events/ lives) at <build>/source.
+ln -sfn "../linux-headers-$KVER_COMMON" "$KHDR/source"
+OUTD=$BUILD/stap
+rm -rf "$OUTD"; mkdir -p "$OUTD"
+cd "$OUTD"
+# SYSTEMTAP_DIR: stap's cache (tracepoint queries, modules) stays in the lab's cache, not in ~/.systemtap.
+export SYSTEMTAP_TAPSET=$ST/tapset SYSTEMTAP_RUNTIME=$RT SYSTEMTAP_DIR=$CACHE/stap-home
+# -p4: stop after building the module. STP_NO_OVERLOAD: TCG is slow, and stap would otherwise stop the session for
+# "probe overhead exceeded threshold".
+if ! "$STROOT/usr/bin/stap" -p4 -r "$KHDR" -m kbench_stp -DSTP_NO_OVERLOAD -DMAXSKIPPED=1000000 \
+        "$LAB_DIR/stap-probe.stp" > "$OUTD/stap.log" 2>&1; then
+    grep -m 5 -E 'error|semantic' "$OUTD/stap.log" || tail -n 5 "$OUTD/stap.log"
+    echo "SystemTap 4.8 cannot build the probe for $KVER (see $OUTD/stap.log)"; exit 1
+fi
+cp kbench_stp.ko "$BUILD/kbench_stp.ko"
+echo "SystemTap probe module built"
