@@ -11,6 +11,9 @@
 
 #include <wrapper/tracepoint.h>
 
+/* kbench_trace.h names itself as TRACE_INCLUDE_FILE for the kernel's define_trace.h; LTTng's must find ours. */
+#undef TRACE_INCLUDE_FILE
+#undef TRACE_INCLUDE_PATH
 #define LTTNG_PACKAGE_BUILD
 #define CREATE_TRACE_POINTS
 #define TRACE_INCLUDE_PATH instrumentation/events

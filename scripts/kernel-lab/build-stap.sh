@@ -4,6 +4,11 @@
 set -euo pipefail
 . "$(dirname "$0")/config.sh"
 ST=$STROOT/usr/share/systemtap
+# Cached: rebuild only when the probe, the trace header or this script changed.
+KEY=$(cat "$LAB_DIR/stap-probe.stp" "$REPO/kbench-module/kbench_trace.h" "$0" | sha256sum | cut -c1-16)
+if [ -f "$BUILD/kbench_stp.ko" ] && [ "$(cat "$BUILD/kbench_stp.key" 2>/dev/null)" = "$KEY-$KVER" ]; then
+    echo "SystemTap probe module up to date"; exit 0
+fi
 RT=$BUILD/stap-runtime
 rm -rf "$RT"; cp -r "$ST/runtime" "$RT"
 # SystemTap 4.8's runtime looks up task_work_cancel(task, func); kernels with the 6.1.y backport renamed that one
@@ -14,8 +19,8 @@ if grep -q 'task_work_cancel_func' "$KROOT/usr/src/linux-headers-$KVER_COMMON/in
     echo "systemtap runtime: using task_work_cancel_func"
 fi
 # stap finds a module's tracepoints only through a trace header under the kernel headers' include/trace/events/.
-cp "$REPO/kbench-module/kbench_trace.h" "$KROOT/usr/src/linux-headers-$KVER_COMMON/include/trace/events/kbench.h"
-cp "$REPO/kbench-module/kbench_trace.h" "$KHDR/include/trace/events/kbench.h" 2>/dev/null || true
+cp -p "$REPO/kbench-module/kbench_trace.h" "$KROOT/usr/src/linux-headers-$KVER_COMMON/include/trace/events/kbench.h"
+cp -p "$REPO/kbench-module/kbench_trace.h" "$KHDR/include/trace/events/kbench.h" 2>/dev/null || true
 # stap looks for the kernel source tree (where include/trace/events/ lives) at <build>/source.
 ln -sfn "../linux-headers-$KVER_COMMON" "$KHDR/source"
 OUTD=$BUILD/stap
@@ -31,4 +36,5 @@ if ! "$STROOT/usr/bin/stap" -p4 -r "$KHDR" -m kbench_stp -DSTP_NO_OVERLOAD -DMAX
     echo "SystemTap 4.8 cannot build the probe for $KVER (see $OUTD/stap.log)"; exit 1
 fi
 cp kbench_stp.ko "$BUILD/kbench_stp.ko"
+echo "$KEY-$KVER" > "$BUILD/kbench_stp.key"
 echo "SystemTap probe module built"

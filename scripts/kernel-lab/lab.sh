@@ -77,6 +77,7 @@ cp "$LAB_DIR/guest/init" "$IR/init"; chmod +x "$IR/init"
 cp "$LAB_DIR/guest/guest.sh" "$IR/lab/guest.sh"
 cp "$BUILD/kbench-module/kbench.ko" "$IR/lab/kbench.ko"
 cp "$BUILD/kbench-run" "$IR/bin/kbench-run"
+mkdir -p "$IR/var"; ln -s ../run "$IR/var/run"   # lttng-sessiond creates /var/run/lttng
 printf 'root:x:0:0:root:/root:/bin/sh\n' > "$IR/etc/passwd"
 printf 'root:x:0:\ntracing:x:999:\n' > "$IR/etc/group"
 
