@@ -34,7 +34,9 @@ import sys
 p = sys.argv[1]
 s = open(p).read()
 head = s[:s.index("# A dependency on internal header")]
-open(p, "w").write(head + "obj-$(CONFIG_LTTNG) += lttng-probe-statedump.o\n")
+# keep the kprobe/uprobe/kretprobe support modules at the end: lttng-tracer links against them
+tail = s[s.index("ifneq ($(CONFIG_KPROBES),)"):]
+open(p, "w").write(head + "obj-$(CONFIG_LTTNG) += lttng-probe-statedump.o\n\n" + tail)
 print("lttng-modules: building the core, the sched/irq/timer/statedump probes only (LTTNG_PROBES=all for all)")
 PY
     fi
