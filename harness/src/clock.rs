@@ -1,12 +1,18 @@
 //! The clock of the timed window (survey Algorithm 1: `start_time = gettime()` /
 //! `end_time = gettime()`).
 //!
-//! The default is the TSC read with fences, which is what the survey's "nanosecond granularity"
-//! needs: `lfence; rdtsc; lfence` opens the window so that no earlier instruction is still in
-//! flight and the call cannot start before the read; `rdtscp; lfence` closes it so that the call
-//! has retired before the read and nothing after it starts early (Intel, "How to Benchmark Code
-//! Execution Times", 2010, with lfence in place of the costlier cpuid). `--clock monotonic`
-//! uses CLOCK_MONOTONIC_RAW through the vDSO instead, for machines without an invariant TSC.
+//! The default is the TSC read as `lfence; rdtsc` at both ends of the window. The lfence makes
+//! each read wait until every earlier instruction has completed (Intel SDM, RDTSC): at the end of
+//! the window that is the tracer call; at the start, the previous iteration's bookkeeping. We
+//! measured the alternatives on this VM (TSC step ~10 ns, `taskset -c 1`, 200k empty windows):
+//! `lfence;rdtsc;lfence | rdtscp;lfence` (Intel's 2010 white paper with lfence for cpuid) costs
+//! 26-29 ns, `rdtscp;lfence` on both sides 27-28 ns, `lfence;rdtsc` on both sides 22-23 ns. The
+//! cheaper pair lets the first instructions of the call overlap the start read by at most that
+//! read's latency; the `none` row pays the same, so it cancels in every difference, and a lower
+//! floor leaves more of each single-call value to the tracer. `rdtscp`'s free CPU number is not
+//! needed: the thread is pinned and a migration is a discard (see `disturbance`).
+//! `--clock monotonic` uses CLOCK_MONOTONIC_RAW through the vDSO instead, for machines without an
+//! invariant TSC.
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -15,6 +21,12 @@ use serde::Serialize;
 pub trait Clock: Send + Sync {
     fn start(&self) -> u64;
     fn end(&self) -> u64;
+    /// `end`, plus the CPU the read ran on when the clock tells it for free (rdtscp's TSC_AUX,
+    /// which Linux sets to the CPU number); `u32::MAX` when it does not.
+    #[inline(always)]
+    fn end_cpu(&self) -> (u64, u32) {
+        (self.end(), u32::MAX)
+    }
 }
 
 /// Fenced TSC. Units: ticks.
@@ -23,25 +35,21 @@ pub struct Tsc;
 impl Clock for Tsc {
     #[inline(always)]
     fn start(&self) -> u64 {
-        use core::arch::x86_64::{_mm_lfence, _rdtsc};
-        // SAFETY: lfence and rdtsc have no preconditions on x86_64.
-        unsafe {
-            _mm_lfence();
-            let t = _rdtsc();
-            _mm_lfence();
-            t
-        }
+        lfence_rdtsc()
     }
     #[inline(always)]
     fn end(&self) -> u64 {
-        use core::arch::x86_64::{__rdtscp, _mm_lfence};
-        let mut aux = 0u32;
-        // SAFETY: rdtscp is present on every x86_64 CPU this tool targets (checked in `tsc_usable`).
-        unsafe {
-            let t = __rdtscp(&mut aux);
-            _mm_lfence();
-            t
-        }
+        lfence_rdtsc()
+    }
+}
+
+#[inline(always)]
+fn lfence_rdtsc() -> u64 {
+    use core::arch::x86_64::{_mm_lfence, _rdtsc};
+    // SAFETY: lfence and rdtsc have no preconditions on x86_64 (Linux does not set CR4.TSD).
+    unsafe {
+        _mm_lfence();
+        _rdtsc()
     }
 }
 
@@ -70,7 +78,7 @@ impl Clock for Monotonic {
 }
 
 /// Which clock the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ClockKind {
     Tsc,
@@ -122,25 +130,60 @@ pub fn calibrate_tsc() -> f64 {
     est[1]
 }
 
-/// Measures the clock's resolution: the smallest non-zero difference between back-to-back
-/// reads, and how often two reads return the same value. On a VM whose TSC moves in ~10 ns steps
-/// this reads ~10 ns, and every single-call latency is a multiple of it.
+/// Measures the clock's resolution: the step in which it advances. Back-to-back reads cannot
+/// show it directly when one read costs more than a step (here ~22 ns of reads against ~10 ns
+/// steps, so consecutive reads differ by 2 or 3 steps), so we take the smallest gap between the
+/// distinct differences that recur (at least twice, so one odd value cannot fake a fine clock),
+/// together with the smallest non-zero difference. Also returns how often two reads were equal.
 pub fn resolution<C: Clock>(clock: &C, hz: f64) -> (f64, f64) {
     const N: usize = 20_000;
-    let mut min_step = u64::MAX;
+    let mut deltas = Vec::with_capacity(N);
     let mut zeros = 0usize;
     let mut prev = clock.start();
     for _ in 0..N {
         let t = clock.start();
-        let d = t.wrapping_sub(prev);
-        if d == 0 {
-            zeros += 1;
-        } else if d < min_step {
-            min_step = d;
-        }
+        deltas.push(t.wrapping_sub(prev));
         prev = t;
     }
-    (min_step as f64 * 1e9 / hz, zeros as f64 / N as f64)
+    deltas.sort_unstable();
+    let mut distinct: Vec<u64> = Vec::new();
+    let mut i = 0;
+    while i < deltas.len() {
+        let v = deltas[i];
+        let mut j = i;
+        while j < deltas.len() && deltas[j] == v {
+            j += 1;
+        }
+        if v == 0 {
+            zeros += j - i;
+        } else if j - i >= 2 {
+            distinct.push(v);
+        }
+        i = j;
+    }
+    // The TSC step need not be a whole number of ticks (24.45 ticks here), so one step shows as
+    // neighbouring values (73 and 74): merge values closer than 3 ticks into one cluster, and
+    // take the smallest gap between cluster centres. A fine clock gives one wide cluster.
+    let mut centres: Vec<f64> = Vec::new();
+    let mut run: Vec<u64> = Vec::new();
+    for &v in &distinct {
+        if run.last().is_some_and(|&l| v - l >= 3) {
+            centres.push(run.iter().sum::<u64>() as f64 / run.len() as f64);
+            run.clear();
+        }
+        run.push(v);
+    }
+    if !run.is_empty() {
+        centres.push(run.iter().sum::<u64>() as f64 / run.len() as f64);
+    }
+    let min_nonzero = distinct.first().copied().unwrap_or(1) as f64;
+    let step = if centres.len() >= 2 && centres.len() < distinct.len() {
+        centres.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min)
+    } else {
+        distinct.windows(2).map(|w| (w[1] - w[0]) as f64).fold(min_nonzero, f64::min)
+    };
+    let min_gap = step;
+    (min_gap.min(min_nonzero) * 1e9 / hz, zeros as f64 / N as f64)
 }
 
 /// Builds the clock description for a run.

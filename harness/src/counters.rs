@@ -26,10 +26,26 @@ pub const MAX: usize = 4;
 
 /// Names `--counters` accepts, besides `tracepoint:SUBSYS:EVENT`.
 pub const KNOWN: &[&str] = &[
-    "cycles", "instructions", "cache-misses", "cache-references", "branch-misses", "branch-instructions",
-    "bus-cycles", "ref-cycles", "L1-dcache-load-misses", "L1-dcache-loads", "L1-icache-load-misses",
-    "LLC-load-misses", "dTLB-load-misses", "iTLB-load-misses", "page-faults", "minor-faults",
-    "major-faults", "context-switches", "cpu-migrations", "task-clock",
+    "cycles",
+    "instructions",
+    "cache-misses",
+    "cache-references",
+    "branch-misses",
+    "branch-instructions",
+    "bus-cycles",
+    "ref-cycles",
+    "L1-dcache-load-misses",
+    "L1-dcache-loads",
+    "L1-icache-load-misses",
+    "LLC-load-misses",
+    "dTLB-load-misses",
+    "iTLB-load-misses",
+    "page-faults",
+    "minor-faults",
+    "major-faults",
+    "context-switches",
+    "cpu-migrations",
+    "task-clock",
 ];
 
 enum Kind {
@@ -44,7 +60,8 @@ fn cache(which: CacheId, op: CacheOp, result: CacheResult) -> Kind {
 }
 
 fn kind_of(name: &str) -> Result<Kind, Error> {
-    use CacheResult::{ACCESS, MISS};
+    const ACCESS: CacheResult = CacheResult::ACCESS;
+    const MISS: CacheResult = CacheResult::MISS;
     Ok(match name {
         "cycles" => Kind::Hw(Hardware::CPU_CYCLES),
         "instructions" => Kind::Hw(Hardware::INSTRUCTIONS),
@@ -89,7 +106,10 @@ pub fn tracepoint_id(spec: &str) -> Option<u64> {
 /// Checks that every name is one we know (an unknown name is a usage error).
 pub fn validate(names: &[String]) -> Result<(), Error> {
     if names.len() > MAX {
-        return Err(Error::Usage(format!("--counters takes at most {MAX} events per set (the PMU limit the survey works with); got {}", names.len())));
+        return Err(Error::Usage(format!(
+            "--counters takes at most {MAX} events per set (the PMU limit the survey works with); got {}",
+            names.len()
+        )));
     }
     for n in names {
         kind_of(n)?;
@@ -134,8 +154,12 @@ pub fn probe(names: &[String]) -> Result<Availability, Error> {
 
 fn describe_open_error(e: &std::io::Error) -> String {
     match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) => format!("not supported by this CPU/PMU ({e}); a VM without a virtual PMU has no hardware events"),
-        Some(libc::EACCES) | Some(libc::EPERM) => format!("permission denied ({e}); run as root or lower /proc/sys/kernel/perf_event_paranoid"),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) => {
+            format!("not supported by this CPU/PMU ({e}); a VM without a virtual PMU has no hardware events")
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            format!("permission denied ({e}); run as root or lower /proc/sys/kernel/perf_event_paranoid")
+        }
         _ => e.to_string(),
     }
 }
@@ -285,7 +309,8 @@ impl CounterGroup {
         for c in &self.members {
             // SAFETY: mapping one read-only page of a perf event fd is how the ABI exposes the
             // user page; it is unmapped in Drop.
-            let p = unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_SHARED, c.as_raw_fd(), 0) };
+            let p =
+                unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_SHARED, c.as_raw_fd(), 0) };
             if p == libc::MAP_FAILED {
                 return None;
             }
@@ -314,4 +339,3 @@ impl Drop for CounterGroup {
         }
     }
 }
-

@@ -81,7 +81,11 @@ impl Reason {
 fn vector_reason(event: &str) -> Reason {
     match event {
         "local_timer_entry" => Reason::TimerIrq,
-        "call_function_entry" | "call_function_single_entry" | "reschedule_entry" | "irq_work_entry" | "x86_platform_ipi_entry" => Reason::Ipi,
+        "call_function_entry"
+        | "call_function_single_entry"
+        | "reschedule_entry"
+        | "irq_work_entry"
+        | "x86_platform_ipi_entry" => Reason::Ipi,
         _ => Reason::OtherVector,
     }
 }
@@ -126,6 +130,23 @@ fn tracefs_events() -> Option<std::path::PathBuf> {
 impl Detector {
     /// Opens every source it can. Fails only if none can be opened at all.
     pub fn open() -> Result<Self, Error> {
+        Self::open_ignoring(0)
+    }
+
+    /// Like [`Detector::open`], but does not watch the reasons in the mask `ignore`: those the
+    /// tracer causes itself on every call (`Tracer::intrinsic_disturbances`). Watching them
+    /// would not discard anything and would add the cost of writing a sample to every call
+    /// (about 5 us per strace call for the two context-switch sources).
+    pub fn open_ignoring(ignore: u16) -> Result<Self, Error> {
+        if ignore & (Reason::ContextSwitch as u16) != 0 {
+            // Every per-thread perf event is switched out and in with the thread, so any source
+            // at all taxes a tracer that context-switches on each call: measured here, a dozen
+            // of them add 5 to 10 us to each strace call (scripts/indep: TB_INDEP_WATCH_IRQS).
+            return Self::disabled(
+                "not watched: the tracer context-switches on every call, and per-thread perf events \
+                 would add their own switching cost to each call",
+            );
+        }
         let mut sources = Sources::default();
         let mut wanted: Vec<(String, Option<u64>, Reason)> = Vec::new();
         match tracefs_events() {
@@ -152,6 +173,7 @@ impl Detector {
         wanted.push(("software:cpu-migrations".into(), None, Reason::Migration));
         wanted.push(("software:context-switches".into(), None, Reason::ContextSwitch));
 
+        wanted.retain(|(_, _, r)| ignore & (*r as u16) == 0);
         let mut events: Vec<Counter> = Vec::new();
         let mut ids = Vec::new();
         for (name, tp, reason) in wanted {
@@ -171,7 +193,12 @@ impl Detector {
                 Builder::new(Software::CONTEXT_SWITCHES)
             };
             // Kernel-side events of this thread: the interrupt handlers run in its context.
-            b.observe_self().any_cpu().include_kernel().sample_period(1).sample(SampleFlag::IDENTIFIER).wakeup_events(0);
+            b.observe_self()
+                .any_cpu()
+                .include_kernel()
+                .sample_period(1)
+                .sample(SampleFlag::IDENTIFIER)
+                .wakeup_events(0);
             match b.build() {
                 Ok(c) => {
                     ids.push((c.id(), reason));
@@ -182,18 +209,32 @@ impl Detector {
             }
         }
         if events.is_empty() {
-            return Err(Error::Disturbance("no disturbance source could be opened (need root or perf_event_paranoid <= 1, and tracefs mounted)".into()));
+            return Err(Error::Disturbance(
+                "no disturbance source could be opened (need root or perf_event_paranoid <= 1, and tracefs mounted)"
+                    .into(),
+            ));
         }
         let len = PAGE * (1 + RING_DATA_PAGES);
         // SAFETY: mapping a perf event's ring; read-write so that we own data_tail and the kernel
         // never overwrites records we have not parsed.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, events[0].as_raw_fd(), 0) };
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                events[0].as_raw_fd(),
+                0,
+            )
+        };
         if base == libc::MAP_FAILED {
             return Err(Error::Disturbance(format!("mmap of the detector ring: {}", std::io::Error::last_os_error())));
         }
         for c in &events[1..] {
             // SAFETY: PERF_EVENT_IOC_SET_OUTPUT redirects c's samples into events[0]'s ring.
-            let rc = unsafe { libc::ioctl(c.as_raw_fd(), 0x2405 /* PERF_EVENT_IOC_SET_OUTPUT */, events[0].as_raw_fd()) };
+            let rc = unsafe {
+                libc::ioctl(c.as_raw_fd(), 0x2405 /* PERF_EVENT_IOC_SET_OUTPUT */, events[0].as_raw_fd())
+            };
             if rc != 0 {
                 let e = std::io::Error::last_os_error();
                 // SAFETY: mapped above.
@@ -205,6 +246,28 @@ impl Detector {
             c.enable().map_err(|e| Error::Disturbance(format!("enable: {e}")))?;
         }
         Ok(Detector { _events: events, ids, base: base as *mut u8, len, sources })
+    }
+
+    /// A detector that watches nothing: its head never moves, so no iteration is discarded.
+    /// run.json's `detector.missing` says why.
+    pub fn disabled(why: &str) -> Result<Self, Error> {
+        let len = PAGE * (1 + RING_DATA_PAGES);
+        // SAFETY: an anonymous zeroed mapping standing in for the ring (data_head stays 0).
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(Error::Disturbance(format!("mmap: {}", std::io::Error::last_os_error())));
+        }
+        let sources = Sources { watched: Vec::new(), missing: vec![("all".into(), why.into())] };
+        Ok(Detector { _events: Vec::new(), ids: Vec::new(), base: base as *mut u8, len, sources })
     }
 
     /// The ring's data_head: one load. Compare it before and after the window.
@@ -242,7 +305,12 @@ impl Detector {
                 match ty {
                     PERF_RECORD_SAMPLE => {
                         let id = self.data_u64(pos + 8);
-                        mask |= self.ids.iter().find(|(i, _)| *i == id).map(|(_, r)| *r as u16).unwrap_or(Reason::Lost as u16);
+                        mask |= self
+                            .ids
+                            .iter()
+                            .find(|(i, _)| *i == id)
+                            .map(|(_, r)| *r as u16)
+                            .unwrap_or(Reason::Lost as u16);
                     }
                     PERF_RECORD_LOST | PERF_RECORD_THROTTLE => mask |= Reason::Lost as u16,
                     _ => {}

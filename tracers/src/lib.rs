@@ -8,13 +8,27 @@
 //! signal unwinding through the harness restores the system as it was found.
 
 pub mod clock;
+pub mod ftrace;
+pub mod hpc;
+pub mod lttng;
 pub mod lw;
 pub mod none;
+pub mod plugin;
 pub mod printf;
 pub mod registry;
 pub mod spin;
+pub mod syscall;
+// Dynamic-instrumentation backends (uprobe, ebpf, perf, systemtap, bpftrace) and their site.
+pub mod bpftrace;
+pub mod dynamic;
+#[cfg(feature = "ebpf")]
+pub mod ebpf;
+pub mod perf;
+pub mod probe_site;
+pub mod systemtap;
+pub mod uprobe;
 
-pub use registry::{create, known, launch_prefix, parent_guard, validate, CreateOptions, TracerInfo};
+pub use registry::{create, known, launch_prefix, parent_guard, row_name, validate, CreateOptions, TracerInfo};
 
 use thiserror::Error;
 
@@ -29,6 +43,9 @@ pub enum TracerError {
     Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
+    /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.
+    #[error("{0}")]
+    Plugin(String),
 }
 
 /// One tracer backend, set up and ready to record.
@@ -49,6 +66,13 @@ pub trait Tracer: Send + Sync {
     /// Called once on each measuring thread, after it is pinned to `cpu`.
     fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
         Ok(())
+    }
+    /// Disturbance reasons (as named in discarded.csv, e.g. `context-switch`) that the tracer
+    /// itself causes on every call. They are part of its cost, so the harness keeps iterations
+    /// that only they touched instead of discarding every one: `strace` stops the process at each
+    /// system call, which is a context switch.
+    fn intrinsic_disturbances(&self) -> &'static [&'static str] {
+        &[]
     }
     /// The tracepoint. The payload is 4 bytes: the iteration index.
     fn fire(&self, payload: u32);

@@ -74,7 +74,12 @@ impl Tracer for Printf {
         let fmt = b"%llu %u\n\0";
         // SAFETY: the format matches the argument types.
         unsafe {
-            libc::fprintf(self.file, fmt.as_ptr() as *const libc::c_char, monotonic_ns() as libc::c_ulonglong, payload as libc::c_uint)
+            libc::fprintf(
+                self.file,
+                fmt.as_ptr() as *const libc::c_char,
+                monotonic_ns() as libc::c_ulonglong,
+                payload as libc::c_uint,
+            )
         };
     }
 }

@@ -10,7 +10,8 @@
 //! - [`create`] in the measuring child: sets the tracer up; its `Drop` tears it down.
 use std::any::Any;
 
-use crate::{lw::Lw, none::NoneTracer, printf::Printf, spin::Spin, Tracer, TracerError};
+use crate::{ftrace, lttng, syscall};
+use crate::{hpc, lw::Lw, none::NoneTracer, plugin, printf::Printf, spin::Spin, Tracer, TracerError};
 
 /// What the harness hands a backend at creation. Options a backend does not use are ignored.
 #[derive(Debug, Clone, Default)]
@@ -47,13 +48,75 @@ fn always(name: &'static str, spec: &'static str, description: &'static str, in_
 
 /// Every tracer this build knows, with its availability on this machine.
 pub fn known() -> Vec<TracerInfo> {
-    vec![
+    let mut v = vec![
         always("none", "none", "empty non-inlined call: the floor", true),
         always("lw", "lw", "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", true),
         always("lw-tsc", "lw-tsc", "LW-ust with an rdtsc timestamp", true),
         always("printf", "printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", true),
         always("spin", "spin:NS[@P:SLOW]", "calibration: busy-wait NS ns (every P-th call SLOW ns)", false),
-    ]
+        TracerInfo {
+            name: "lttng-ust",
+            spec: "lttng-ust",
+            description: "LTTng-UST tracepoint, 4-byte payload, snapshot session, overwrite, 2 x 8 KiB/CPU",
+            availability: lttng::availability(),
+            in_all: true,
+        },
+        TracerInfo {
+            name: "lttng-tracef",
+            spec: "lttng-tracef",
+            description: "lttng_ust_tracef(\"%d\", payload), same session set-up as lttng-ust",
+            availability: lttng::availability(),
+            in_all: true,
+        },
+        TracerInfo {
+            name: "ftrace",
+            spec: "ftrace",
+            description: "write(trace_marker) of a private tracefs instance, 16 KiB/CPU, overwrite",
+            availability: ftrace::availability(ftrace::Mode::Marker),
+            in_all: true,
+        },
+        TracerInfo {
+            name: "ftrace-raw",
+            spec: "ftrace-raw",
+            description: "write(trace_marker_raw) of {id, payload}, same instance set-up as ftrace",
+            availability: ftrace::availability(ftrace::Mode::MarkerRaw),
+            in_all: true,
+        },
+        always("syscall", "syscall", "untraced getppid(): baseline of the system-call rows", true),
+        TracerInfo {
+            name: "ftrace-syscall",
+            spec: "ftrace-syscall",
+            description: "getppid() with syscalls:sys_{enter,exit}_getppid enabled in a private instance",
+            availability: ftrace::availability(ftrace::Mode::Syscall),
+            in_all: true,
+        },
+        TracerInfo {
+            name: "ftrace-raw-syscall",
+            spec: "ftrace-raw-syscall",
+            description: "getppid() with raw_syscalls:sys_{enter,exit} enabled in a private instance",
+            availability: ftrace::availability(ftrace::Mode::RawSyscall),
+            in_all: true,
+        },
+        TracerInfo {
+            name: "strace",
+            spec: "strace",
+            description: "getppid() in a child run under strace -f -qq -o /dev/null",
+            availability: syscall::strace_availability(),
+            in_all: true,
+        },
+        always("plugin", "plugin:PATH[:ARGS]", "out-of-tree tracer: a .so exporting tracebench_tracer_v1", false),
+    ];
+    // Survey 5.2 HPC tracers: available only where the user has built them (see hpc.rs).
+    v.extend(hpc::ALL.iter().map(|h| TracerInfo {
+        name: h.name,
+        spec: h.name,
+        description: h.description,
+        availability: h.availability(),
+        in_all: true,
+    }));
+    // Dynamic instrumentation (uprobe, ebpf, perf, systemtap, bpftrace): see dynamic.rs.
+    v.extend(crate::dynamic::known());
+    v
 }
 
 /// Creates the tracer named by `spec` (e.g. `lw`, `spin:300`, `spin:100@64:1000`).
@@ -74,7 +137,22 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
             Some(a) => Ok(Box::new(Spin::parse(spec, a, opts.tsc_hz)?)),
             None => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
         },
-        _ => Err(TracerError::Unknown(spec.to_string())),
+        "lttng-ust" => no_arg(Box::new(lttng::Lttng::new(lttng::Mode::Tracepoint, opts)?)),
+        "lttng-tracef" => no_arg(Box::new(lttng::Lttng::new(lttng::Mode::Tracef, opts)?)),
+        "ftrace" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::Marker, opts)?)),
+        "ftrace-raw" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::MarkerRaw, opts)?)),
+        "ftrace-syscall" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::Syscall, opts)?)),
+        "ftrace-raw-syscall" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::RawSyscall, opts)?)),
+        "syscall" => no_arg(Box::new(syscall::Syscall::new(syscall::Mode::Plain)?)),
+        "strace" => no_arg(Box::new(syscall::Syscall::new(syscall::Mode::Strace)?)),
+        "plugin" => Ok(Box::new(plugin::Plugin::create(spec)?)),
+        "extrae" => no_arg(Box::new(hpc::create(&hpc::EXTRAE)?)),
+        "scorep" => no_arg(Box::new(hpc::create(&hpc::SCOREP)?)),
+        "vampirtrace" => no_arg(Box::new(hpc::create(&hpc::VAMPIRTRACE)?)),
+        _ => match crate::dynamic::create(kind, spec, arg, opts) {
+            Some(r) => r,
+            None => Err(TracerError::Unknown(spec.to_string())),
+        },
     }
 }
 
@@ -95,23 +173,44 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
         return Err(TracerError::Unavailable { name: kind.into(), why, fix });
     }
     match (kind, arg) {
+        // Loads the library in a forked child without calling init (see plugin::validate).
+        ("plugin", _) => plugin::validate(spec).map(|_| ()).map_err(Into::into),
         ("spin", Some(a)) => Spin::parse(spec, a, 1e9).map(|_| ()),
-        ("spin", None) => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
+        ("spin", None) => {
+            Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() })
+        }
         (_, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok(()),
+    }
+}
+
+/// The row name of a spec in results when the user gives no `--label`: the spec itself, except
+/// for `plugin:PATH[:ARGS]`, whose row is the plugin's own `name` (read in a forked child, init
+/// not called; see plugin::validate).
+pub fn row_name(spec: &str) -> Result<String, TracerError> {
+    match split(spec) {
+        ("plugin", _) => Ok(plugin::validate(spec)?),
+        _ => Ok(spec.to_string()),
     }
 }
 
 /// Set-up that must happen in the parent before the measuring child starts, and last for the
 /// whole run (dropped after the tracer's last cell). `None` for most tracers.
 pub fn parent_guard(spec: &str, _opts: &CreateOptions) -> Result<Option<Box<dyn Any + Send>>, TracerError> {
-    let _ = spec;
-    Ok(None)
+    match split(spec).0 {
+        // The UST constructor registers with the session daemon when the child loads the
+        // provider, so the daemon must be up before any LTTng child starts; it is stopped after
+        // the last cell only if this guard started it.
+        "lttng-ust" | "lttng-tracef" => Ok(Some(Box::new(lttng::SessiondGuard::ensure(spec)?))),
+        _ => Ok(None),
+    }
 }
 
 /// A command (argv prefix) the measuring child must run under, e.g. `strace -f -qq -o /dev/null`.
 /// Empty for most tracers.
 pub fn launch_prefix(spec: &str) -> Vec<String> {
-    let _ = spec;
-    Vec::new()
+    match split(spec).0 {
+        "strace" => syscall::STRACE_PREFIX.iter().map(|s| s.to_string()).collect(),
+        _ => Vec::new(),
+    }
 }

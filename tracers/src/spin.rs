@@ -27,28 +27,58 @@ impl Spin {
         let num = |s: &str, what: &str| -> Result<f64, TracerError> {
             match s.trim().parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 && v <= 1e9 => Ok(v),
-                _ => Err(bad(&format!("{what} must be a number of nanoseconds (0..1e9), got '{s}'; e.g. spin:300 or spin:100@64:1000"))),
+                _ => Err(bad(&format!(
+                    "{what} must be a number of nanoseconds (0..1e9), got '{s}'; e.g. spin:300 or spin:100@64:1000"
+                ))),
             }
         };
         let (fast, slow) = match arg.split_once('@') {
             None => (num(arg, "NS")?, None),
             Some((f, rest)) => {
-                let (p, s) = rest.split_once(':').ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
-                let period: u64 = p.trim().parse().ok().filter(|&p| p >= 2).ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
+                let (p, s) = rest
+                    .split_once(':')
+                    .ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
+                let period: u64 =
+                    p.trim().parse().ok().filter(|&p| p >= 2).ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
                 let slow_ns = num(s, "SLOW")?;
                 (num(f, "NS")?, Some((period, slow_ns, (slow_ns * tsc_hz / 1e9).round() as u64)))
             }
         };
-        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: (fast * tsc_hz / 1e9).round() as u64, slow })
+        let to_ticks = |ns: f64| (ns * tsc_hz / 1e9).round() as u64;
+        let slow = slow.map(|(p, s, _)| (p, s, compensate(to_ticks(s))));
+        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: compensate(to_ticks(fast)), slow })
     }
 }
 
-#[inline(always)]
+/// The spin's own overhead (its first TSC read, the loop's overshoot past the target, which on a
+/// VM whose TSC moves in ~10 ns steps is up to a step) would make `spin:300` cost more than
+/// 300 ns above the empty call. We measure the mean cost of `spin_ticks(target)` over batches of
+/// back-to-back calls (a batch average is not quantised by the clock step), keep the least
+/// disturbed batch, and shorten the target by the excess, so the *mean* cost is what was asked.
+fn compensate(target: u64) -> u64 {
+    if target == 0 {
+        return 0;
+    }
+    const BATCH: u64 = 200;
+    let mut best = u64::MAX;
+    for _ in 0..7 {
+        let t0 = rdtsc();
+        for _ in 0..BATCH {
+            spin_ticks(core::hint::black_box(target));
+        }
+        best = best.min((rdtsc() - t0) / BATCH);
+    }
+    let excess = best.saturating_sub(target);
+    target.saturating_sub(excess)
+}
+
+#[inline(never)]
 fn spin_ticks(ticks: u64) {
     let start = rdtsc();
-    while rdtsc().wrapping_sub(start) < ticks {
-        core::hint::spin_loop();
-    }
+    // No `pause` (spin_loop) in the loop: on recent Intel cores it takes ~140 cycles, so the
+    // loop would overshoot its target by tens of ns and the calibration backend would not have
+    // the cost it claims.
+    while rdtsc().wrapping_sub(start) < ticks {}
 }
 
 impl Tracer for Spin {

@@ -21,7 +21,14 @@ impl SplitMix64 {
 
 /// Percentile bootstrap interval of `stat(b) / stat(a) - 1` where `a` and `b` are per-repetition
 /// values, each resampled with replacement. Returns (point estimate, low, high).
-pub fn ratio_ci(a: &[f64], b: &[f64], stat: fn(&[f64]) -> f64, confidence: f64, resamples: usize, seed: u64) -> (f64, f64, f64) {
+pub fn ratio_ci(
+    a: &[f64],
+    b: &[f64],
+    stat: fn(&[f64]) -> f64,
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> (f64, f64, f64) {
     let point = stat(b) / stat(a) - 1.0;
     let mut rng = SplitMix64(seed);
     let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);

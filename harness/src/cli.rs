@@ -1,0 +1,113 @@
+//! The command line. `main` calls [`run`], which parses, dispatches and maps errors to one line
+//! on stderr and an exit code (0 ok, 1 a measurement failed, 2 bad input, 130 interrupted).
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::clock::ClockKind;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tracebench",
+    version,
+    about = "Measures what one tracer event costs (Gebai & Dagenais 2018, Algorithm 1)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure tracers, one pinned thread each (survey Table 4).
+    Run(RunArgs),
+    /// Measure tracers at several thread counts, one pinned thread per core (survey Figures 5, 6, 8).
+    Scale(RunArgs),
+    /// List every known tracer, whether it can run here, and if not why and how to fix it.
+    List,
+    /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
+    Report(crate::report::ReportArgs),
+    /// (internal) Measure one cell in this process.
+    #[command(name = "__cell", hide = true)]
+    Cell { spec: PathBuf },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Tracers to measure, comma-separated (`tracebench list` shows them), or `all`.
+    #[arg(long, short = 't', value_delimiter = ',', required = true)]
+    pub tracer: Vec<String>,
+    /// Row names for the tracers, in the same order (e.g. to gate two builds of one tracer).
+    #[arg(long, value_delimiter = ',')]
+    pub label: Vec<String>,
+    /// Kept (undisturbed) iterations per thread.
+    #[arg(long, short = 'n', default_value_t = 5000)]
+    pub iterations: usize,
+    /// Thread counts; `run` defaults to 1, `scale` to 1..=online cores.
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// CPU of the first measuring thread (default: the last online CPU).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Clock of the timed window.
+    #[arg(long, value_enum, default_value_t = ClockKind::Tsc)]
+    pub clock: ClockKind,
+    /// Counters, up to four (default: the survey's first set).
+    #[arg(long, value_delimiter = ',')]
+    pub counters: Vec<String>,
+    /// 2 also runs the survey's second set (bus-cycles, dTLB-load-misses, branch-misses, branch-instructions).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub counter_sets: u8,
+    /// Repetitions, each tracer in its own process per repetition, interleaved.
+    #[arg(long, default_value_t = 1)]
+    pub repeats: usize,
+    /// Output directory (default: results/<UTC timestamp>/).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Seconds one cell may take before it is killed and reported as hung.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// No progress bar and no table.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// ftrace clock: local, global, counter, x86-tsc, mono.
+    #[arg(long)]
+    pub ftrace_clock: Option<String>,
+    /// LTTng sub-buffer size (e.g. 8k).
+    #[arg(long)]
+    pub subbuf_size: Option<String>,
+    /// LTTng sub-buffer count.
+    #[arg(long)]
+    pub num_subbuf: Option<u32>,
+    /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,
+    /// systemtap; default nop5).
+    #[arg(long, value_parser = ["nop5", "push", "ret"])]
+    pub probe_site: Option<String>,
+}
+
+/// Parses the command line, runs it, and returns the process exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let argv: Vec<String> = std::env::args().collect();
+    let res = match &cli.command {
+        Command::Run(a) => crate::runner::run(a, crate::runner::Mode::Run, &argv),
+        Command::Scale(a) => crate::runner::run(a, crate::runner::Mode::Scale, &argv),
+        Command::List => crate::output::list(),
+        Command::Report(a) => crate::report::run(a),
+        Command::Cell { spec } => crate::runner::cell::main(spec),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tracebench: error: {e}");
+            e.exit_code()
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! What run.json says about the machine: the survey (section 6.2.3) shows that frequency
+//! scaling, SMT and C-states change single-call latencies, so they are recorded, not assumed.
+//! The load of the other cores is recorded too: cross-process tracers (strace) depend on it.
+use std::collections::BTreeMap;
+use std::fs;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    pub cpu_model: String,
+    pub kernel: String,
+    pub hostname: String,
+    pub online_cpus: Vec<usize>,
+    pub clocksource: Option<String>,
+    pub smt_active: Option<String>,
+    pub governor: Option<String>,
+    pub loadavg: Option<String>,
+    pub virtualized: Option<String>,
+}
+
+fn read_trim(p: &str) -> Option<String> {
+    fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+fn uname() -> (String, String) {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return ("unknown".into(), "unknown".into());
+    }
+    let s = |f: &[libc::c_char]| {
+        // SAFETY: uname NUL-terminates every field.
+        unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned()
+    };
+    (format!("{} {} {}", s(&u.sysname), s(&u.release), s(&u.machine)), s(&u.nodename))
+}
+
+/// Parses a kernel CPU list such as `0-3,5`.
+pub fn parse_cpu_list(s: &str) -> Vec<usize> {
+    let mut v = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                    v.extend(a..=b);
+                }
+            }
+            None => v.extend(part.parse::<usize>().ok()),
+        }
+    }
+    v
+}
+
+pub fn online_cpus() -> Vec<usize> {
+    read_trim("/sys/devices/system/cpu/online").map(|s| parse_cpu_list(&s)).unwrap_or_else(|| {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+        (0..n).collect()
+    })
+}
+
+pub fn describe() -> Host {
+    let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |k: &str| {
+        info.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
+    };
+    let flags = field("flags").unwrap_or_default();
+    let (kernel, hostname) = uname();
+    Host {
+        cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
+        kernel,
+        hostname,
+        online_cpus: online_cpus(),
+        clocksource: read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        smt_active: read_trim("/sys/devices/system/cpu/smt/active"),
+        governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        loadavg: read_trim("/proc/loadavg"),
+        virtualized: flags.split_whitespace().any(|f| f == "hypervisor").then(|| "hypervisor flag set".into()),
+    }
+}
+
+/// Per-CPU busy time from /proc/stat, to report how loaded each core was during the run.
+#[derive(Debug, Clone, Default)]
+pub struct CpuTimes(BTreeMap<String, (u64, u64)>);
+
+impl CpuTimes {
+    pub fn now() -> Self {
+        let text = fs::read_to_string("/proc/stat").unwrap_or_default();
+        let mut m = BTreeMap::new();
+        for l in text.lines().filter(|l| l.starts_with("cpu")) {
+            let mut it = l.split_whitespace();
+            let name = it.next().unwrap_or("").to_string();
+            let v: Vec<u64> = it.filter_map(|x| x.parse().ok()).collect();
+            if v.len() >= 5 {
+                let idle = v[3] + v[4];
+                m.insert(name, (v.iter().sum::<u64>(), idle));
+            }
+        }
+        CpuTimes(m)
+    }
+
+    /// Busy fraction per CPU between `self` and `later`.
+    pub fn busy_since(&self, later: &CpuTimes) -> BTreeMap<String, f64> {
+        later
+            .0
+            .iter()
+            .filter_map(|(k, (t1, i1))| {
+                let (t0, i0) = self.0.get(k)?;
+                let dt = t1.saturating_sub(*t0);
+                (dt > 0).then(|| (k.clone(), 1.0 - i1.saturating_sub(*i0) as f64 / dt as f64))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-3,5\n"), vec![0, 1, 2, 3, 5]);
+        assert_eq!(parse_cpu_list("1"), vec![1]);
+        assert!(parse_cpu_list("").is_empty());
+    }
+}

@@ -1,0 +1,250 @@
+//! Reading a results directory (output contract in ARCHITECTURE.md): run.json, summary.csv,
+//! repetitions.csv and the per-tracer events.csv, always by column name.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::ReportError;
+
+/// One row of summary.csv or repetitions.csv.
+#[derive(Debug, Clone)]
+pub struct SummaryRow {
+    pub tracer: String,
+    pub threads: u32,
+    pub repetition: Option<u32>,
+    pub kept: u64,
+    pub discarded: u64,
+    pub mean: f64,
+    pub std: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+    /// `<counter>_mean` columns, in file order.
+    pub counter_means: Vec<(String, f64)>,
+}
+
+/// What run.json says about one tracer row.
+#[derive(Debug, Clone)]
+pub struct TracerMeta {
+    pub name: String,
+    /// `spec` in run.json (the row name when absent).
+    pub spec: String,
+    pub dir: String,
+    pub config: Value,
+}
+
+/// The `<dir>` of a tracer row: every char outside `[A-Za-z0-9._-]` becomes `_`.
+pub fn dir_name(tracer: &str) -> String {
+    tracer.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect()
+}
+
+pub fn read_run_json(dir: &Path) -> Result<Value, ReportError> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ReportError::NotResults { dir: dir.to_path_buf(), missing: "run.json".into() }
+        } else {
+            ReportError::Io { path: path.clone(), source }
+        }
+    })?;
+    serde_json::from_str(&text).map_err(|e| ReportError::Parse { path, line: e.line() as u64, msg: e.to_string() })
+}
+
+/// The tracers listed in run.json (`tracers: [{name, dir, config}]`), tolerant of absent fields.
+pub fn tracers_of(run: &Value) -> Vec<TracerMeta> {
+    run.get("tracers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| {
+                    let name = t.get("name")?.as_str()?.to_string();
+                    let dir = t.get("dir").and_then(Value::as_str).map(String::from).unwrap_or_else(|| dir_name(&name));
+                    let spec = t.get("spec").and_then(Value::as_str).map(String::from).unwrap_or_else(|| name.clone());
+                    Some(TracerMeta { name, spec, dir, config: t.get("config").cloned().unwrap_or(Value::Null) })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn open_csv(path: &Path) -> Result<csv::Reader<std::fs::File>, ReportError> {
+    let f = std::fs::File::open(path).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })?;
+    Ok(csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f))
+}
+
+fn headers(r: &mut csv::Reader<std::fs::File>, path: &Path) -> Result<Vec<String>, ReportError> {
+    Ok(r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect())
+}
+
+pub fn csv_err(path: &Path, e: csv::Error) -> ReportError {
+    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    ReportError::Parse { path: path.to_path_buf(), line, msg: e.to_string() }
+}
+
+fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReportError> {
+    h.iter()
+        .position(|c| c == name)
+        .ok_or_else(|| ReportError::MissingColumn { path: path.to_path_buf(), column: name.into() })
+}
+
+fn num<T: std::str::FromStr>(s: &str, what: &str, path: &Path, line: u64) -> Result<T, ReportError> {
+    s.trim().parse::<T>().map_err(|_| ReportError::Parse {
+        path: path.to_path_buf(),
+        line,
+        msg: format!("column {what}: '{s}' is not a number"),
+    })
+}
+
+/// Reads summary.csv (`repetition: false`) or repetitions.csv (`true`).
+pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, ReportError> {
+    let mut r = open_csv(path)?;
+    let h = headers(&mut r, path)?;
+    let c = |n: &str| col(&h, n, path);
+    let (ct, cth, ck, cd) = (c("tracer")?, c("threads")?, c("kept")?, c("discarded")?);
+    let stats = ["mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"].map(c);
+    let mut si = [0usize; 7];
+    for (k, s) in stats.into_iter().enumerate() {
+        si[k] = s?;
+    }
+    let crep = if repetition { Some(c("repetition")?) } else { None };
+    let counters: Vec<(usize, String)> = h
+        .iter()
+        .enumerate()
+        .skip(si[6] + 1)
+        .filter_map(|(i, n)| n.strip_suffix("_mean").map(|b| (i, b.to_string())))
+        .collect();
+    let mut out = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| csv_err(path, e))?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let f = |i: usize, what: &str| -> Result<f64, ReportError> {
+            let s = rec.get(i).unwrap_or("");
+            if s.trim().is_empty() {
+                Ok(f64::NAN)
+            } else {
+                num(s, what, path, line)
+            }
+        };
+        out.push(SummaryRow {
+            tracer: rec.get(ct).unwrap_or("").to_string(),
+            threads: num(rec.get(cth).unwrap_or(""), "threads", path, line)?,
+            repetition: match crep {
+                Some(i) => Some(num(rec.get(i).unwrap_or(""), "repetition", path, line)?),
+                None => None,
+            },
+            kept: num(rec.get(ck).unwrap_or(""), "kept", path, line)?,
+            discarded: num(rec.get(cd).unwrap_or(""), "discarded", path, line)?,
+            mean: f(si[0], "mean_ns")?,
+            std: f(si[1], "std_ns")?,
+            p50: f(si[2], "p50_ns")?,
+            p90: f(si[3], "p90_ns")?,
+            p99: f(si[4], "p99_ns")?,
+            min: f(si[5], "min_ns")?,
+            max: f(si[6], "max_ns")?,
+            counter_means: counters
+                .iter()
+                .map(|(i, n)| Ok((n.clone(), f(*i, n)?)))
+                .collect::<Result<_, ReportError>>()?,
+        });
+    }
+    Ok(out)
+}
+
+/// Column positions of an events.csv.
+#[derive(Debug, Clone)]
+pub struct EventCols {
+    pub threads: usize,
+    pub thread: usize,
+    pub iteration: usize,
+    pub latency: usize,
+    pub repetition: Option<usize>,
+    pub counter_set: Option<usize>,
+    /// Counter columns: those between `latency_ns` and `repetition`.
+    pub counters: Vec<(usize, String)>,
+}
+
+/// A streaming events.csv reader: one reused record, no per-row allocation.
+pub struct Events {
+    pub path: PathBuf,
+    pub cols: EventCols,
+    reader: csv::Reader<std::fs::File>,
+    rec: csv::ByteRecord,
+}
+
+/// One parsed events row (counters in `EventCols::counters` order; NaN where empty).
+#[derive(Debug, Clone, Default)]
+pub struct Event {
+    pub threads: u32,
+    pub thread: u32,
+    pub iteration: u64,
+    pub latency: f64,
+    /// Hash of (thread, repetition, counter_set): iteration indices restart in each sequence.
+    pub seq: u64,
+    pub counters: Vec<f64>,
+}
+
+impl Events {
+    pub fn open(path: &Path) -> Result<Self, ReportError> {
+        let mut reader = open_csv(path)?;
+        let h = headers(&mut reader, path)?;
+        let c = |n: &str| col(&h, n, path);
+        let latency = c("latency_ns")?;
+        let repetition = h.iter().position(|n| n == "repetition");
+        let counter_set = h.iter().position(|n| n == "counter_set");
+        let end = repetition.unwrap_or(h.len());
+        let counters = (latency + 1..end).map(|i| (i, h[i].clone())).collect();
+        let cols = EventCols {
+            threads: c("threads")?,
+            thread: c("thread")?,
+            iteration: c("iteration")?,
+            latency,
+            repetition,
+            counter_set,
+            counters,
+        };
+        Ok(Events { path: path.to_path_buf(), cols, reader, rec: csv::ByteRecord::new() })
+    }
+
+    /// Reads the next row into `ev`; false at the end.
+    pub fn next_into(&mut self, ev: &mut Event) -> Result<bool, ReportError> {
+        if !self.reader.read_byte_record(&mut self.rec).map_err(|e| csv_err(&self.path, e))? {
+            return Ok(false);
+        }
+        let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
+        let field = |i: usize| std::str::from_utf8(self.rec.get(i).unwrap_or(b"")).unwrap_or("");
+        let p = &self.path;
+        ev.threads = num(field(self.cols.threads), "threads", p, line)?;
+        ev.thread = num(field(self.cols.thread), "thread", p, line)?;
+        ev.iteration = num(field(self.cols.iteration), "iteration", p, line)?;
+        ev.latency = num(field(self.cols.latency), "latency_ns", p, line)?;
+        let mut hsh: u64 = 0xcbf29ce484222325 ^ ev.thread as u64;
+        for i in [self.cols.repetition, self.cols.counter_set].into_iter().flatten() {
+            for &b in self.rec.get(i).unwrap_or(b"") {
+                hsh = (hsh ^ b as u64).wrapping_mul(0x100000001b3);
+            }
+            hsh = (hsh ^ 0xff).wrapping_mul(0x100000001b3);
+        }
+        ev.seq = hsh;
+        ev.counters.clear();
+        for (i, _) in &self.cols.counters {
+            let s = field(*i).trim();
+            ev.counters.push(if s.is_empty() { f64::NAN } else { s.parse().unwrap_or(f64::NAN) });
+        }
+        Ok(true)
+    }
+}
+
+/// Distinct values in first-seen order.
+pub fn ordered_unique<T: Clone + Eq + std::hash::Hash>(it: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut seen = HashMap::new();
+    let mut out = Vec::new();
+    for x in it {
+        if seen.insert(x.clone(), ()).is_none() {
+            out.push(x);
+        }
+    }
+    out
+}

@@ -1,0 +1,100 @@
+//! Report tests on synthetic results directories (see synth.rs).
+use super::*;
+
+fn synth(dir: &Path, tracers: usize, rows: usize, threads: Vec<u32>, counters: bool) {
+    synth::write(dir, &synth::Options { tracers, rows, threads, counters }).unwrap();
+}
+
+#[test]
+fn finds_period_64_on_spin_and_writes_everything() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 5, 20_000, vec![1], false);
+    let r = build(d.path(), 500, 1000).unwrap();
+    let spin = r.code_paths.iter().find(|l| l.starts_with("spin:100@64:1000")).unwrap();
+    assert!(spin.contains("slow path") && spin.contains("every 64 events"), "{spin}");
+    let lttng = r.code_paths.iter().find(|l| l.starts_with("lttng-ust")).unwrap();
+    assert!(lttng.contains("every 256 events"), "{lttng}");
+    let none = r.code_paths.iter().find(|l| l.starts_with("none")).unwrap();
+    assert!(none.contains("single code path"), "{none}");
+    for f in [
+        "report.html",
+        "report.md",
+        "figures/latency_cdf.png",
+        "figures/latency_cdf.svg",
+        "figures/latency_vs_iteration.png",
+    ] {
+        assert!(d.path().join(f).exists(), "{f} missing");
+    }
+    // No counters: no Figure 3/4/7 and no Table 6; one thread count: no scalability figure.
+    assert!(!d.path().join("figures/latency_vs_counters.png").exists());
+    assert!(!d.path().join("figures/scalability.png").exists());
+    let html = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+    assert!(html.contains("SYNTHETIC DATA"));
+    assert!(!html.contains("src=\"figures/"), "report.html must embed its figures");
+    assert!(r.survey_notes.iter().any(|l| l.contains("planted slow path every 64 calls is found")));
+}
+
+#[test]
+fn counters_and_scaling_paths() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 8, 14_000, vec![1, 2, 4], true);
+    let r = build(d.path(), 300, 500).unwrap();
+    for f in ["latency_vs_counters", "scalability", "scalability_ftrace_clocks"] {
+        assert!(d.path().join(format!("figures/{f}.png")).exists(), "{f}");
+        assert!(d.path().join(format!("figures/{f}.svg")).exists(), "{f}");
+    }
+    // Instruction-count code paths (survey Fig. 3(d)).
+    assert!(r
+        .code_paths
+        .iter()
+        .any(|l| l.starts_with("spin:100@64:1000 [instructions]") && l.contains("every 64 events")));
+    let md = std::fs::read_to_string(d.path().join("report.md")).unwrap();
+    assert!(md.contains("as survey Table 6"));
+    assert!(md.contains("ftrace (clock=global)"));
+    // printf contends in the synthetic data, as in the survey; lw stays flat.
+    assert!(r.survey_notes.iter().any(|l| l.starts_with("Agrees with the survey: printf") && l.contains("grows")));
+    assert!(r.survey_notes.iter().any(|l| l.starts_with("Agrees with the survey: lw:") && l.contains("flat")));
+}
+
+#[test]
+fn departure_is_reported() {
+    // Make printf flat across threads: the report must say it departs from the survey.
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 3, 3000, vec![1, 2], false);
+    let p = d.path().join("summary.csv");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    let one = rows.iter().find(|l| l.starts_with("printf,1,")).unwrap().to_string();
+    let fixed: Vec<String> = rows
+        .iter()
+        .map(|l| if l.starts_with("printf,2,") { one.replacen("printf,1,", "printf,2,", 1) } else { l.to_string() })
+        .collect();
+    std::fs::write(&p, fixed.join("\n") + "\n").unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    assert!(r.survey_notes.iter().any(|l| l.starts_with("Departs from the survey: printf")), "{:?}", r.survey_notes);
+}
+
+#[test]
+fn bad_input_says_what_is_wrong() {
+    let d = tempfile::tempdir().unwrap();
+    let e = build(d.path(), 10, 10).err().unwrap().to_string();
+    assert!(e.contains("run.json is missing"), "{e}");
+    synth(d.path(), 1, 200, vec![1], false);
+    std::fs::write(d.path().join("summary.csv"), "tracer,threads\nnone,1\n").unwrap();
+    let e = build(d.path(), 10, 10).err().unwrap().to_string();
+    assert!(e.contains("column 'kept' is missing"), "{e}");
+    synth(&d.path().join("x"), 1, 200, vec![1], false);
+    let ev = d.path().join("x/none/events.csv");
+    let t = std::fs::read_to_string(&ev).unwrap();
+    std::fs::write(&ev, t.replacen("\nnone,1,0,0,0,", "\nnone,1,0,0,zero,", 1)).unwrap();
+    let e = build(&d.path().join("x"), 10, 10).err().unwrap().to_string();
+    assert!(e.contains("iteration") && e.contains("'zero' is not a number"), "{e}");
+}
+
+#[test]
+fn base64_matches_rfc4648() {
+    assert_eq!(base64(b""), "");
+    assert_eq!(base64(b"f"), "Zg==");
+    assert_eq!(base64(b"fo"), "Zm8=");
+    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+}

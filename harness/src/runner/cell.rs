@@ -1,0 +1,371 @@
+//! The measuring child process: one cell = one tracer x thread count x counter set x
+//! repetition (see ARCHITECTURE.md). It sets the tracer up, pins one thread per CPU, warms up to
+//! steady state, measures, tears the tracer down, and writes its rows into the cell directory for
+//! the parent to merge. A tracer that crashes or hangs takes down only this process.
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+
+use serde::{Deserialize, Serialize};
+use tracebench_tracers::{CreateOptions, Tracer};
+
+use super::timed::{self, Buffers, STOP};
+use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
+use crate::counters::{CounterGroup, CounterRead, NoCounters};
+use crate::disturbance::{Detector, Reason, Sources, ALL_REASONS};
+use crate::error::Error;
+use crate::sink::{write_json, AtomicFile};
+use crate::steady_state::{self, Window};
+
+/// Tracer options passed through to the backend (see `tracebench_tracers::CreateOptions`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TracerOpts {
+    pub ftrace_clock: Option<String>,
+    pub subbuf_size: Option<String>,
+    pub num_subbuf: Option<u32>,
+    pub probe_site: Option<String>,
+}
+
+/// What the parent asks a cell to do (written as `cell.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellSpec {
+    pub id: usize,
+    pub spec: String,
+    pub label: String,
+    pub threads: usize,
+    pub cpus: Vec<usize>,
+    pub iterations: usize,
+    /// Counters to read: only those the parent found available.
+    pub counters: Vec<String>,
+    pub counter_set: usize,
+    pub repetition: usize,
+    pub clock: ClockKind,
+    pub tsc_hz: f64,
+    pub resolution_ns: f64,
+    pub opts: TracerOpts,
+    pub run_id: String,
+    pub dir: PathBuf,
+}
+
+/// What one measuring thread reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadResult {
+    pub thread: usize,
+    pub cpu: usize,
+    pub kept: usize,
+    pub attempts: u64,
+    pub discarded: u64,
+    pub reasons: BTreeMap<String, u64>,
+    pub discard_rows_dropped: u64,
+    pub wrap_calls: u64,
+    pub warmup_calls: u64,
+    pub steady: bool,
+    pub windows: Vec<Window>,
+}
+
+/// What the cell reports (written as `result.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellResult {
+    pub tracer_version: String,
+    pub tracer_config: serde_json::Value,
+    pub after_run: serde_json::Value,
+    pub buffer_events: u64,
+    pub counter_read: String,
+    pub detector: serde_json::Value,
+    pub threads: Vec<ThreadResult>,
+    pub stopped: bool,
+    pub warnings: Vec<String>,
+}
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Routes SIGINT and SIGTERM to [`STOP`], so the loop ends and `Drop` tears the tracer down.
+pub fn install_stop_handlers(handler: extern "C" fn(libc::c_int)) {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = handler as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin(cpu: usize) -> Result<(), Error> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for cpu < CPU_SETSIZE.
+    unsafe {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(Error::Pin { cpu, why: "CPU number too large".into() });
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(Error::Pin { cpu, why: std::io::Error::last_os_error().to_string() });
+        }
+        // Let the scheduler move us now, not inside the first window.
+        libc::sched_yield();
+    }
+    Ok(())
+}
+
+fn to_ns(ticks: u64, hz: f64) -> f64 {
+    ticks as f64 * 1e9 / hz
+}
+
+struct ThreadOut {
+    result: ThreadResult,
+    buf: Buffers,
+    counter_read: &'static str,
+    sources: Sources,
+}
+
+/// Entry point of the hidden `__cell` subcommand.
+pub fn main(spec_path: &Path) -> Result<i32, Error> {
+    install_stop_handlers(on_signal);
+    let text = std::fs::read_to_string(spec_path).map_err(|e| Error::io(spec_path, e))?;
+    let spec: CellSpec = serde_json::from_str(&text).map_err(|e| Error::io(spec_path, e))?;
+    let opts = CreateOptions {
+        tsc_hz: spec.tsc_hz,
+        ftrace_clock: spec.opts.ftrace_clock.clone(),
+        subbuf_size: spec.opts.subbuf_size.clone(),
+        num_subbuf: spec.opts.num_subbuf,
+        probe_site: spec.opts.probe_site.clone(),
+        run_id: spec.run_id.clone(),
+    };
+    let tracer = tracebench_tracers::create(&spec.spec, &opts)?;
+    let outs = measure(&spec, tracer.as_ref());
+    let after_run = tracer.after_run();
+    let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
+    // Tear the tracer down before writing: the system is restored even if writing fails.
+    drop(tracer);
+    let outs = outs?;
+    let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
+    write_rows(&spec, &outs, hz)?;
+    let mut warnings = Vec::new();
+    for o in &outs {
+        let r = &o.result;
+        if !r.steady {
+            warnings.push(format!(
+                "{} thread {}: latency still drifting after {} warm-up calls; measuring anyway (steady: false in run.json)",
+                spec.label, r.thread, r.warmup_calls
+            ));
+        }
+        if r.kept < spec.iterations && !STOP.load(Ordering::Relaxed) {
+            warnings.push(format!(
+                "{} thread {}: only {} of {} iterations undisturbed after {} calls",
+                spec.label, r.thread, r.kept, spec.iterations, r.attempts
+            ));
+        }
+    }
+    let result = CellResult {
+        tracer_version: version,
+        tracer_config: config,
+        after_run,
+        buffer_events,
+        counter_read: outs.first().map(|o| o.counter_read).unwrap_or("none").into(),
+        detector: serde_json::to_value(outs.first().map(|o| o.sources.clone()).unwrap_or_default()).unwrap_or_default(),
+        threads: outs.into_iter().map(|o| o.result).collect(),
+        stopped: STOP.load(Ordering::Relaxed),
+        warnings,
+    };
+    write_json(spec.dir.join("result.json"), &result)?;
+    Ok(if result.stopped { 130 } else { 0 })
+}
+
+fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<ThreadOut>, Error> {
+    let barrier = Barrier::new(spec.threads);
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..spec.threads)
+            .map(|t| {
+                let (barrier, failed) = (&barrier, &failed);
+                s.spawn(move || thread_main(spec, tracer, t, barrier, failed))
+            })
+            .collect();
+        let mut outs = Vec::new();
+        let mut first_err = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(o)) => outs.push(o),
+                Ok(Err(e)) => first_err = first_err.or(Some(e)),
+                Err(_) => first_err = first_err.or(Some(Error::Measurement("a measuring thread panicked".into()))),
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(outs),
+        }
+    })
+}
+
+/// Set-up on the pinned thread, then the two barriers every thread reaches even on error (so no
+/// thread waits forever), then warm-up and measurement.
+fn thread_main(
+    spec: &CellSpec,
+    tracer: &dyn Tracer,
+    t: usize,
+    barrier: &Barrier,
+    failed: &AtomicBool,
+) -> Result<ThreadOut, Error> {
+    let cpu = spec.cpus[t];
+    let setup = (|| {
+        pin(cpu)?;
+        tracer.thread_init(cpu)?;
+        let det = Detector::open_ignoring(tolerated_mask(tracer))?;
+        let group = if spec.counters.is_empty() { None } else { Some(CounterGroup::open(&spec.counters)?) };
+        // Room for a generous share of discarded rows; beyond it, reasons are still counted.
+        let buf = Buffers::new(spec.iterations, spec.iterations * 2 + 1000);
+        let scratch = Buffers::new(steady_state::WINDOW, 0);
+        Ok::<_, Error>((det, group, buf, scratch))
+    })();
+    if setup.is_err() {
+        failed.store(true, Ordering::SeqCst);
+    }
+    barrier.wait();
+    let (mut det, mut group, mut buf, mut scratch) = setup?;
+    if failed.load(Ordering::SeqCst) {
+        // Another thread failed: still meet the second barrier.
+        barrier.wait();
+        return Err(Error::Measurement("another measuring thread failed to set up".into()));
+    }
+    let sources = det.sources.clone();
+    macro_rules! go {
+        ($clock:expr, $ctr:expr, $name:expr) => {{
+            let r = body($clock, $ctr, spec, tracer, &mut det, &mut buf, &mut scratch, barrier, t, cpu);
+            (r, $name)
+        }};
+    }
+    let rdpmc = group.as_mut().and_then(|g| g.rdpmc());
+    let (result, counter_read) = match (spec.clock, group.as_ref(), rdpmc) {
+        (ClockKind::Tsc, None, _) => go!(&Tsc, &NoCounters, "none"),
+        (ClockKind::Monotonic, None, _) => go!(&Monotonic, &NoCounters, "none"),
+        (ClockKind::Tsc, Some(_), Some(r)) => go!(&Tsc, &r, "rdpmc"),
+        (ClockKind::Monotonic, Some(_), Some(r)) => go!(&Monotonic, &r, "rdpmc"),
+        (ClockKind::Tsc, Some(g), None) => go!(&Tsc, &g.syscall(), "read()"),
+        (ClockKind::Monotonic, Some(g), None) => go!(&Monotonic, &g.syscall(), "read()"),
+    };
+    Ok(ThreadOut { result, buf, counter_read, sources })
+}
+
+/// The reasons `tracer` causes itself on every call (`Tracer::intrinsic_disturbances`), as a
+/// mask: not watched, and never a reason to discard.
+fn tolerated_mask(tracer: &dyn Tracer) -> u16 {
+    let intrinsic = tracer.intrinsic_disturbances();
+    ALL_REASONS.iter().filter(|r| intrinsic.contains(&r.name())).fold(0u16, |m, r| m | *r as u16)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn body<C: Clock, R: CounterRead>(
+    clock: &C,
+    ctr: &R,
+    spec: &CellSpec,
+    tracer: &dyn Tracer,
+    det: &mut Detector,
+    buf: &mut Buffers,
+    scratch: &mut Buffers,
+    barrier: &Barrier,
+    thread: usize,
+    cpu: usize,
+) -> ThreadResult {
+    let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
+    let tolerated = tolerated_mask(tracer);
+    // Steady state (see steady_state.rs): wrap the buffer, then wait for the drift to settle.
+    let wrap = steady_state::wrap_calls(tracer.buffer_events());
+    timed::fire_untimed(tracer, wrap);
+    let mut warmup_calls = wrap;
+    let mut windows = Vec::with_capacity(steady_state::MAX_WINDOWS);
+    let mut lat = Vec::with_capacity(steady_state::WINDOW);
+    let mut steady = false;
+    let w = steady_state::WINDOW;
+    for _ in 0..steady_state::MAX_WINDOWS {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let o = timed::run(clock, ctr, tracer, det, scratch, w, 0, (w as u64) * 50, false, tolerated);
+        warmup_calls += o.attempts;
+        lat.clear();
+        lat.extend(scratch.samples[..o.kept].iter().map(|s| to_ns(s.ticks, hz)));
+        if lat.is_empty() {
+            continue;
+        }
+        windows.push(Window::of(&mut lat));
+        if steady_state::is_steady(&windows, spec.resolution_ns) {
+            steady = true;
+            break;
+        }
+    }
+    // Threads start measuring together (survey 6.2.1: 5,000 iterations per core, in parallel).
+    barrier.wait();
+    let max_attempts = spec.iterations as u64 * 50 + 100_000;
+    let o = timed::run(clock, ctr, tracer, det, buf, spec.iterations, 0, max_attempts, true, tolerated);
+    let mut reasons = BTreeMap::new();
+    for r in ALL_REASONS {
+        let n = buf.reason_counts[(r as u16).trailing_zeros() as usize];
+        if n > 0 {
+            reasons.insert(r.name().to_string(), n);
+        }
+    }
+    buf.samples.truncate(o.kept);
+    ThreadResult {
+        thread,
+        cpu,
+        kept: o.kept,
+        attempts: o.attempts,
+        discarded: buf.discarded,
+        reasons,
+        discard_rows_dropped: buf.discarded - buf.discards.len() as u64,
+        wrap_calls: wrap,
+        warmup_calls,
+        steady,
+        windows,
+    }
+}
+
+fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error> {
+    let path = spec.dir.join("events.csv");
+    let mut f = AtomicFile::create(&path)?;
+    let io = |e: std::io::Error| Error::io(&path, e);
+    let mut header = String::from("thread,cpu,iteration,latency_ns");
+    for c in &spec.counters {
+        header.push(',');
+        header.push_str(c);
+    }
+    writeln!(f, "{header}").map_err(io)?;
+    for o in outs {
+        let t = o.result.thread;
+        for s in &o.buf.samples {
+            let cpu = if s.cpu == u32::MAX { o.result.cpu as u32 } else { s.cpu };
+            write!(f, "{t},{cpu},{},{:.2}", s.iteration, to_ns(s.ticks, hz)).map_err(io)?;
+            for v in &s.counters[..spec.counters.len()] {
+                write!(f, ",{v}").map_err(io)?;
+            }
+            writeln!(f).map_err(io)?;
+        }
+    }
+    f.commit()?;
+    let path = spec.dir.join("discarded.csv");
+    let mut f = AtomicFile::create(&path)?;
+    let io = |e: std::io::Error| Error::io(&path, e);
+    writeln!(f, "thread,cpu,iteration,latency_ns,reason").map_err(io)?;
+    for o in outs {
+        for d in &o.buf.discards {
+            let cpu = if d.cpu == u32::MAX { o.result.cpu as u32 } else { d.cpu };
+            writeln!(
+                f,
+                "{},{cpu},{},{:.2},{}",
+                o.result.thread,
+                d.iteration,
+                to_ns(d.ticks, hz),
+                Reason::names(d.mask)
+            )
+            .map_err(io)?;
+        }
+    }
+    f.commit()
+}

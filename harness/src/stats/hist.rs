@@ -1,0 +1,433 @@
+//! Fixed-size log-binned histogram, mode finding and period detection.
+//!
+//! Survey section 7.1 reads a tracer's code paths off the distinct groups ("modes") of its
+//! instruction counts and latencies, and explains LTTng's slow path as one event per sub-buffer,
+//! i.e. a path taken at a fixed period. These helpers automate that reading. The histogram has a
+//! fixed size whatever the number of samples, so a report can stream any number of rows.
+
+/// Bins per decade: 2.3 % wide bins, finer than any code-path gap worth reporting.
+pub const BINS_PER_DECADE: usize = 100;
+/// log10 of the lowest binned value (0.1); values below it (0 included) go to the zero bucket.
+const LO_EXP: f64 = -1.0;
+/// Decades covered: 0.1 .. 1e10 (nanoseconds or counter values).
+const DECADES: usize = 11;
+pub const NBINS: usize = BINS_PER_DECADE * DECADES;
+
+/// Histogram over 0.1..1e10 with logarithmic bins, plus a bucket for values < 0.1 (zero).
+#[derive(Debug, Clone)]
+pub struct LogHistogram {
+    bins: Vec<u64>,
+    zero: u64,
+    total: u64,
+}
+
+impl Default for LogHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LogHistogram {
+    pub fn new() -> Self {
+        LogHistogram { bins: vec![0; NBINS], zero: 0, total: 0 }
+    }
+
+    /// The bin of `x`, or `None` for the zero bucket (x < 0.1, NaN).
+    #[inline]
+    pub fn bin_of(x: f64) -> Option<usize> {
+        // NaN falls here too.
+        if x.is_nan() || x < 0.1 {
+            return None;
+        }
+        let b = ((x.log10() - LO_EXP) * BINS_PER_DECADE as f64) as usize;
+        Some(b.min(NBINS - 1))
+    }
+
+    /// Lower edge of bin `i`.
+    pub fn bin_lo(i: usize) -> f64 {
+        10f64.powf(LO_EXP + i as f64 / BINS_PER_DECADE as f64)
+    }
+
+    /// Geometric centre of bin `i`.
+    pub fn bin_center(i: usize) -> f64 {
+        10f64.powf(LO_EXP + (i as f64 + 0.5) / BINS_PER_DECADE as f64)
+    }
+
+    #[inline]
+    pub fn add(&mut self, x: f64) {
+        self.total += 1;
+        match Self::bin_of(x) {
+            Some(b) => self.bins[b] += 1,
+            None => self.zero += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+    pub fn zero_count(&self) -> u64 {
+        self.zero
+    }
+    pub fn bins(&self) -> &[u64] {
+        &self.bins
+    }
+
+    /// Approximate quantile (q in 0..=1), interpolated geometrically inside the bin; within one
+    /// bin width (2.3 %) of the exact value.
+    pub fn quantile(&self, q: f64) -> f64 {
+        self.quantile_in(q, 0, NBINS)
+    }
+
+    /// Quantile of the samples that fall in bins `lo..hi` only.
+    pub fn quantile_in(&self, q: f64, lo: usize, hi: usize) -> f64 {
+        let n: u64 = self.bins[lo..hi].iter().sum::<u64>() + if lo == 0 { self.zero } else { 0 };
+        if n == 0 {
+            return f64::NAN;
+        }
+        let target = q.clamp(0.0, 1.0) * n as f64;
+        let mut acc = if lo == 0 { self.zero as f64 } else { 0.0 };
+        if acc >= target && acc > 0.0 {
+            return 0.0;
+        }
+        for i in lo..hi {
+            let c = self.bins[i] as f64;
+            if c > 0.0 && acc + c >= target {
+                let f = ((target - acc) / c).clamp(0.0, 1.0);
+                return 10f64.powf(LO_EXP + (i as f64 + f) / BINS_PER_DECADE as f64);
+            }
+            acc += c;
+        }
+        Self::bin_lo(hi)
+    }
+
+    /// Non-empty bins as (lower edge, upper edge, count), ascending.
+    pub fn nonempty(&self) -> impl Iterator<Item = (f64, f64, u64)> + '_ {
+        self.bins.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (Self::bin_lo(i), Self::bin_lo(i + 1), c))
+    }
+}
+
+/// One mode: a group of samples between two density valleys (a code path).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mode {
+    /// Bin range `first_bin..end_bin` (the zero bucket is `None` in [`LogHistogram::bin_of`] and
+    /// belongs to a mode with `zero == true`).
+    pub first_bin: usize,
+    pub end_bin: usize,
+    pub zero: bool,
+    /// Approximate median of the samples in this mode.
+    pub median: f64,
+    pub count: u64,
+    pub fraction: f64,
+}
+
+impl Mode {
+    /// Whether a value belongs to this mode (same binning as the histogram).
+    pub fn contains(&self, x: f64) -> bool {
+        match LogHistogram::bin_of(x) {
+            None => self.zero,
+            Some(b) => !self.zero && b >= self.first_bin && b < self.end_bin,
+        }
+    }
+}
+
+/// Finds the modes of a histogram.
+///
+/// The density is smoothed with a Gaussian whose width is `max(rel_bw * x, abs_bw)` at value x:
+/// the relative part follows the log bins, the absolute part hides quantisation (the TSC here
+/// advances in ~10 ns steps, so raw latencies form a comb). Peaks whose separating valley is
+/// higher than half the smaller peak are merged; modes holding less than `min_fraction` of the
+/// samples are dropped (noise: interrupts, migrations). Modes come back in ascending value.
+pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64) -> Vec<Mode> {
+    let total = h.total();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if h.zero > 0 && h.zero as f64 / total as f64 >= min_fraction {
+        out.push(Mode {
+            first_bin: 0,
+            end_bin: 0,
+            zero: true,
+            median: 0.0,
+            count: h.zero,
+            fraction: h.zero as f64 / total as f64,
+        });
+    }
+    // Smooth by scattering each non-empty bin with its own kernel width (in bins).
+    let mut s = vec![0f64; NBINS];
+    for (j, &c) in h.bins.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        let x = LogHistogram::bin_center(j);
+        let w = (rel_bw.max(abs_bw / x)).max(1e-6);
+        let sigma = ((1.0 + w).log10() * BINS_PER_DECADE as f64).max(0.5);
+        let reach = ((3.0 * sigma).ceil() as usize).min(400);
+        let lo = j.saturating_sub(reach);
+        let hi = (j + reach + 1).min(NBINS);
+        // Normalise so each bin spreads exactly its count.
+        let weights: Vec<f64> = (lo..hi).map(|i| (-0.5 * ((i as f64 - j as f64) / sigma).powi(2)).exp()).collect();
+        let norm: f64 = weights.iter().sum();
+        for (k, i) in (lo..hi).enumerate() {
+            s[i] += c as f64 * weights[k] / norm;
+        }
+    }
+    // Local maxima (plateaus count once, at their left end).
+    let mut peaks: Vec<usize> = Vec::new();
+    for i in 0..NBINS {
+        if s[i] <= 0.0 {
+            continue;
+        }
+        let left = if i == 0 { 0.0 } else { s[i - 1] };
+        let mut k = i + 1;
+        while k < NBINS && s[k] == s[i] {
+            k += 1;
+        }
+        let right = if k < NBINS { s[k] } else { 0.0 };
+        if s[i] > left && s[i] > right {
+            peaks.push(i);
+        }
+    }
+    // Merge peaks not separated by a deep valley; repeat until stable.
+    let valley = |a: usize, b: usize| -> (usize, f64) {
+        let mut m = (a, s[a]);
+        for (i, &v) in s.iter().enumerate().take(b + 1).skip(a) {
+            if v < m.1 {
+                m = (i, v);
+            }
+        }
+        m
+    };
+    loop {
+        let mut merged = false;
+        for k in 0..peaks.len().saturating_sub(1) {
+            let (a, b) = (peaks[k], peaks[k + 1]);
+            let (_, v) = valley(a, b);
+            if v > 0.5 * s[a].min(s[b]) {
+                if s[a] >= s[b] {
+                    peaks.remove(k + 1);
+                } else {
+                    peaks.remove(k);
+                }
+                merged = true;
+                break;
+            }
+        }
+        if !merged {
+            break;
+        }
+    }
+    // Region boundaries at the valleys between kept peaks.
+    let mut edges = vec![0usize];
+    for k in 0..peaks.len().saturating_sub(1) {
+        edges.push(valley(peaks[k], peaks[k + 1]).0);
+    }
+    edges.push(NBINS);
+    for k in 0..peaks.len() {
+        let (a, b) = (edges[k], edges[k + 1]);
+        let count: u64 = h.bins[a..b].iter().sum();
+        let fraction = count as f64 / total as f64;
+        if count == 0 || fraction < min_fraction {
+            continue;
+        }
+        // quantile_in counts the zero bucket when a == 0; exclude it here.
+        let median = median_bins(h, a, b);
+        out.push(Mode { first_bin: a, end_bin: b, zero: false, median, count, fraction });
+    }
+    out
+}
+
+fn median_bins(h: &LogHistogram, a: usize, b: usize) -> f64 {
+    let n: u64 = h.bins[a..b].iter().sum();
+    let target = 0.5 * n as f64;
+    let mut acc = 0.0;
+    for i in a..b {
+        let c = h.bins[i] as f64;
+        if c > 0.0 && acc + c >= target {
+            let f = ((target - acc) / c).clamp(0.0, 1.0);
+            return 10f64.powf(LO_EXP + (i as f64 + f) / BINS_PER_DECADE as f64);
+        }
+        acc += c;
+    }
+    f64::NAN
+}
+
+/// How regularly a set of events recurs in an iteration sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Periodicity {
+    /// The period, in iterations (calls).
+    pub period: u64,
+    /// Share of the events that sit on one residue class modulo `period` (1.0: perfectly
+    /// periodic; noise events and phase jumps lower it).
+    pub on_lattice: f64,
+    /// Events seen.
+    pub events: usize,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Finds the period of events given their iteration indices, one sorted list per sequence (a
+/// sequence is one thread of one repetition: indices restart in each).
+///
+/// Candidates are the most common differences between consecutive events and their pairwise
+/// GCDs (a discarded slow call leaves a gap of 2P; a noise event splits P into two parts that sum
+/// to P). Each candidate is scored by how many events sit on its best residue class; the
+/// largest candidate that keeps at least 90 % of the best score wins, so a true period P beats
+/// its divisors (which score the same) and noise barely moves it. Returns `None` when fewer than
+/// 4 events exist, or the winner puts less than half the events on one lattice or leaves more
+/// than half of that lattice's slots empty.
+pub fn detect_period(seqs: &[Vec<u64>]) -> Option<Periodicity> {
+    let events: usize = seqs.iter().map(|s| s.len()).sum();
+    if events < 4 {
+        return None;
+    }
+    let mut diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for s in seqs {
+        for w in s.windows(2) {
+            if w[1] > w[0] {
+                *diffs.entry(w[1] - w[0]).or_default() += 1;
+            }
+        }
+    }
+    let mut common: Vec<(u64, usize)> = diffs.into_iter().collect();
+    common.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    common.truncate(4);
+    let mut cands: Vec<u64> = common.iter().map(|c| c.0).collect();
+    for i in 0..common.len() {
+        for j in i + 1..common.len() {
+            cands.push(gcd(common[i].0, common[j].0));
+        }
+    }
+    cands.retain(|&p| p >= 2);
+    cands.sort_unstable();
+    cands.dedup();
+    // (events on the best residue class, lattice slots between the first and last of them)
+    let score = |p: u64| -> (usize, u64) {
+        seqs.iter()
+            .map(|s| {
+                let mut by_res: std::collections::HashMap<u64, (usize, u64, u64)> = std::collections::HashMap::new();
+                for &i in s {
+                    let e = by_res.entry(i % p).or_insert((0, i, i));
+                    e.0 += 1;
+                    e.2 = i;
+                }
+                by_res.values().max_by_key(|e| e.0).map(|e| (e.0, (e.2 - e.1) / p + 1)).unwrap_or((0, 0))
+            })
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    let scored: Vec<(u64, (usize, u64))> = cands.iter().map(|&p| (p, score(p))).collect();
+    let best = scored.iter().map(|s| s.1 .0).max()?;
+    let (period, (on, slots)) =
+        scored.iter().filter(|s| s.1 .0 as f64 >= 0.9 * best as f64).max_by_key(|s| s.0).copied()?;
+    let on_lattice = on as f64 / events as f64;
+    // Half the events on one lattice, and that lattice mostly filled: random events put 1/p of
+    // themselves on a lattice but leave almost all of its slots empty.
+    if on_lattice < 0.5 || (on as f64) < 0.5 * slots as f64 {
+        return None;
+    }
+    Some(Periodicity { period, on_lattice, events })
+}
+
+/// Median spacing between consecutive events and the share of spacings within 10 % of it, for
+/// paths that recur without an exact period (a printf buffer flush every ~N events, where N
+/// drifts as the formatted length changes).
+pub fn spacing(seqs: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let mut d: Vec<f64> =
+        seqs.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    if d.len() < 3 {
+        return None;
+    }
+    d.sort_by(|a, b| a.total_cmp(b));
+    let med = super::percentile_sorted(&d, 50.0);
+    let near = d.iter().filter(|x| (**x - med).abs() <= 0.1 * med).count();
+    Some((med, near as f64 / d.len() as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_within_a_bin() {
+        let mut h = LogHistogram::new();
+        for i in 1..=1000 {
+            h.add(i as f64);
+        }
+        let q = h.quantile(0.5);
+        assert!((q / 500.0 - 1.0).abs() < 0.03, "{q}");
+        assert_eq!(h.total(), 1000);
+        h.add(0.0);
+        assert_eq!(h.zero_count(), 1);
+    }
+
+    #[test]
+    fn two_modes_on_a_quantised_comb() {
+        // 10 ns steps around 130 ns (98 %) and 1130 ns (2 %).
+        let mut h = LogHistogram::new();
+        for i in 0..10_000u64 {
+            let base = if i % 50 == 0 { 1130.0 } else { 130.0 };
+            h.add(base + 10.0 * ((i * 7919) % 5) as f64);
+        }
+        let m = find_modes(&h, 0.05, 15.0, 0.001);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!((m[0].fraction - 0.98).abs() < 1e-9);
+        assert!(m[0].median > 130.0 && m[0].median < 180.0, "{}", m[0].median);
+        assert!(m[1].median > 1100.0 && m[1].median < 1200.0);
+        assert!(m[1].contains(1150.0) && !m[1].contains(150.0));
+    }
+
+    #[test]
+    fn one_mode_for_a_wide_single_path() {
+        let mut h = LogHistogram::new();
+        for i in 0..5000u64 {
+            h.add(200.0 + ((i * 31) % 60) as f64);
+        }
+        assert_eq!(find_modes(&h, 0.05, 15.0, 0.001).len(), 1);
+    }
+
+    #[test]
+    fn period_with_gaps_and_noise() {
+        // Every 64th call (phase 17), two lost to discards, plus three noise events.
+        let mut s: Vec<u64> =
+            (0..200).map(|k| 17 + 64 * k).filter(|&i| i != 17 + 64 * 5 && i != 17 + 64 * 90).collect();
+        s.extend([100, 2000, 5003]);
+        s.sort_unstable();
+        let p = detect_period(&[s.clone(), s.iter().map(|i| i + 3).collect()]).unwrap();
+        assert_eq!(p.period, 64);
+        assert!(p.on_lattice > 0.95);
+    }
+
+    #[test]
+    fn spacing_of_a_drifting_flush() {
+        let mut s = vec![0u64];
+        for k in 0..40u64 {
+            // The formatted line grows and shrinks: the flush comes every 405..416 calls.
+            s.push(s.last().unwrap() + 405 + (k * 7) % 12);
+        }
+        assert_eq!(detect_period(&[s.clone()]), None);
+        let (med, near) = spacing(&[s]).unwrap();
+        assert!((405.0..=416.0).contains(&med) && near > 0.9, "{med} {near}");
+    }
+
+    #[test]
+    fn no_period_for_random_events() {
+        let mut x = 88172645463325252u64;
+        let mut s: Vec<u64> = (0..300)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 100_000
+            })
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        assert_eq!(detect_period(&[s]), None);
+        assert_eq!(detect_period(&[vec![1, 2]]), None);
+    }
+}

@@ -1,0 +1,162 @@
+//! The CLI end to end, on real small runs.
+mod common;
+use common::*;
+use predicates::prelude::*;
+
+#[test]
+fn list_shows_builtin_tracers() {
+    tb().arg("list").assert().success().stdout(
+        predicate::str::contains("none").and(predicate::str::contains("lw")).and(predicate::str::contains("printf")),
+    );
+}
+
+fn bad(args: &[&str], needle: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let o = tb().arg("run").args(args).arg("--quiet").arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line, got: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert!(!out.join("run.json").exists(), "nothing written for bad input");
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_2() {
+    bad(&["--tracer", "nosuch"], "unknown tracer 'nosuch'");
+    bad(&["--tracer", "none", "--counters", "bogus"], "unknown counter 'bogus'");
+    bad(&["--tracer", "none", "--iterations", "0"], "--iterations must be at least 1");
+    bad(&["--tracer", "none", "--cpu", "999"], "not online");
+    bad(&["--tracer", "spin"], "spin needs a cost");
+    bad(&["--tracer", "none,lw", "--label", "x"], "--label gives 1 names for 2 tracers");
+    bad(&["--tracer", "none", "--threads", "99"], "--threads 99");
+    let o = tb().args(["run", "--tracer", "none", "--quiet", "--out", "/proc/tracebench-no"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write results"));
+}
+
+#[test]
+fn run_writes_the_output_contract() {
+    let (_d, out) = run_ok(&["--tracer", "none,lw,printf", "-n", "500"]);
+    let s = Table::read(&out.join("summary.csv"));
+    assert_eq!(
+        s.header[..11].join(","),
+        "tracer,threads,kept,discarded,mean_ns,std_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns"
+    );
+    assert_eq!(s.rows.len(), 3);
+    for t in ["none", "lw", "printf"] {
+        assert_eq!(s.get("tracer", t, "kept"), 500.0);
+        let e = Table::read(&out.join(t).join("events.csv"));
+        assert_eq!(e.header[..6].join(","), "tracer,threads,thread,cpu,iteration,latency_ns");
+        assert_eq!(e.rows.len(), 500);
+        let d = Table::read(&out.join(t).join("discarded.csv"));
+        assert_eq!(d.header.last().unwrap(), "repetition");
+        // Means are consistent with the rows.
+        let lat = e.f64s("latency_ns");
+        let m = lat.iter().sum::<f64>() / lat.len() as f64;
+        assert!((m - s.get("tracer", t, "mean_ns")).abs() < 0.01);
+    }
+    // lw does real work: it costs more than the empty call.
+    assert!(s.get("tracer", "lw", "mean_ns") > s.get("tracer", "none", "mean_ns"));
+    let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert!(rj["clock"]["info"]["resolution_ns"].as_f64().unwrap() > 0.0);
+    assert!(rj["clock"]["floor"]["mean_ns"].as_f64().unwrap() > 0.0);
+    assert!(rj["host"]["kernel"].as_str().unwrap().contains("Linux"));
+    assert_eq!(rj["tracers"].as_array().unwrap().len(), 3);
+    let cell = &rj["tracers"][1]["cells"][0]["per_thread"][0];
+    assert!(cell["warmup_calls"].as_u64().unwrap() >= 1025, "lw's 1024-event ring wrapped: {cell}");
+    assert!(!out.join(".cells").exists(), "scratch files removed");
+}
+
+/// Hardware counters absent (as on this VM) are reported and left out, never zero-filled;
+/// software counters that exist get their columns.
+#[test]
+fn counters_unsupported_are_left_out_and_supported_are_written() {
+    let (_d, out) = run_ok(&["--tracer", "lw", "-n", "300", "--counters", "cycles,page-faults,context-switches"]);
+    let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let set = &rj["counters"]["sets"][0];
+    let avail: Vec<&str> = set["available"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let e = Table::read(&out.join("lw").join("events.csv"));
+    assert!(e.header.contains(&"page-faults".to_string()));
+    assert_eq!(e.header.contains(&"cycles".to_string()), avail.contains(&"cycles"));
+    if !avail.contains(&"cycles") {
+        assert_eq!(set["unsupported"][0][0], "cycles");
+        eprintln!("note: no hardware PMU here: cycles left out ({})", set["unsupported"][0][1]);
+    }
+    // No page faults in the kept windows: they would have been discarded.
+    assert!(e.f64s("page-faults").iter().all(|v| *v == 0.0));
+}
+
+#[test]
+fn labels_repeats_and_counter_sets() {
+    let (_d, out) = run_ok(&[
+        "--tracer",
+        "spin:50,spin:80",
+        "--label",
+        "a,b",
+        "-n",
+        "200",
+        "--repeats",
+        "3",
+        "--counter-sets",
+        "2",
+    ]);
+    let r = Table::read(&out.join("repetitions.csv"));
+    assert_eq!(r.rows.len(), 6);
+    assert_eq!(r.header[2], "repetition");
+    let e = Table::read(&out.join("a").join("events.csv"));
+    assert_eq!(e.rows.len(), 200 * 3 * 2, "3 repetitions x 2 counter sets");
+    let s = Table::read(&out.join("summary.csv"));
+    assert!(s.get("tracer", "b", "mean_ns") > s.get("tracer", "a", "mean_ns"));
+}
+
+#[test]
+fn scale_fills_the_threads_column() {
+    let n = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    if n.trim() == "0" {
+        eprintln!("SKIP scale_fills_the_threads_column: one online CPU");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    tb().args(["scale", "--tracer", "lw", "-n", "300", "--threads", "1,2", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let e = Table::read(&out.join("lw").join("events.csv"));
+    let ti = e.col("threads");
+    assert_eq!(e.rows.iter().filter(|r| r[ti] == "2").count(), 600);
+    let cpus: std::collections::BTreeSet<&str> =
+        e.rows.iter().filter(|r| r[ti] == "2").map(|r| r[e.col("cpu")].as_str()).collect();
+    assert_eq!(cpus.len(), 2, "two threads on two cores");
+}
+
+#[test]
+fn monotonic_clock_works() {
+    let (_d, out) = run_ok(&["--tracer", "none", "-n", "300", "--clock", "monotonic"]);
+    let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(rj["clock"]["info"]["kind"], "monotonic");
+}
+
+#[test]
+fn sigint_keeps_what_was_measured() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let bin = assert_cmd::cargo::cargo_bin("tracebench");
+    let child = std::process::Command::new(bin)
+        .args(["run", "--tracer", "spin:1000,spin:1001,spin:1002,spin:1003", "-n", "200000", "--quiet", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(rj["interrupted"], true);
+    let s = Table::read(&out.join("summary.csv"));
+    assert!(!s.rows.is_empty(), "the interrupted cell's rows are kept");
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp")));
+}

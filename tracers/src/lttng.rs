@@ -1,0 +1,596 @@
+//! `lttng-ust` and `lttng-tracef`: LTTng-UST 2.13 (survey sections 5.2.2 and 5.2.3).
+//!
+//! - `lttng-ust` fires a real tracepoint, `tracebench:event`, with a 4-byte integer payload
+//!   (tracers/c/tb_lttng_tp.h).
+//! - `lttng-tracef` calls `lttng_ust_tracef("%d", payload)`, which formats the payload into an
+//!   `lttng_ust_tracef:event` (the survey's fairer comparison with printf).
+//!
+//! Configuration follows survey section 6.2.3: a snapshot (flight-recorder) session whose
+//! channel overwrites, 2 sub-buffers of 8 KiB per CPU (the same 16 KiB per CPU as ftrace and
+//! `lw`), and no consumer activity while the run lasts (snapshot mode writes nothing until a
+//! snapshot is recorded; the monitor timer, which would wake the consumer daemon every second, is
+//! turned off).
+//!
+//! Lifetimes: the parent starts `lttng-sessiond` if none runs ([`SessiondGuard`], stopped only if
+//! it was started here); the measuring child creates a uniquely named session, enables the event,
+//! starts it, then dlopen()s libtb_lttng.so (whose liblttng-ust constructor registers with the
+//! sessiond and receives the enabled event). `Drop` destroys the session and removes the snapshot
+//! directory. [`Lttng::read_snapshot`] records a snapshot and reads it back with babeltrace2.
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::{Tracer, TracerError};
+
+/// Survey section 6.2.3: 2 sub-buffers of 8 KiB per CPU.
+pub const DEFAULT_SUBBUF_SIZE: &str = "8k";
+pub const DEFAULT_NUM_SUBBUF: u32 = 2;
+/// Payload fired once per measuring thread in `thread_init`. If it is missing from the snapshot
+/// after the run, the buffer of that CPU wrapped (the oldest events were overwritten).
+pub const SENTINEL: u32 = u32::MAX;
+/// Smallest event this channel records: a compact 32-bit header (5-bit id, 27-bit timestamp)
+/// plus the 4-byte payload. Dividing the buffer by it bounds from above the events needed to wrap.
+const MIN_EVENT_BYTES: u64 = 8;
+/// tracef's smallest event: header 4 + `_msg_length` 4 + one digit.
+const MIN_TRACEF_EVENT_BYTES: u64 = 9;
+const CHANNEL: &str = "tbch";
+/// How long to wait for the sessiond to push the enabled event to this process.
+const ENABLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `tracebench:event`, a real tracepoint.
+    Tracepoint,
+    /// `lttng_ust_tracef("%d", payload)`.
+    Tracef,
+}
+
+impl Mode {
+    fn spec(self) -> &'static str {
+        match self {
+            Mode::Tracepoint => "lttng-ust",
+            Mode::Tracef => "lttng-tracef",
+        }
+    }
+    fn event(self) -> &'static str {
+        match self {
+            Mode::Tracepoint => "tracebench:event",
+            Mode::Tracef => "lttng_ust_tracef:*",
+        }
+    }
+}
+
+/// Where libtb_lttng.so is: `$TRACEBENCH_LTTNG_SO`, else next to the running executable, else
+/// where build.rs put it.
+pub fn library_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TRACEBENCH_LTTNG_SO") {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        let p = dir.join("libtb_lttng.so");
+        if p.exists() {
+            return Some(p);
+        }
+    }
+    option_env!("TB_LTTNG_SO").map(PathBuf::from)
+}
+
+/// `Ok(())` when the LTTng backends can run here, else (why, fix). No side effects.
+pub fn availability() -> Result<(), (String, String)> {
+    let fix = "scripts/setup.sh or apt-get install liblttng-ust-dev lttng-tools, then rebuild".to_string();
+    match library_path() {
+        None => return Err(("liblttng-ust-dev not installed when tracebench was built".into(), fix)),
+        Some(p) if !p.exists() => return Err((format!("{} is missing", p.display()), fix)),
+        Some(_) => {}
+    }
+    for bin in ["lttng", "lttng-sessiond"] {
+        if which(bin).is_none() {
+            return Err((format!("{bin} not found in PATH (lttng-tools not installed)"), fix));
+        }
+    }
+    Ok(())
+}
+
+pub fn which(bin: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(bin)).find(|p| p.is_file())
+}
+
+fn setup_err(mode: Mode, why: impl Into<String>) -> TracerError {
+    TracerError::Setup { name: mode.spec().into(), why: why.into() }
+}
+
+/// Runs `lttng ARGS`; on failure returns its stderr in one line.
+fn lttng(args: &[&str]) -> Result<String, String> {
+    let out =
+        Command::new("lttng").args(args).output().map_err(|e| format!("cannot run `lttng {}`: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let err = err.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join("; ");
+        Err(format!("`lttng {}` failed: {err}", args.join(" ")))
+    }
+}
+
+/// The pid file of the session daemon this user's `lttng` would talk to.
+fn sessiond_pidfile() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        PathBuf::from("/var/run/lttng/lttng-sessiond.pid")
+    } else {
+        let home = std::env::var_os("LTTNG_HOME").or_else(|| std::env::var_os("HOME")).unwrap_or_default();
+        PathBuf::from(home).join(".lttng/lttng-sessiond.pid")
+    }
+}
+
+/// The pid of a live `lttng-sessiond` for this user, if one runs.
+pub fn running_sessiond() -> Option<i32> {
+    let pid: i32 = std::fs::read_to_string(sessiond_pidfile()).ok()?.trim().parse().ok()?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    (comm.trim() == "lttng-sessiond").then_some(pid)
+}
+
+/// Whether `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(s) => s.rsplit_once(')').map(|(_, rest)| !rest.trim_start().starts_with('Z')).unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Parent-side guard: makes sure a session daemon runs for the whole `tracebench run`, and stops
+/// it on drop only if this guard started it.
+pub struct SessiondGuard {
+    started: Option<i32>,
+}
+
+impl SessiondGuard {
+    pub fn ensure(spec: &str) -> Result<Self, TracerError> {
+        if running_sessiond().is_some() {
+            return Ok(SessiondGuard { started: None });
+        }
+        // --no-kernel: only the userspace domain is used, and this kernel has no LTTng modules.
+        // --daemonize returns once the daemon is ready to accept commands.
+        let out = Command::new("lttng-sessiond")
+            .args(["--daemonize", "--no-kernel"])
+            .output()
+            .map_err(|e| TracerError::Setup { name: spec.into(), why: format!("cannot run lttng-sessiond: {e}") })?;
+        if !out.status.success() {
+            // The launcher may have been interrupted after the daemon forked: stop a daemon that
+            // was not there before rather than leave it running.
+            if let Some(pid) = running_sessiond() {
+                drop(SessiondGuard { started: Some(pid) });
+            }
+            return Err(TracerError::Setup {
+                name: spec.into(),
+                why: format!("lttng-sessiond --daemonize failed: {}", String::from_utf8_lossy(&out.stderr).trim()),
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(pid) = running_sessiond() {
+                return Ok(SessiondGuard { started: Some(pid) });
+            }
+            if Instant::now() > deadline {
+                return Err(TracerError::Setup {
+                    name: spec.into(),
+                    why: format!("lttng-sessiond started but {} never appeared", sessiond_pidfile().display()),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The pid of the daemon this guard started, if it started one.
+    pub fn started_pid(&self) -> Option<i32> {
+        self.started
+    }
+}
+
+impl Drop for SessiondGuard {
+    fn drop(&mut self) {
+        let Some(pid) = self.started else { return };
+        // SAFETY: plain signal to a pid we started; checked to still be lttng-sessiond.
+        if running_sessiond() == Some(pid) {
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if !alive(pid) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        eprintln!("warning: lttng-sessiond (pid {pid}) did not stop within 5 s of SIGTERM");
+    }
+}
+
+/// The dlopen()ed libtb_lttng.so: loaded once per process and never unloaded (unloading
+/// liblttng-ust while its listener threads run is not supported).
+struct Lib {
+    fire: extern "C" fn(u32),
+    tracef: extern "C" fn(u32),
+    event_enabled: extern "C" fn() -> c_int,
+    tracef_enabled: extern "C" fn() -> c_int,
+    ust_version: String,
+}
+
+static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+
+fn load_lib() -> Result<&'static Lib, String> {
+    LIB.get_or_init(|| {
+        let path = library_path().ok_or("liblttng-ust-dev was not installed when tracebench was built")?;
+        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: dlopen with a valid C string; RTLD_NODELETE because liblttng-ust must stay.
+        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NODELETE) };
+        if handle.is_null() {
+            // SAFETY: dlerror returns a static string after a failure.
+            let e = unsafe { CStr::from_ptr(libc::dlerror()) };
+            return Err(format!("dlopen {}: {}", path.display(), e.to_string_lossy()));
+        }
+        let sym = |name: &str| -> Result<*mut c_void, String> {
+            let n = CString::new(name).unwrap();
+            // SAFETY: handle is a live dlopen handle.
+            let p = unsafe { libc::dlsym(handle, n.as_ptr()) };
+            if p.is_null() {
+                Err(format!("{name} missing from {}", path.display()))
+            } else {
+                Ok(p)
+            }
+        };
+        // SAFETY: the symbols have these C signatures (tracers/c/tb_lttng*.c).
+        unsafe {
+            let version: extern "C" fn() -> *const c_char = std::mem::transmute(sym("tb_lttng_ust_version")?);
+            Ok(Lib {
+                fire: std::mem::transmute::<*mut c_void, extern "C" fn(u32)>(sym("tb_lttng_fire")?),
+                tracef: std::mem::transmute::<*mut c_void, extern "C" fn(u32)>(sym("tb_lttng_tracef")?),
+                event_enabled: std::mem::transmute::<*mut c_void, extern "C" fn() -> c_int>(sym(
+                    "tb_lttng_event_enabled",
+                )?),
+                tracef_enabled: std::mem::transmute::<*mut c_void, extern "C" fn() -> c_int>(sym(
+                    "tb_lttng_tracef_enabled",
+                )?),
+                ust_version: CStr::from_ptr(version()).to_string_lossy().into_owned(),
+            })
+        }
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// What a snapshot holds, per CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuSnapshot {
+    pub events: u64,
+    /// Payloads in trace order (the sentinel included if it survived).
+    pub payloads: Vec<i64>,
+    pub sentinel_present: bool,
+}
+
+/// One LTTng-UST session, set up and started, with the provider loaded.
+pub struct Lttng {
+    mode: Mode,
+    name: String,
+    session: String,
+    out_dir: PathBuf,
+    session_created: bool,
+    fire: extern "C" fn(u32),
+    subbuf_size: String,
+    subbuf_bytes: u64,
+    num_subbuf: u32,
+    ust_version: String,
+    tools_version: String,
+    sentinel_cpus: std::sync::Mutex<Vec<usize>>,
+}
+
+/// `8k`, `16K`, `1M`, `4096` -> bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1024),
+        (i, 'm' | 'M') => (&s[..i], 1024 * 1024),
+        (i, 'g' | 'G') => (&s[..i], 1024 * 1024 * 1024),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok().filter(|n| *n > 0).map(|n| n * mult)
+}
+
+fn session_name(run_id: &str) -> String {
+    let clean: String =
+        run_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    if clean.is_empty() {
+        format!("tracebench-{pid}")
+    } else {
+        format!("tracebench-{clean}-{pid}")
+    }
+}
+
+impl Lttng {
+    pub fn new(mode: Mode, opts: &crate::CreateOptions) -> Result<Self, TracerError> {
+        if let Err((why, fix)) = availability() {
+            return Err(TracerError::Unavailable { name: mode.spec().into(), why, fix });
+        }
+        let subbuf_size = opts.subbuf_size.clone().unwrap_or_else(|| DEFAULT_SUBBUF_SIZE.into());
+        let subbuf_bytes = parse_size(&subbuf_size).ok_or_else(|| TracerError::BadSpec {
+            spec: mode.spec().into(),
+            why: format!("bad --subbuf-size '{subbuf_size}': use a size such as 8k, 16k or 1M"),
+        })?;
+        let num_subbuf = opts.num_subbuf.unwrap_or(DEFAULT_NUM_SUBBUF);
+        if num_subbuf < 2 {
+            return Err(TracerError::BadSpec {
+                spec: mode.spec().into(),
+                why: format!("--num-subbuf {num_subbuf}: LTTng needs at least 2 sub-buffers"),
+            });
+        }
+        if running_sessiond().is_none() {
+            return Err(setup_err(
+                mode,
+                "no lttng-sessiond is running (the parent's guard starts one; start one with \
+                 `lttng-sessiond --daemonize --no-kernel`)",
+            ));
+        }
+        let session = session_name(&opts.run_id);
+        let out_dir = std::env::temp_dir().join(format!("{session}-snapshot"));
+        let mut me = Lttng {
+            mode,
+            name: mode.spec().into(),
+            session: session.clone(),
+            out_dir: out_dir.clone(),
+            session_created: false,
+            fire: noop,
+            subbuf_size: subbuf_size.clone(),
+            subbuf_bytes,
+            num_subbuf,
+            ust_version: String::new(),
+            tools_version: lttng(&["--version"]).map(|v| v.trim().to_string()).unwrap_or_default(),
+            sentinel_cpus: std::sync::Mutex::new(Vec::new()),
+        };
+        let out = out_dir.to_string_lossy().into_owned();
+        // Drop tries to destroy the session from here on, even if `lttng create` itself fails: it
+        // may have been interrupted (SIGINT reaches it too) after the daemon made the session.
+        me.session_created = true;
+        lttng(&["create", &session, "--snapshot", "--output", &out]).map_err(|e| setup_err(mode, e))?;
+        let num = num_subbuf.to_string();
+        lttng(&[
+            "enable-channel",
+            "--userspace",
+            "--session",
+            &session,
+            "--overwrite",
+            "--buffers-uid",
+            "--subbuf-size",
+            &subbuf_size,
+            "--num-subbuf",
+            &num,
+            "--monitor-timer",
+            "0",
+            CHANNEL,
+        ])
+        .map_err(|e| setup_err(mode, e))?;
+        lttng(&["enable-event", "--userspace", "--session", &session, "--channel", CHANNEL, mode.event()])
+            .map_err(|e| setup_err(mode, e))?;
+        lttng(&["start", &session]).map_err(|e| setup_err(mode, e))?;
+
+        // Loading the provider registers this process with the sessiond, which pushes the
+        // started session's enabled event to it. If the library was already loaded (a second
+        // session in the same process), the push is asynchronous: wait for it either way, so that
+        // the timed calls record events instead of testing a disabled tracepoint.
+        let lib = load_lib().map_err(|e| setup_err(mode, e))?;
+        let enabled = match mode {
+            Mode::Tracepoint => lib.event_enabled,
+            Mode::Tracef => lib.tracef_enabled,
+        };
+        let deadline = Instant::now() + ENABLE_TIMEOUT;
+        while enabled() == 0 {
+            if Instant::now() > deadline {
+                return Err(setup_err(
+                    mode,
+                    format!(
+                        "{} never became enabled in this process within {} s (is the sessiond reachable?)",
+                        mode.event(),
+                        ENABLE_TIMEOUT.as_secs()
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        me.fire = match mode {
+            Mode::Tracepoint => lib.fire,
+            Mode::Tracef => lib.tracef,
+        };
+        me.ust_version = lib.ust_version.clone();
+        Ok(me)
+    }
+
+    /// Records a snapshot of the session's buffers and reads it back with babeltrace2.
+    pub fn read_snapshot(&self) -> Result<BTreeMap<u32, CpuSnapshot>, String> {
+        lttng(&["snapshot", "record", "--session", &self.session])?;
+        if which("babeltrace2").is_none() {
+            return Err("babeltrace2 not installed (apt-get install babeltrace2)".into());
+        }
+        let out = Command::new("babeltrace2")
+            .arg(&self.out_dir)
+            .output()
+            .map_err(|e| format!("cannot run babeltrace2: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "babeltrace2 {} failed: {}",
+                self.out_dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        // Each snapshot record goes to a new snapshot-N directory: clear it so the next read only
+        // sees the next snapshot.
+        for entry in std::fs::read_dir(&self.out_dir).map_err(|e| e.to_string())?.flatten() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+        Ok(parse_babeltrace(&String::from_utf8_lossy(&out.stdout), self.mode))
+    }
+}
+
+/// Parses babeltrace2's text output: `... tracebench:event: { cpu_id = 1 }, { payload = 42 }` or
+/// `... lttng_ust_tracef:event: { cpu_id = 0 }, { _msg_length = 2, msg = "42" }`.
+pub fn parse_babeltrace(text: &str, mode: Mode) -> BTreeMap<u32, CpuSnapshot> {
+    let mut cpus: BTreeMap<u32, CpuSnapshot> = BTreeMap::new();
+    let (marker, key) = match mode {
+        Mode::Tracepoint => ("tracebench:event:", "payload = "),
+        Mode::Tracef => ("lttng_ust_tracef:event:", "msg = \""),
+    };
+    for line in text.lines().filter(|l| l.contains(marker)) {
+        let cpu = field(line, "cpu_id = ").and_then(|v| v.parse::<u32>().ok());
+        let payload = field(line, key).and_then(|v| v.parse::<i64>().ok());
+        if let (Some(cpu), Some(p)) = (cpu, payload) {
+            let c = cpus.entry(cpu).or_default();
+            c.events += 1;
+            c.payloads.push(p);
+            // tracef formats with %d, so the sentinel u32::MAX reads back as -1.
+            if p == SENTINEL as i64 || p == -1 {
+                c.sentinel_present = true;
+            }
+        }
+    }
+    cpus
+}
+
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let start = line.find(key)? + key.len();
+    let rest = &line[start..];
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+extern "C" fn noop(_: u32) {}
+
+impl Drop for Lttng {
+    fn drop(&mut self) {
+        if self.session_created {
+            if let Err(e) = lttng(&["destroy", &self.session]) {
+                // A session that never got made is not an error worth a warning.
+                if !e.contains("not found") {
+                    eprintln!("warning: {e}");
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.out_dir);
+    }
+}
+
+impl Tracer for Lttng {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn version(&self) -> String {
+        format!("lttng-ust {} / {}", self.ust_version, self.tools_version)
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::json!({
+            "event": self.mode.event(),
+            "call": match self.mode {
+                Mode::Tracepoint => "lttng_ust_tracepoint(tracebench, event, payload) [ctf integer uint32_t]",
+                Mode::Tracef => "lttng_ust_tracef(\"%d\", payload)",
+            },
+            "session": self.session,
+            "session_mode": "snapshot (flight recorder, no consumer output during the run)",
+            "channel": CHANNEL,
+            "overwrite": true,
+            "buffers": "per-uid",
+            "subbuf_size": self.subbuf_size,
+            "subbuf_bytes": self.subbuf_bytes,
+            "num_subbuf": self.num_subbuf,
+            "monitor_timer": "off",
+            "clock": "LTTng default (CLOCK_MONOTONIC)",
+            "provider": library_path().map(|p| p.display().to_string()),
+        })
+    }
+    fn buffer_events(&self) -> u64 {
+        let min = match self.mode {
+            Mode::Tracepoint => MIN_EVENT_BYTES,
+            Mode::Tracef => MIN_TRACEF_EVENT_BYTES,
+        };
+        self.subbuf_bytes * self.num_subbuf as u64 / min
+    }
+    fn thread_init(&self, cpu: usize) -> Result<(), TracerError> {
+        // The sentinel: once per CPU, before warm-up. `after_run` looks for it in the snapshot.
+        // The CPU it lands on is the one the thread runs on (the harness pinned it to `cpu`).
+        // SAFETY: sched_getcpu has no preconditions.
+        let on = unsafe { libc::sched_getcpu() };
+        (self.fire)(SENTINEL);
+        self.sentinel_cpus.lock().unwrap().push(if on >= 0 { on as usize } else { cpu });
+        Ok(())
+    }
+    #[inline(never)]
+    fn fire(&self, payload: u32) {
+        (self.fire)(payload);
+    }
+    fn after_run(&self) -> serde_json::Value {
+        let cpus = self.sentinel_cpus.lock().unwrap().clone();
+        match self.read_snapshot() {
+            Ok(snap) => {
+                let per_cpu: serde_json::Map<String, serde_json::Value> = snap
+                    .iter()
+                    .map(|(cpu, s)| {
+                        (
+                            cpu.to_string(),
+                            serde_json::json!({
+                                "events_in_snapshot": s.events,
+                                "sentinel_present": s.sentinel_present,
+                                "first_payload": s.payloads.first(),
+                                "last_payload": s.payloads.last(),
+                            }),
+                        )
+                    })
+                    .collect();
+                // A measuring CPU whose sentinel is gone had its buffer overwritten at least once.
+                let wrapped = !cpus.is_empty()
+                    && cpus.iter().all(|c| snap.get(&(*c as u32)).map(|s| !s.sentinel_present).unwrap_or(false));
+                serde_json::json!({
+                    "snapshot": per_cpu,
+                    "measuring_cpus": cpus,
+                    "buffer_wrapped": wrapped,
+                    "how": "a sentinel event is fired on each measuring CPU before warm-up; \
+                            it is absent from the end-of-run snapshot iff that CPU's buffer wrapped",
+                })
+            }
+            Err(e) => serde_json::json!({ "snapshot_error": e }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("8k"), Some(8192));
+        assert_eq!(parse_size("16K"), Some(16384));
+        assert_eq!(parse_size("1M"), Some(1 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("k"), None);
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("x8k"), None);
+    }
+
+    #[test]
+    fn parses_babeltrace_lines() {
+        let text = "[17:02:03.490842017] (+?.?????????) vm tracebench:event: { cpu_id = 1 }, { payload = 4050 }\n\
+                    [17:02:03.490843720] (+0.000001703) vm tracebench:event: { cpu_id = 1 }, { payload = 4051 }\n\
+                    [17:02:03.490843720] (+0.000001703) vm tracebench:event: { cpu_id = 0 }, { payload = 4294967295 }\n";
+        let m = parse_babeltrace(text, Mode::Tracepoint);
+        assert_eq!(m[&1].payloads, vec![4050, 4051]);
+        assert!(!m[&1].sentinel_present);
+        assert!(m[&0].sentinel_present);
+        let t = "[x] vm lttng_ust_tracef:event: { cpu_id = 0 }, { _msg_length = 2, msg = \"42\" }\n\
+                 [x] vm lttng_ust_tracef:event: { cpu_id = 0 }, { _msg_length = 2, msg = \"-1\" }\n";
+        let m = parse_babeltrace(t, Mode::Tracef);
+        assert_eq!(m[&0].payloads, vec![42, -1]);
+        assert!(m[&0].sentinel_present);
+    }
+}

@@ -1,0 +1,442 @@
+//! `plugin:PATH[:ARGS]`: an out-of-tree tracer loaded with dlopen through the C ABI declared
+//! (and documented) in `tracers/include/tracebench.h`.
+//!
+//! The fire path is the plugin's own `fire` called through the vtable with its `ctx`: `Plugin`
+//! keeps both as its first two fields, so [`Tracer::fire`] is two loads and one indirect call,
+//! with no Rust-side work. Against a built-in backend, a plugin pays exactly one extra indirect
+//! call (the harness's `&dyn Tracer` dispatch lands in `Plugin::fire`, which calls the plugin).
+//!
+//! Crash isolation is the runner's job (one child process per cell). The only place where the
+//! harness's own process would run plugin code is the command-line check before any cell runs;
+//! [`validate`] therefore loads the library in a forked child, so that a constructor that
+//! crashes, hangs or starts threads never touches the parent.
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::mem::ManuallyDrop;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+use thiserror::Error;
+
+use crate::{Tracer, TracerError};
+
+/// Must equal `TRACEBENCH_ABI_VERSION` in tracers/include/tracebench.h.
+pub const ABI_VERSION: u32 = 1;
+/// The symbol every plugin exports.
+pub const SYMBOL: &str = "tracebench_tracer_v1";
+/// How long loading a plugin (its constructors) may take in the validation child.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Size of the buffer init() may write its error message into.
+const ERR_LEN: usize = 512;
+
+const HOWTO: &str = "see tracers/include/tracebench.h and tracers/examples/";
+
+/// Why a plugin cannot be used. Every message names the file and the cause.
+#[derive(Debug, Error)]
+pub enum PluginError {
+    #[error(
+        "bad tracer spec '{spec}': {why} (fix: write plugin:PATH[:ARGS], e.g. plugin:target/plugins/libring_plugin.so)"
+    )]
+    Spec { spec: String, why: String },
+    #[error("plugin '{path}': no such file (fix: build it, e.g. `make plugins`, or correct the path)")]
+    NotFound { path: String },
+    #[error("plugin '{path}': dlopen failed: {why} (fix: give a shared object built with -shared -fPIC whose dependencies are installed)")]
+    Load { path: String, why: String },
+    #[error("plugin '{path}': missing symbol `{SYMBOL}` (fix: export `const struct tracebench_tracer_v1 tracebench_tracer_v1` with default visibility; {HOWTO})")]
+    MissingSymbol { path: String },
+    #[error("plugin '{path}': ABI version {found}, this tracebench speaks {ABI_VERSION} (fix: rebuild the plugin against this tracebench's tracers/include/tracebench.h)")]
+    AbiVersion { path: String, found: u32 },
+    #[error("plugin '{path}': `{field}` is NULL in {SYMBOL} (fix: set it; only thread_init may be NULL; {HOWTO})")]
+    NullField { path: String, field: &'static str },
+    #[error("plugin '{path}' ({name}): init failed: {why}")]
+    Init { path: String, name: String, why: String },
+    #[error("plugin '{path}' ({name}): thread_init on cpu {cpu} returned {rc}")]
+    ThreadInit { path: String, name: String, cpu: usize, rc: c_int },
+    #[error("plugin '{path}': loading it {why} (fix: check the plugin's constructors, e.g. run it under gdb)")]
+    LoadCrashed { path: String, why: String },
+    /// An error found in the validation child, already formatted.
+    #[error("{0}")]
+    Checked(String),
+}
+
+impl From<PluginError> for TracerError {
+    fn from(e: PluginError) -> Self {
+        TracerError::Plugin(e.to_string())
+    }
+}
+
+type InitFn = unsafe extern "C" fn(*const c_char, *mut *mut c_void, *mut c_char, usize) -> c_int;
+type BufferEventsFn = unsafe extern "C" fn(*mut c_void) -> u64;
+type ThreadInitFn = unsafe extern "C" fn(*mut c_void, c_uint) -> c_int;
+type FireFn = unsafe extern "C" fn(*mut c_void, u32);
+type FiniFn = unsafe extern "C" fn(*mut c_void);
+
+/// Mirror of `struct tracebench_tracer_v1`.
+#[repr(C)]
+struct TracerV1 {
+    abi_version: u32,
+    name: *const c_char,
+    version: *const c_char,
+    init: Option<InitFn>,
+    buffer_events: Option<BufferEventsFn>,
+    thread_init: Option<ThreadInitFn>,
+    fire: Option<FireFn>,
+    fini: Option<FiniFn>,
+}
+
+/// A parsed `plugin:PATH[:ARGS]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSpec {
+    pub path: String,
+    /// Everything after the second ':' verbatim (may contain ':'); `None` when absent.
+    pub args: Option<String>,
+}
+
+impl PluginSpec {
+    /// Parses the full spec, `plugin:` included.
+    pub fn parse(spec: &str) -> Result<Self, PluginError> {
+        let rest = spec.strip_prefix("plugin:").ok_or_else(|| PluginError::Spec {
+            spec: spec.into(),
+            why: "a plugin spec starts with 'plugin:'".into(),
+        })?;
+        let (path, args) = match rest.split_once(':') {
+            Some((p, a)) => (p, Some(a.to_string())),
+            None => (rest, None),
+        };
+        if path.is_empty() {
+            return Err(PluginError::Spec { spec: spec.into(), why: "the path is empty".into() });
+        }
+        Ok(PluginSpec { path: path.into(), args })
+    }
+
+    /// The file as dlopen gets it: absolute, so that dlopen never searches the library path for
+    /// a bare file name and loads something other than the file the user named.
+    fn resolve(&self) -> Result<PathBuf, PluginError> {
+        let p = Path::new(&self.path);
+        if !p.is_file() {
+            return Err(PluginError::NotFound { path: self.path.clone() });
+        }
+        std::fs::canonicalize(p).map_err(|e| PluginError::Load { path: self.path.clone(), why: e.to_string() })
+    }
+}
+
+/// A loaded, checked library whose init has not run.
+struct Loaded {
+    // Never dlclose'd: the measuring process exits right after the cell, and unloading code
+    // that may have registered TLS destructors or atexit handlers is a classic source of
+    // crashes at exit that would be blamed on the wrong thing.
+    _lib: ManuallyDrop<Library>,
+    vt: &'static TracerV1,
+    name: String,
+    version: String,
+    abs: PathBuf,
+}
+
+fn cstr(p: *const c_char) -> String {
+    // SAFETY: checked non-NULL by the caller; the ABI requires a static NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// dlopen + dlsym + ABI checks, in this process, without calling init.
+fn load(spec: &PluginSpec) -> Result<Loaded, PluginError> {
+    let abs = spec.resolve()?;
+    let path = spec.path.clone();
+    // RTLD_NOW: an unresolved symbol is an error here, not a crash in the middle of a run.
+    // RTLD_LOCAL: two plugins never see each other's symbols.
+    // SAFETY: loading runs the library's constructors; that is the contract of a plugin.
+    let lib = unsafe { Library::open(Some(&abs), RTLD_NOW | RTLD_LOCAL) }
+        .map_err(|e| PluginError::Load { path: path.clone(), why: dl_cause(&e) })?;
+    // SAFETY: the symbol is a data object; Symbol<*const T> holds its address.
+    let vt: *const TracerV1 = match unsafe { lib.get::<*const TracerV1>(SYMBOL.as_bytes()) } {
+        Ok(s) => *s,
+        Err(_) => return Err(PluginError::MissingSymbol { path }),
+    };
+    if vt.is_null() {
+        return Err(PluginError::MissingSymbol { path });
+    }
+    // SAFETY: the library stays loaded for the life of the process (never dlclose'd).
+    let vt: &'static TracerV1 = unsafe { &*vt };
+    // abi_version is checked before any other field is read: a different ABI may have a
+    // different layout.
+    if vt.abi_version != ABI_VERSION {
+        return Err(PluginError::AbiVersion { path, found: vt.abi_version });
+    }
+    let null = |field| Err(PluginError::NullField { path: path.clone(), field });
+    if vt.name.is_null() {
+        return null("name");
+    }
+    if vt.version.is_null() {
+        return null("version");
+    }
+    if vt.init.is_none() {
+        return null("init");
+    }
+    if vt.buffer_events.is_none() {
+        return null("buffer_events");
+    }
+    if vt.fire.is_none() {
+        return null("fire");
+    }
+    if vt.fini.is_none() {
+        return null("fini");
+    }
+    Ok(Loaded { _lib: ManuallyDrop::new(lib), vt, name: cstr(vt.name), version: cstr(vt.version), abs })
+}
+
+/// dlerror's text without the path it repeats.
+fn dl_cause(e: &libloading::Error) -> String {
+    use std::error::Error as _;
+    let s = e.source().map(|s| s.to_string()).unwrap_or_else(|| e.to_string());
+    match s.split_once(": ") {
+        Some((head, tail)) if head.starts_with('/') => tail.to_string(),
+        _ => s,
+    }
+}
+
+/// One loaded plugin, initialised and ready to fire.
+#[repr(C)]
+pub struct Plugin {
+    // ctx and fire first, side by side: Tracer::fire reads exactly these two words.
+    ctx: *mut c_void,
+    fire: FireFn,
+    vt: &'static TracerV1,
+    lib: Loaded,
+    spec: PluginSpec,
+}
+
+// SAFETY: the ABI (tracebench.h) requires fire/thread_init to be callable concurrently from
+// the measuring threads, each pinned to its own CPU; init and fini run on one thread with no
+// other call in flight.
+unsafe impl Send for Plugin {}
+unsafe impl Sync for Plugin {}
+
+impl Plugin {
+    /// Loads, checks and initialises the plugin named by `spec` (`plugin:PATH[:ARGS]`).
+    pub fn create(spec: &str) -> Result<Plugin, PluginError> {
+        let spec = PluginSpec::parse(spec)?;
+        let lib = load(&spec)?;
+        let vt = lib.vt;
+        let args = CString::new(spec.args.clone().unwrap_or_default())
+            .map_err(|_| PluginError::Spec { spec: spec.path.clone(), why: "ARGS contain a NUL byte".into() })?;
+        let mut ctx: *mut c_void = std::ptr::null_mut();
+        let mut err = [0 as c_char; ERR_LEN];
+        // SAFETY: checked non-NULL in load(); err is ERR_LEN bytes and zeroed, so the message
+        // is NUL-terminated even if the plugin forgets.
+        let rc = unsafe { (vt.init.unwrap())(args.as_ptr(), &mut ctx, err.as_mut_ptr(), ERR_LEN - 1) };
+        if rc != 0 {
+            let msg = cstr(err.as_ptr());
+            let why = if msg.trim().is_empty() { format!("init returned {rc} without a message") } else { msg };
+            return Err(PluginError::Init { path: spec.path.clone(), name: lib.name.clone(), why });
+        }
+        Ok(Plugin { ctx, fire: vt.fire.unwrap(), vt, lib, spec })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.lib.abs
+    }
+}
+
+impl Tracer for Plugin {
+    fn name(&self) -> &str {
+        &self.lib.name
+    }
+    fn version(&self) -> String {
+        self.lib.version.clone()
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "plugin",
+            "path": self.lib.abs.display().to_string(),
+            "args": self.spec.args,
+            "abi_version": self.vt.abi_version,
+        })
+    }
+    fn buffer_events(&self) -> u64 {
+        // SAFETY: checked non-NULL in load().
+        unsafe { (self.vt.buffer_events.unwrap())(self.ctx) }
+    }
+    fn thread_init(&self, cpu: usize) -> Result<(), TracerError> {
+        let Some(f) = self.vt.thread_init else {
+            return Ok(());
+        };
+        // SAFETY: ABI contract; called on the measuring thread after pinning.
+        let rc = unsafe { f(self.ctx, cpu as c_uint) };
+        if rc != 0 {
+            let (path, name) = (self.spec.path.clone(), self.lib.name.clone());
+            return Err(PluginError::ThreadInit { path, name, cpu, rc }.into());
+        }
+        Ok(())
+    }
+    #[inline(never)]
+    fn fire(&self, payload: u32) {
+        // SAFETY: ctx came from this plugin's init; the ABI makes fire thread-safe per CPU.
+        unsafe { (self.fire)(self.ctx, payload) }
+    }
+}
+
+impl Drop for Plugin {
+    fn drop(&mut self) {
+        // SAFETY: init succeeded (a Plugin exists only then); no fire is in flight.
+        unsafe { (self.vt.fini.unwrap())(self.ctx) }
+    }
+}
+
+/// Checks a plugin spec without calling init: the file exists, loads with all its symbols
+/// resolved, exports `tracebench_tracer_v1` with this ABI version and the mandatory fields.
+/// Runs in a forked child so that the library's constructors never run in the caller.
+/// Returns the plugin's `name` (its row name in results).
+pub fn validate(spec: &str) -> Result<String, PluginError> {
+    let parsed = PluginSpec::parse(spec)?;
+    // Cheap checks first, in this process, for the clearest message.
+    parsed.resolve()?;
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: fds is a valid 2-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        // No pipe: fall back to checking in this process.
+        return load(&parsed).map(|l| l.name);
+    }
+    let (rd, wr) = (fds[0], fds[1]);
+    // SAFETY: the child only loads the library, writes to a pipe and _exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        // SAFETY: closing our own fds.
+        unsafe {
+            libc::close(rd);
+            libc::close(wr);
+        }
+        return load(&parsed).map(|l| l.name);
+    }
+    if pid == 0 {
+        // SAFETY: child side; _exit skips atexit handlers and destructors, which belong to the
+        // parent.
+        unsafe {
+            libc::close(rd);
+            // Exit 0 with the plugin's name, or 1 with the error message.
+            let (code, msg) = match load(&parsed) {
+                Ok(l) => (0, l.name),
+                Err(e) => (1, e.to_string()),
+            };
+            libc::write(wr, msg.as_ptr().cast(), msg.len());
+            libc::_exit(code);
+        }
+    }
+    // SAFETY: parent closes its copy of the write end so that read sees EOF when the child exits.
+    unsafe { libc::close(wr) };
+    let (msg, timed_out) = read_until_eof(rd, LOAD_TIMEOUT);
+    // SAFETY: rd is ours.
+    unsafe { libc::close(rd) };
+    if timed_out {
+        // SAFETY: pid is our child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let mut status = 0;
+    // SAFETY: pid is our child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let path = parsed.path.clone();
+    if timed_out {
+        return Err(PluginError::LoadCrashed { path, why: format!("hung for more than {}s", LOAD_TIMEOUT.as_secs()) });
+    }
+    if libc::WIFSIGNALED(status) {
+        let why = format!("was killed by {}", signal_name(libc::WTERMSIG(status)));
+        return Err(PluginError::LoadCrashed { path, why });
+    }
+    match libc::WEXITSTATUS(status) {
+        0 => Ok(msg),
+        code if msg.is_empty() => Err(PluginError::LoadCrashed { path, why: format!("exited with status {code}") }),
+        _ => Err(PluginError::Checked(msg)),
+    }
+}
+
+/// Reads `fd` to EOF or until `timeout`; returns (text, timed_out).
+fn read_until_eof(fd: c_int, timeout: Duration) -> (String, bool) {
+    let start = Instant::now();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return (String::from_utf8_lossy(&out).into_owned(), true);
+        }
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as c_int) };
+        if r < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return (String::from_utf8_lossy(&out).into_owned(), false);
+        }
+        if r == 0 {
+            continue;
+        }
+        // SAFETY: buf is valid for its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return (String::from_utf8_lossy(&out).into_owned(), false);
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+    }
+}
+
+/// `SIGSEGV (11)`-style name of a signal.
+pub fn signal_name(sig: c_int) -> String {
+    let name = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGPIPE => "SIGPIPE",
+        _ => "signal",
+    };
+    format!("{name} ({sig})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_path_and_args() {
+        let s = PluginSpec::parse("plugin:/x/lib.so").unwrap();
+        assert_eq!(s, PluginSpec { path: "/x/lib.so".into(), args: None });
+        let s = PluginSpec::parse("plugin:/x/lib.so:size=64:clock=tsc").unwrap();
+        assert_eq!(s.args.as_deref(), Some("size=64:clock=tsc"));
+        let s = PluginSpec::parse("plugin:lib.so:").unwrap();
+        assert_eq!(s.args.as_deref(), Some(""));
+        assert!(matches!(PluginSpec::parse("plugin:"), Err(PluginError::Spec { .. })));
+        assert!(matches!(PluginSpec::parse("plugin::x"), Err(PluginError::Spec { .. })));
+    }
+
+    #[test]
+    fn missing_file_names_the_file() {
+        let e = validate("plugin:/nonexistent/libnope.so").unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/libnope.so") && e.contains("no such file"), "{e}");
+    }
+
+    #[test]
+    fn not_a_shared_object_is_a_load_error() {
+        let dir = std::env::temp_dir().join(format!("tb-plugin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("garbage.so");
+        std::fs::write(&f, b"not an ELF file").unwrap();
+        let spec = format!("plugin:{}", f.display());
+        let e = validate(&spec).unwrap_err().to_string();
+        assert!(e.contains("garbage.so") && e.contains("dlopen failed"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn vtable_layout_matches_the_header() {
+        // 4 + pad, then 7 pointers: 64 bytes on LP64, as the C compiler lays it out.
+        assert_eq!(std::mem::size_of::<TracerV1>(), 64);
+        assert_eq!(std::mem::offset_of!(TracerV1, fire), 48);
+        // Tracer::fire reads the first two words of Plugin.
+        assert_eq!(std::mem::offset_of!(Plugin, ctx), 0);
+        assert_eq!(std::mem::offset_of!(Plugin, fire), 8);
+    }
+}
