@@ -35,6 +35,8 @@ cd "$OUTD"
 export SYSTEMTAP_TAPSET=$ST/tapset SYSTEMTAP_RUNTIME=$RT SYSTEMTAP_DIR=$CACHE/stap-home
 # -p4: stop after building the module. STP_NO_OVERLOAD: TCG is slow, and stap would otherwise stop the session for
 # "probe overhead exceeded threshold".
+# Libraries the host lacks were extracted next to stap (fetch.sh).
+export LD_LIBRARY_PATH=$STROOT/usr/lib/x86_64-linux-gnu:$STROOT/lib/x86_64-linux-gnu
 if ! "$STROOT/usr/bin/stap" -p4 -r "$KHDR" -m kbench_stp -DSTP_NO_OVERLOAD -DMAXSKIPPED=1000000 \
         "$LAB_DIR/stap-probe.stp" > "$OUTD/stap.log" 2>&1; then
     grep -m 5 -E 'error|semantic' "$OUTD/stap.log" || tail -n 5 "$OUTD/stap.log"
