@@ -270,12 +270,8 @@ impl KernelSamples {
     /// Writes `dir/events.csv` and `dir/discarded.csv` in the output contract (temp file, then rename).
     pub fn write_csv(&self, tracer: &str, dir: &Path, repetition: u32, counter_set: u32) -> Result<(), KernelError> {
         let threads = self.per_cpu.len();
-        let supported: Vec<(usize, &CounterStatus)> = self
-            .counters
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.supported())
-            .collect();
+        let supported: Vec<(usize, &CounterStatus)> =
+            self.counters.iter().enumerate().filter(|(_, c)| c.supported()).collect();
         let mut header = String::from("tracer,threads,thread,cpu,iteration,latency_ns");
         for (_, c) in &supported {
             header.push(',');
@@ -286,11 +282,7 @@ impl KernelSamples {
             w.write_all(header.as_bytes())?;
             for (thread, cpu) in self.per_cpu.iter().enumerate() {
                 for s in cpu.samples.iter().filter(|s| s.flags & SAMPLE_DISCARDED_NMI == 0) {
-                    write!(
-                        w,
-                        "{tracer},{threads},{thread},{},{},{}",
-                        s.cpu, s.iteration, s.latency_ns
-                    )?;
+                    write!(w, "{tracer},{threads},{thread},{},{},{}", s.cpu, s.iteration, s.latency_ns)?;
                     for (i, _) in &supported {
                         write!(w, ",{}", s.counters[*i])?;
                     }
@@ -319,10 +311,7 @@ fn write_atomic(
     path: &Path,
     body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<(), KernelError> {
-    let err = |source| KernelError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
+    let err = |source| KernelError::Write { path: path.to_path_buf(), source };
     let tmp = path.with_extension("csv.tmp");
     let mut w = BufWriter::new(File::create(&tmp).map_err(err)?);
     body(&mut w).and_then(|_| w.flush()).map_err(err)?;
@@ -342,18 +331,12 @@ impl Device {
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|source| KernelError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .map_err(|source| KernelError::Open { path: path.to_path_buf(), source })?;
         let mut info = KbenchInfo::default();
         // SAFETY: IOC_INFO writes exactly size_of::<KbenchInfo>() bytes (the size is encoded in the number).
         let rc = unsafe { libc::ioctl(file.as_raw_fd(), IOC_INFO as _, &mut info as *mut KbenchInfo) };
         if rc != 0 {
-            return Err(KernelError::Ioctl {
-                op: "INFO",
-                source: std::io::Error::last_os_error(),
-            });
+            return Err(KernelError::Ioctl { op: "INFO", source: std::io::Error::last_os_error() });
         }
         if info.abi_version != ABI_VERSION
             || info.config_size as usize != size_of::<KbenchConfig>()
@@ -393,20 +376,12 @@ impl Device {
         // SAFETY: IOC_RUN reads and writes exactly one KbenchConfig.
         let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_RUN as _, &mut c as *mut KbenchConfig) };
         if rc != 0 {
-            return Err(KernelError::Ioctl {
-                op: "RUN",
-                source: std::io::Error::last_os_error(),
-            });
+            return Err(KernelError::Ioctl { op: "RUN", source: std::io::Error::last_os_error() });
         }
         let mut per_cpu = Vec::with_capacity(cfg.cpus.len());
         for (i, &cpu) in cfg.cpus.iter().enumerate() {
             let samples = self.read_all(i as u32, c.records[i])?;
-            per_cpu.push(CpuSamples {
-                cpu,
-                kept: c.kept[i],
-                discarded: c.discarded[i],
-                samples,
-            });
+            per_cpu.push(CpuSamples { cpu, kept: c.kept[i], discarded: c.discarded[i], samples });
         }
         let counters = cfg
             .counters
@@ -446,10 +421,7 @@ impl Device {
             // SAFETY: the module writes at most rd.count samples at rd.buf and fills rd.copied.
             let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_READ_SAMPLES as _, &mut rd as *mut KbenchRead) };
             if rc != 0 {
-                return Err(KernelError::Ioctl {
-                    op: "READ",
-                    source: std::io::Error::last_os_error(),
-                });
+                return Err(KernelError::Ioctl { op: "READ", source: std::io::Error::last_os_error() });
             }
             if rd.copied == 0 || rd.copied > want {
                 return Err(KernelError::Ioctl {
@@ -468,10 +440,7 @@ impl Device {
 fn to_abi_config(cfg: &KernelCellConfig, info: &KbenchInfo) -> Result<KbenchConfig, KernelError> {
     let bad = |m: String| Err(KernelError::Config(m));
     if !PAYLOAD_SIZES.contains(&cfg.payload_size) {
-        return bad(format!(
-            "payload size {} B; use one of 4, 64, 256, 1024",
-            cfg.payload_size
-        ));
+        return bad(format!("payload size {} B; use one of 4, 64, 256, 1024", cfg.payload_size));
     }
     if cfg.cpus.is_empty() || cfg.cpus.len() > MAX_CPUS {
         return bad(format!("{} CPUs; use 1 to {MAX_CPUS}", cfg.cpus.len()));
@@ -483,10 +452,7 @@ fn to_abi_config(cfg: &KernelCellConfig, info: &KbenchInfo) -> Result<KbenchConf
         return bad("a CPU is listed twice".into());
     }
     if let Some(&c) = cfg.cpus.iter().find(|&&c| c >= info.nr_cpu_ids.max(1)) {
-        return bad(format!(
-            "CPU {c} does not exist (the kernel has {} CPU ids)",
-            info.nr_cpu_ids
-        ));
+        return bad(format!("CPU {c} does not exist (the kernel has {} CPU ids)", info.nr_cpu_ids));
     }
     if cfg.counters.len() > MAX_COUNTERS {
         return bad(format!(
@@ -525,11 +491,7 @@ fn to_abi_config(cfg: &KernelCellConfig, info: &KbenchInfo) -> Result<KbenchConf
         run_id: 0,
     };
     for (dst, src) in c.counters.iter_mut().zip(&cfg.counters) {
-        *dst = KbenchCounter {
-            type_: src.type_,
-            status: 0,
-            config: src.config,
-        };
+        *dst = KbenchCounter { type_: src.type_, status: 0, config: src.config };
     }
     c.cpus[..cfg.cpus.len()].copy_from_slice(&cfg.cpus);
     Ok(c)
@@ -555,10 +517,7 @@ mod tests {
 
     #[test]
     fn missing_device_says_how_to_fix() {
-        let cfg = KernelCellConfig {
-            device: PathBuf::from("/nonexistent/kbench"),
-            ..Default::default()
-        };
+        let cfg = KernelCellConfig { device: PathBuf::from("/nonexistent/kbench"), ..Default::default() };
         let e = run_kernel_cell(&cfg).unwrap_err();
         assert!(matches!(e, KernelError::Open { .. }));
         assert!(e.to_string().contains("insmod"), "{e}");
@@ -570,63 +529,23 @@ mod tests {
         let ok = KernelCellConfig::default();
         assert!(to_abi_config(&ok, &i).is_ok());
         let cases = [
+            KernelCellConfig { payload_size: 5, ..ok.clone() },
+            KernelCellConfig { cpus: vec![], ..ok.clone() },
+            KernelCellConfig { cpus: vec![1, 1], ..ok.clone() },
+            KernelCellConfig { cpus: vec![4], ..ok.clone() },
+            KernelCellConfig { iterations: 0, ..ok.clone() },
+            KernelCellConfig { iterations: MAX_RECORDS, ..ok.clone() },
+            KernelCellConfig { iterations: u64::MAX, ..ok.clone() },
+            KernelCellConfig { clock: KernelClock::Tsc, ..ok.clone() },
             KernelCellConfig {
-                payload_size: 5,
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                cpus: vec![],
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                cpus: vec![1, 1],
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                cpus: vec![4],
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                iterations: 0,
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                iterations: MAX_RECORDS,
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                iterations: u64::MAX,
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                clock: KernelClock::Tsc,
-                ..ok.clone()
-            },
-            KernelCellConfig {
-                counters: (0..5)
-                    .map(|i| KernelCounter {
-                        name: format!("c{i}"),
-                        type_: 0,
-                        config: i,
-                    })
-                    .collect(),
+                counters: (0..5).map(|i| KernelCounter { name: format!("c{i}"), type_: 0, config: i }).collect(),
                 ..ok.clone()
             },
         ];
         for c in &cases {
-            assert!(
-                matches!(to_abi_config(c, &i), Err(KernelError::Config(_))),
-                "{c:?} accepted"
-            );
+            assert!(matches!(to_abi_config(c, &i), Err(KernelError::Config(_))), "{c:?} accepted");
         }
-        assert!(to_abi_config(
-            &KernelCellConfig {
-                clock: KernelClock::Tsc,
-                ..ok
-            },
-            &info(4, true)
-        )
-        .is_ok());
+        assert!(to_abi_config(&KernelCellConfig { clock: KernelClock::Tsc, ..ok }, &info(4, true)).is_ok());
     }
 
     #[test]
@@ -636,22 +555,12 @@ mod tests {
             iterations: 1000,
             warmup: 7,
             cpus: vec![2, 0],
-            counters: vec![KernelCounter {
-                name: "instructions".into(),
-                type_: 0,
-                config: 1,
-            }],
+            counters: vec![KernelCounter { name: "instructions".into(), type_: 0, config: 1 }],
             ..Default::default()
         };
         let c = to_abi_config(&cfg, &info(4, false)).unwrap();
-        assert_eq!(
-            (c.abi_version, c.size as usize),
-            (ABI_VERSION, size_of::<KbenchConfig>())
-        );
-        assert_eq!(
-            (c.payload_size, c.iterations, c.warmup, c.max_discarded),
-            (256, 1000, 7, 200)
-        );
+        assert_eq!((c.abi_version, c.size as usize), (ABI_VERSION, size_of::<KbenchConfig>()));
+        assert_eq!((c.payload_size, c.iterations, c.warmup, c.max_discarded), (256, 1000, 7, 200));
         assert_eq!((c.n_cpus, c.cpus[0], c.cpus[1], c.n_counters), (2, 2, 0, 1));
         assert_eq!((c.counters[0].type_, c.counters[0].config), (0, 1));
     }
@@ -673,14 +582,8 @@ mod tests {
             payload_size: 4,
             warmup: 10,
             counters: vec![
-                CounterStatus {
-                    name: "cycles".into(),
-                    errno: Some(libc::ENOENT),
-                },
-                CounterStatus {
-                    name: "cpu-clock".into(),
-                    errno: None,
-                },
+                CounterStatus { name: "cycles".into(), errno: Some(libc::ENOENT) },
+                CounterStatus { name: "cpu-clock".into(), errno: None },
             ],
             per_cpu: vec![CpuSamples {
                 cpu: 3,
@@ -699,9 +602,6 @@ mod tests {
              ftrace,1,0,3,0,100,22,0,0\nftrace,1,0,3,2,120,22,0,0\n"
         );
         let dc = std::fs::read_to_string(dir.path().join("discarded.csv")).unwrap();
-        assert_eq!(
-            dc,
-            "tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition\nftrace,1,0,3,1,9000,nmi,0\n"
-        );
+        assert_eq!(dc, "tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition\nftrace,1,0,3,1,9000,nmi,0\n");
     }
 }

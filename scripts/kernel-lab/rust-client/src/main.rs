@@ -39,8 +39,13 @@ fn main() {
     writeln!(m, "kind=rust-client\niterations={n}\nwarmup={warmup}\nkept={kept}\nfired={}", res.fired()).unwrap();
     writeln!(m, "clock={}\nrun_id={}", res.clock.name(), res.run_id).unwrap();
     for c in &res.counters {
-        writeln!(m, "counter_{}={}", c.name, if c.supported() { "ok".into() } else { format!("errno {}", c.errno.unwrap()) })
-            .unwrap();
+        writeln!(
+            m,
+            "counter_{}={}",
+            c.name,
+            if c.supported() { "ok".into() } else { format!("errno {}", c.errno.unwrap()) }
+        )
+        .unwrap();
     }
     // The empty ioctl of the syscall benchmark, through the same Device type.
     let dev = kernel::Device::open(&cfg.device).expect("open");
