@@ -2,7 +2,8 @@
 //!
 //! Modules are named after the survey's concepts: [`clock`], [`counters`], [`disturbance`],
 //! [`steady_state`], [`runner`] (pinning, threads, the timed loop, one child process per cell),
-//! [`sink`] (atomic CSV/JSON), [`stats`], and the user-facing [`cli`] and [`output`].
+//! [`sink`] (atomic CSV/JSON), [`stats`], [`kernel`] (the kbench-module ioctl client), and the user-facing
+//! [`cli`] and [`output`].
 pub mod cli;
 pub mod clock;
 pub mod counters;
@@ -10,6 +11,7 @@ pub mod disturbance;
 pub mod error;
 pub mod gate;
 pub mod host;
+pub mod kernel;
 pub mod output;
 pub mod plot;
 pub mod report;

@@ -1,0 +1,607 @@
+//! Client of kbench-module's ioctl ABI (`tracebench run --kernel`).
+//!
+//! The loop itself runs in the kernel (survey section 6.2, Algorithm 1: interrupts masked, NMI count checked per
+//! iteration, up to 4 counters, clock, tracepoint, clock, counters); this module only configures a run, waits for
+//! it, and copies the samples out in chunks. The structs mirror `kbench-module/include/kbench_abi.h` field by field
+//! and are checked against its sizes and version at compile time; the ioctl numbers are computed the way the C
+//! `_IOR`/`_IOWR`/`_IO` macros compute them and checked against the values the C header yields.
+//!
+//! API: [`run_kernel_cell`] runs one cell and returns [`KernelSamples`], which can write the cell's `events.csv`
+//! and `discarded.csv` in the output contract; [`Device`] gives the lower-level calls, including the empty ioctl of
+//! the system-call benchmark (survey 7.3, Table 5).
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::mem::size_of;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// `KBENCH_ABI_VERSION`.
+pub const ABI_VERSION: u32 = 1;
+/// Default device node of the module (`KBENCH_DEVICE`).
+pub const DEVICE: &str = "/dev/kbench";
+pub const MAX_COUNTERS: usize = 4;
+pub const MAX_CPUS: usize = 64;
+pub const MAX_RECORDS: u64 = 1 << 22;
+pub const MAX_READ_CHUNK: u64 = 65536;
+/// Payload sizes of the tracepoints `kbench:kbench_event_<size>`; 4 bytes is the survey's default (6.2.1).
+pub const PAYLOAD_SIZES: [u32; 4] = [4, 64, 256, 1024];
+
+const CLOCK_AUTO: u32 = 0;
+const CLOCK_TSC: u32 = 1;
+const CLOCK_KTIME: u32 = 2;
+const SAMPLE_DISCARDED_NMI: u32 = 1;
+const INFO_TSC_STABLE: u32 = 1;
+
+/// `struct kbench_info`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KbenchInfo {
+    pub abi_version: u32,
+    pub info_size: u32,
+    pub config_size: u32,
+    pub sample_size: u32,
+    pub read_size: u32,
+    pub max_counters: u32,
+    pub max_cpus: u32,
+    pub max_read_chunk: u32,
+    pub max_records: u64,
+    pub clock: u32,
+    pub flags: u32,
+    pub tsc_khz: u64,
+    pub nr_cpu_ids: u32,
+    pub reserved0: u32,
+    pub reserved: [u64; 4],
+}
+
+/// `struct kbench_counter`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KbenchCounter {
+    pub type_: u32,
+    pub status: u32,
+    pub config: u64,
+}
+
+/// `struct kbench_config`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KbenchConfig {
+    pub abi_version: u32,
+    pub size: u32,
+    pub payload_size: u32,
+    pub clock: u32,
+    pub iterations: u64,
+    pub warmup: u64,
+    pub max_discarded: u64,
+    pub n_counters: u32,
+    pub n_cpus: u32,
+    pub counters: [KbenchCounter; MAX_COUNTERS],
+    pub cpus: [u32; MAX_CPUS],
+    pub records: [u64; MAX_CPUS],
+    pub kept: [u64; MAX_CPUS],
+    pub discarded: [u64; MAX_CPUS],
+    pub tsc_khz: u64,
+    pub run_id: u64,
+}
+
+/// `struct kbench_sample`: one loop iteration.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct KbenchSample {
+    pub iteration: u64,
+    pub ticks: u64,
+    pub latency_ns: u64,
+    pub counters: [u64; MAX_COUNTERS],
+    pub cpu: u32,
+    pub flags: u32,
+}
+
+/// `struct kbench_read`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KbenchRead {
+    pub size: u32,
+    pub cpu_index: u32,
+    pub offset: u64,
+    pub count: u64,
+    pub buf: u64,
+    pub copied: u64,
+}
+
+// The sizes the C header states (KBENCH_*_SIZE) and the module checks with BUILD_BUG_ON: a layout change on either
+// side without the other fails the build here.
+const _: () = assert!(size_of::<KbenchInfo>() == 96);
+const _: () = assert!(size_of::<KbenchCounter>() == 16);
+const _: () = assert!(size_of::<KbenchConfig>() == 1920);
+const _: () = assert!(size_of::<KbenchSample>() == 64);
+const _: () = assert!(size_of::<KbenchRead>() == 40);
+
+const IOC_MAGIC: u64 = 0xBE;
+const fn ioc(dir: u64, nr: u64, size: usize) -> u64 {
+    // asm-generic/ioctl.h: dir in bits 30-31, size in 16-29, type in 8-15, nr in 0-7.
+    (dir << 30) | ((size as u64) << 16) | (IOC_MAGIC << 8) | nr
+}
+const IOC_WRITE: u64 = 1;
+const IOC_READ: u64 = 2;
+pub const IOC_INFO: u64 = ioc(IOC_READ, 1, size_of::<KbenchInfo>());
+pub const IOC_RUN: u64 = ioc(IOC_READ | IOC_WRITE, 2, size_of::<KbenchConfig>());
+pub const IOC_READ_SAMPLES: u64 = ioc(IOC_READ | IOC_WRITE, 3, size_of::<KbenchRead>());
+pub const IOC_EMPTY: u64 = ioc(0, 4, 0);
+// Values printed by a C program using the header's macros.
+const _: () = assert!(IOC_INFO == 0x8060_be01);
+const _: () = assert!(IOC_RUN == 0xc780_be02);
+const _: () = assert!(IOC_READ_SAMPLES == 0xc028_be03);
+const _: () = assert!(IOC_EMPTY == 0xbe04);
+
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    #[error("{path}: {source}; load the module first (sudo insmod kbench-module/kbench.ko) and run as root")]
+    Open { path: PathBuf, source: std::io::Error },
+    #[error("kbench ABI mismatch: module has version {module} ({detail}), tracebench expects {ABI_VERSION}; rebuild the module from this checkout (make -C kbench-module)")]
+    Abi { module: u32, detail: String },
+    #[error("kbench {op} ioctl failed: {source}")]
+    Ioctl { op: &'static str, source: std::io::Error },
+    #[error("invalid kernel cell: {0}")]
+    Config(String),
+    #[error("writing {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// The clock the module timed the loop with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelClock {
+    /// Let the module choose: the TSC when it is stable, else ktime.
+    Auto,
+    /// `rdtsc_ordered()`, converted to ns with the kernel's `tsc_khz`.
+    Tsc,
+    /// `ktime_get_mono_fast_ns()`.
+    Ktime,
+}
+
+impl KernelClock {
+    fn to_abi(self) -> u32 {
+        match self {
+            KernelClock::Auto => CLOCK_AUTO,
+            KernelClock::Tsc => CLOCK_TSC,
+            KernelClock::Ktime => CLOCK_KTIME,
+        }
+    }
+    fn from_abi(v: u32) -> Self {
+        match v {
+            CLOCK_TSC => KernelClock::Tsc,
+            CLOCK_KTIME => KernelClock::Ktime,
+            _ => KernelClock::Auto,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelClock::Auto => "auto",
+            KernelClock::Tsc => "tsc",
+            KernelClock::Ktime => "ktime_mono_fast",
+        }
+    }
+}
+
+/// A counter to read around each call, as a perf_event_attr type/config pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelCounter {
+    /// Column name in events.csv (e.g. `instructions`).
+    pub name: String,
+    pub type_: u32,
+    pub config: u64,
+}
+
+/// One kernel cell: a payload size, the CPUs (one kthread each, started together), the counters.
+#[derive(Debug, Clone)]
+pub struct KernelCellConfig {
+    pub device: PathBuf,
+    pub payload_size: u32,
+    /// Kept samples wanted per CPU.
+    pub iterations: u64,
+    /// Warm-up iterations per CPU (steady state, survey 6.2.4): enough to fill the tracer's buffer at least once.
+    pub warmup: u64,
+    /// Per CPU; the default is 10% of `iterations` + 100.
+    pub max_discarded: Option<u64>,
+    pub cpus: Vec<u32>,
+    pub counters: Vec<KernelCounter>,
+    pub clock: KernelClock,
+}
+
+impl Default for KernelCellConfig {
+    fn default() -> Self {
+        KernelCellConfig {
+            device: PathBuf::from(DEVICE),
+            payload_size: 4,
+            iterations: 5000, // the survey's 5,000 per run (6.2)
+            warmup: 10_000,
+            max_discarded: None,
+            cpus: vec![0],
+            counters: Vec::new(),
+            clock: KernelClock::Auto,
+        }
+    }
+}
+
+/// What the module said about one requested counter.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CounterStatus {
+    pub name: String,
+    /// `None` when it counted; else the errno perf_event_create_kernel_counter gave (e.g. ENOENT without a PMU).
+    /// An unsupported counter has no column: it is reported, never written as zeros.
+    pub errno: Option<i32>,
+}
+
+impl CounterStatus {
+    pub fn supported(&self) -> bool {
+        self.errno.is_none()
+    }
+}
+
+/// Samples of one CPU of the cell, kept and discarded, in loop order.
+#[derive(Debug, Clone)]
+pub struct CpuSamples {
+    pub cpu: u32,
+    pub kept: u64,
+    pub discarded: u64,
+    pub samples: Vec<KbenchSample>,
+}
+
+/// Result of [`run_kernel_cell`].
+#[derive(Debug, Clone)]
+pub struct KernelSamples {
+    pub clock: KernelClock,
+    pub tsc_khz: u64,
+    pub run_id: u64,
+    pub payload_size: u32,
+    pub warmup: u64,
+    pub counters: Vec<CounterStatus>,
+    pub per_cpu: Vec<CpuSamples>,
+}
+
+impl KernelSamples {
+    /// Calls of the tracepoint the loop made per CPU: warm-up plus every recorded iteration. A tracer's own count of
+    /// the module's events must equal the sum of these.
+    pub fn fired(&self) -> u64 {
+        self.per_cpu.iter().map(|c| self.warmup + c.samples.len() as u64).sum()
+    }
+
+    /// Writes `dir/events.csv` and `dir/discarded.csv` in the output contract (temp file, then rename).
+    pub fn write_csv(&self, tracer: &str, dir: &Path, repetition: u32, counter_set: u32) -> Result<(), KernelError> {
+        let threads = self.per_cpu.len();
+        let supported: Vec<(usize, &CounterStatus)> =
+            self.counters.iter().enumerate().filter(|(_, c)| c.supported()).collect();
+        let mut header = String::from("tracer,threads,thread,cpu,iteration,latency_ns");
+        for (_, c) in &supported {
+            header.push(',');
+            header.push_str(&c.name);
+        }
+        header.push_str(",repetition,counter_set\n");
+        write_atomic(&dir.join("events.csv"), |w| {
+            w.write_all(header.as_bytes())?;
+            for (thread, cpu) in self.per_cpu.iter().enumerate() {
+                for s in cpu.samples.iter().filter(|s| s.flags & SAMPLE_DISCARDED_NMI == 0) {
+                    write!(w, "{tracer},{threads},{thread},{},{},{}", s.cpu, s.iteration, s.latency_ns)?;
+                    for (i, _) in &supported {
+                        write!(w, ",{}", s.counters[*i])?;
+                    }
+                    writeln!(w, ",{repetition},{counter_set}")?;
+                }
+            }
+            Ok(())
+        })?;
+        write_atomic(&dir.join("discarded.csv"), |w| {
+            w.write_all(b"tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition\n")?;
+            for (thread, cpu) in self.per_cpu.iter().enumerate() {
+                for s in cpu.samples.iter().filter(|s| s.flags & SAMPLE_DISCARDED_NMI != 0) {
+                    writeln!(
+                        w,
+                        "{tracer},{threads},{thread},{},{},{},nmi,{repetition}",
+                        s.cpu, s.iteration, s.latency_ns
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+fn write_atomic(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), KernelError> {
+    let err = |source| KernelError::Write { path: path.to_path_buf(), source };
+    let tmp = path.with_extension("csv.tmp");
+    let mut w = BufWriter::new(File::create(&tmp).map_err(err)?);
+    body(&mut w).and_then(|_| w.flush()).map_err(err)?;
+    drop(w);
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// An open `/dev/kbench` whose ABI matches this build.
+pub struct Device {
+    file: File,
+    info: KbenchInfo,
+}
+
+impl Device {
+    pub fn open(path: &Path) -> Result<Device, KernelError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| KernelError::Open { path: path.to_path_buf(), source })?;
+        let mut info = KbenchInfo::default();
+        // SAFETY: IOC_INFO writes exactly size_of::<KbenchInfo>() bytes (the size is encoded in the number).
+        let rc = unsafe { libc::ioctl(file.as_raw_fd(), IOC_INFO as _, &mut info as *mut KbenchInfo) };
+        if rc != 0 {
+            return Err(KernelError::Ioctl { op: "INFO", source: std::io::Error::last_os_error() });
+        }
+        if info.abi_version != ABI_VERSION
+            || info.config_size as usize != size_of::<KbenchConfig>()
+            || info.sample_size as usize != size_of::<KbenchSample>()
+            || info.read_size as usize != size_of::<KbenchRead>()
+        {
+            return Err(KernelError::Abi {
+                module: info.abi_version,
+                detail: format!(
+                    "config {} B, sample {} B, read {} B",
+                    info.config_size, info.sample_size, info.read_size
+                ),
+            });
+        }
+        Ok(Device { file, info })
+    }
+
+    pub fn info(&self) -> &KbenchInfo {
+        &self.info
+    }
+
+    /// Whether the module found a stable TSC (constant, non-stop, trusted by the kernel).
+    pub fn tsc_stable(&self) -> bool {
+        self.info.flags & INFO_TSC_STABLE != 0
+    }
+
+    /// The empty system call of the syscall benchmark: the module returns at once (survey 6.2.1, Table 5).
+    #[inline(always)]
+    pub fn empty(&self) -> i32 {
+        // SAFETY: IOC_EMPTY takes no argument.
+        unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_EMPTY as _, 0) }
+    }
+
+    /// Runs the loop (blocks until every CPU has its samples) and copies the samples out.
+    pub fn run(&self, cfg: &KernelCellConfig) -> Result<KernelSamples, KernelError> {
+        let mut c = to_abi_config(cfg, &self.info)?;
+        // SAFETY: IOC_RUN reads and writes exactly one KbenchConfig.
+        let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_RUN as _, &mut c as *mut KbenchConfig) };
+        if rc != 0 {
+            return Err(KernelError::Ioctl { op: "RUN", source: std::io::Error::last_os_error() });
+        }
+        let mut per_cpu = Vec::with_capacity(cfg.cpus.len());
+        for (i, &cpu) in cfg.cpus.iter().enumerate() {
+            let samples = self.read_all(i as u32, c.records[i])?;
+            per_cpu.push(CpuSamples { cpu, kept: c.kept[i], discarded: c.discarded[i], samples });
+        }
+        let counters = cfg
+            .counters
+            .iter()
+            .zip(c.counters.iter())
+            .map(|(req, got)| CounterStatus {
+                name: req.name.clone(),
+                errno: (got.status != 0).then_some(got.status as i32),
+            })
+            .collect();
+        Ok(KernelSamples {
+            clock: KernelClock::from_abi(c.clock),
+            tsc_khz: c.tsc_khz,
+            run_id: c.run_id,
+            payload_size: cfg.payload_size,
+            warmup: cfg.warmup,
+            counters,
+            per_cpu,
+        })
+    }
+
+    /// Copies one CPU's records out in chunks of at most MAX_READ_CHUNK (no ring that overwrites samples).
+    fn read_all(&self, cpu_index: u32, records: u64) -> Result<Vec<KbenchSample>, KernelError> {
+        let mut out: Vec<KbenchSample> = Vec::with_capacity(records as usize);
+        while (out.len() as u64) < records {
+            let want = (records - out.len() as u64).min(MAX_READ_CHUNK);
+            out.reserve(want as usize);
+            let mut rd = KbenchRead {
+                size: size_of::<KbenchRead>() as u32,
+                cpu_index,
+                offset: out.len() as u64,
+                count: want,
+                // SAFETY (of the ioctl below): the spare capacity holds at least `want` samples.
+                buf: out.spare_capacity_mut().as_mut_ptr() as u64,
+                copied: 0,
+            };
+            // SAFETY: the module writes at most rd.count samples at rd.buf and fills rd.copied.
+            let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_READ_SAMPLES as _, &mut rd as *mut KbenchRead) };
+            if rc != 0 {
+                return Err(KernelError::Ioctl { op: "READ", source: std::io::Error::last_os_error() });
+            }
+            if rd.copied == 0 || rd.copied > want {
+                return Err(KernelError::Ioctl {
+                    op: "READ",
+                    source: std::io::Error::other(format!("module returned {} of {want} records", rd.copied)),
+                });
+            }
+            // SAFETY: the module initialised rd.copied (<= want <= spare capacity) samples.
+            unsafe { out.set_len(out.len() + rd.copied as usize) };
+        }
+        Ok(out)
+    }
+}
+
+/// Checks a cell against the ABI's limits (the module checks again) and builds the ABI struct.
+fn to_abi_config(cfg: &KernelCellConfig, info: &KbenchInfo) -> Result<KbenchConfig, KernelError> {
+    let bad = |m: String| Err(KernelError::Config(m));
+    if !PAYLOAD_SIZES.contains(&cfg.payload_size) {
+        return bad(format!("payload size {} B; use one of 4, 64, 256, 1024", cfg.payload_size));
+    }
+    if cfg.cpus.is_empty() || cfg.cpus.len() > MAX_CPUS {
+        return bad(format!("{} CPUs; use 1 to {MAX_CPUS}", cfg.cpus.len()));
+    }
+    let mut seen = cfg.cpus.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != cfg.cpus.len() {
+        return bad("a CPU is listed twice".into());
+    }
+    if let Some(&c) = cfg.cpus.iter().find(|&&c| c >= info.nr_cpu_ids.max(1)) {
+        return bad(format!("CPU {c} does not exist (the kernel has {} CPU ids)", info.nr_cpu_ids));
+    }
+    if cfg.counters.len() > MAX_COUNTERS {
+        return bad(format!(
+            "{} counters; the survey's method reads at most {MAX_COUNTERS} at once",
+            cfg.counters.len()
+        ));
+    }
+    let max_discarded = cfg.max_discarded.unwrap_or(cfg.iterations / 10 + 100);
+    let per_cpu = cfg.iterations.saturating_add(max_discarded);
+    if cfg.iterations == 0 || per_cpu.saturating_mul(cfg.cpus.len() as u64) > MAX_RECORDS {
+        return bad(format!(
+            "{} iterations (+{max_discarded} discards) x {} CPUs; the module keeps at most {MAX_RECORDS} records per run",
+            cfg.iterations,
+            cfg.cpus.len()
+        ));
+    }
+    if cfg.clock == KernelClock::Tsc && info.flags & INFO_TSC_STABLE == 0 {
+        return bad("the TSC is not stable on this machine; use the auto or ktime clock".into());
+    }
+    let mut c = KbenchConfig {
+        abi_version: ABI_VERSION,
+        size: size_of::<KbenchConfig>() as u32,
+        payload_size: cfg.payload_size,
+        clock: cfg.clock.to_abi(),
+        iterations: cfg.iterations,
+        warmup: cfg.warmup,
+        max_discarded,
+        n_counters: cfg.counters.len() as u32,
+        n_cpus: cfg.cpus.len() as u32,
+        counters: [KbenchCounter::default(); MAX_COUNTERS],
+        cpus: [0; MAX_CPUS],
+        records: [0; MAX_CPUS],
+        kept: [0; MAX_CPUS],
+        discarded: [0; MAX_CPUS],
+        tsc_khz: 0,
+        run_id: 0,
+    };
+    for (dst, src) in c.counters.iter_mut().zip(&cfg.counters) {
+        *dst = KbenchCounter { type_: src.type_, status: 0, config: src.config };
+    }
+    c.cpus[..cfg.cpus.len()].copy_from_slice(&cfg.cpus);
+    Ok(c)
+}
+
+/// Runs one kernel cell through `/dev/kbench` (or `cfg.device`).
+pub fn run_kernel_cell(cfg: &KernelCellConfig) -> Result<KernelSamples, KernelError> {
+    Device::open(&cfg.device)?.run(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(nr_cpu_ids: u32, tsc: bool) -> KbenchInfo {
+        KbenchInfo {
+            abi_version: ABI_VERSION,
+            nr_cpu_ids,
+            flags: if tsc { INFO_TSC_STABLE } else { 0 },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn missing_device_says_how_to_fix() {
+        let cfg = KernelCellConfig { device: PathBuf::from("/nonexistent/kbench"), ..Default::default() };
+        let e = run_kernel_cell(&cfg).unwrap_err();
+        assert!(matches!(e, KernelError::Open { .. }));
+        assert!(e.to_string().contains("insmod"), "{e}");
+    }
+
+    #[test]
+    fn config_is_checked_before_the_ioctl() {
+        let i = info(4, false);
+        let ok = KernelCellConfig::default();
+        assert!(to_abi_config(&ok, &i).is_ok());
+        let cases = [
+            KernelCellConfig { payload_size: 5, ..ok.clone() },
+            KernelCellConfig { cpus: vec![], ..ok.clone() },
+            KernelCellConfig { cpus: vec![1, 1], ..ok.clone() },
+            KernelCellConfig { cpus: vec![4], ..ok.clone() },
+            KernelCellConfig { iterations: 0, ..ok.clone() },
+            KernelCellConfig { iterations: MAX_RECORDS, ..ok.clone() },
+            KernelCellConfig { iterations: u64::MAX, ..ok.clone() },
+            KernelCellConfig { clock: KernelClock::Tsc, ..ok.clone() },
+            KernelCellConfig {
+                counters: (0..5).map(|i| KernelCounter { name: format!("c{i}"), type_: 0, config: i }).collect(),
+                ..ok.clone()
+            },
+        ];
+        for c in &cases {
+            assert!(matches!(to_abi_config(c, &i), Err(KernelError::Config(_))), "{c:?} accepted");
+        }
+        assert!(to_abi_config(&KernelCellConfig { clock: KernelClock::Tsc, ..ok }, &info(4, true)).is_ok());
+    }
+
+    #[test]
+    fn abi_config_carries_the_cell() {
+        let cfg = KernelCellConfig {
+            payload_size: 256,
+            iterations: 1000,
+            warmup: 7,
+            cpus: vec![2, 0],
+            counters: vec![KernelCounter { name: "instructions".into(), type_: 0, config: 1 }],
+            ..Default::default()
+        };
+        let c = to_abi_config(&cfg, &info(4, false)).unwrap();
+        assert_eq!((c.abi_version, c.size as usize), (ABI_VERSION, size_of::<KbenchConfig>()));
+        assert_eq!((c.payload_size, c.iterations, c.warmup, c.max_discarded), (256, 1000, 7, 200));
+        assert_eq!((c.n_cpus, c.cpus[0], c.cpus[1], c.n_counters), (2, 2, 0, 1));
+        assert_eq!((c.counters[0].type_, c.counters[0].config), (0, 1));
+    }
+
+    #[test]
+    fn csv_keeps_indices_and_omits_unsupported_counters() {
+        let s = |it, ns, flags| KbenchSample {
+            iteration: it,
+            ticks: ns,
+            latency_ns: ns,
+            counters: [11, 22, 33, 44],
+            cpu: 3,
+            flags,
+        };
+        let k = KernelSamples {
+            clock: KernelClock::Ktime,
+            tsc_khz: 0,
+            run_id: 1,
+            payload_size: 4,
+            warmup: 10,
+            counters: vec![
+                CounterStatus { name: "cycles".into(), errno: Some(libc::ENOENT) },
+                CounterStatus { name: "cpu-clock".into(), errno: None },
+            ],
+            per_cpu: vec![CpuSamples {
+                cpu: 3,
+                kept: 2,
+                discarded: 1,
+                samples: vec![s(0, 100, 0), s(1, 9000, SAMPLE_DISCARDED_NMI), s(2, 120, 0)],
+            }],
+        };
+        assert_eq!(k.fired(), 13);
+        let dir = tempfile::tempdir().unwrap();
+        k.write_csv("ftrace", dir.path(), 0, 0).unwrap();
+        let ev = std::fs::read_to_string(dir.path().join("events.csv")).unwrap();
+        assert_eq!(
+            ev,
+            "tracer,threads,thread,cpu,iteration,latency_ns,cpu-clock,repetition,counter_set\n\
+             ftrace,1,0,3,0,100,22,0,0\nftrace,1,0,3,2,120,22,0,0\n"
+        );
+        let dc = std::fs::read_to_string(dir.path().join("discarded.csv")).unwrap();
+        assert_eq!(dc, "tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition\nftrace,1,0,3,1,9000,nmi,0\n");
+    }
+}

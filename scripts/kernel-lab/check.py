@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Checks of a kernel-lab results directory (scripts/kernel-lab/test.sh). Prints PASS/FAIL/SKIP lines and
+'N passed, N failed'; exits 1 when a check failed.
+
+For every kernel tracer: the module loaded, the tracer attached, the tracer saw exactly the events the loop fired
+(by the tracer's own output), the samples came back through the ABI as events.csv and a summary row; and the bad
+ioctls returned errors with the guest still alive."""
+import csv
+import json
+import os
+import sys
+
+LOOP_ROWS = ["none", "ftrace", "ftrace-local", "ebpf", "perf", "lttng", "systemtap"]
+SYSCALL_ROWS = ["ioctl", "ioctl-ftrace", "ioctl-strace", "ioctl-lttng"]
+passed = failed = 0
+
+
+def res(ok, what):
+    global passed, failed
+    print(("PASS " if ok else "FAIL ") + what)
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+
+
+def kv(path):
+    d = {}
+    if os.path.exists(path):
+        for line in open(path):
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                d[k] = v
+    return d
+
+
+def to_int(v, default=-1):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def main():
+    d = sys.argv[1]
+    wanted = sys.argv[2].split(",") if len(sys.argv) > 2 else LOOP_ROWS + SYSCALL_ROWS
+    lab = os.path.join(d, "lab")
+    skips = {}
+    if os.path.exists(os.path.join(lab, "skips.txt")):
+        for line in open(os.path.join(lab, "skips.txt")):
+            k, _, why = line.strip().partition(" ")
+            skips[k] = why
+    done = open(os.path.join(lab, "done")).read().strip() if os.path.exists(os.path.join(lab, "done")) else ""
+    res(done == "ok", f"guest ran to the end (lab/done = {done or 'missing'})")
+    mod = open(os.path.join(lab, "module.txt")).read().split() if os.path.exists(os.path.join(lab, "module.txt")) else []
+    res("loaded" in mod, "kbench.ko loaded in the guest")
+    res("600" in mod and "root" in mod, f"/dev/kbench is root-only 0600 ({' '.join(mod[1:3])})")
+    res("unloaded" in mod, "kbench.ko unloaded at the end (rmmod)")
+
+    summary = {}
+    sp = os.path.join(d, "summary.csv")
+    if os.path.exists(sp):
+        with open(sp) as f:
+            for r in csv.DictReader(f):
+                summary[r["tracer"]] = r
+    try:
+        run = json.load(open(os.path.join(d, "run.json")))
+        names = {t["name"] for t in run["tracers"]}
+        res(names == set(summary), "run.json lists the rows of summary.csv")
+    except Exception as e:  # noqa: BLE001 - any failure to read is a failed check
+        run = {}
+        res(False, f"run.json readable ({e})")
+
+    if len(sys.argv) <= 2 and run.get("requested_rows"):
+        wanted = run["requested_rows"]
+    for row in wanted:
+        rd = os.path.join(d, row)
+        if row in skips:
+            print(f"SKIP {row}: {skips[row]}")
+            continue
+        if not os.path.isdir(rd):
+            res(False, f"{row}: no results (neither a row directory nor a skip reason)")
+            continue
+        meta = kv(os.path.join(rd, "meta.txt"))
+        check = kv(os.path.join(rd, "check.txt"))
+        n, w, fired = to_int(meta.get("iterations")), to_int(meta.get("warmup")), to_int(meta.get("fired"))
+        with open(os.path.join(rd, "events.csv")) as f:
+            ev = list(csv.DictReader(f))
+        kept = sum(to_int(meta.get(f"cpu{i}_kept"), 0) for i in range(64)) if meta.get("kind") == "loop" else len(ev)
+        res(len(ev) == kept == n and all(float(e["latency_ns"]) >= 0 for e in ev),
+            f"{row}: {len(ev)} samples came back through the ABI into events.csv (want {n})")
+        s = summary.get(row)
+        res(s is not None and to_int(s["kept"]) == len(ev) and s["mean_ns"] != "",
+            f"{row}: summary.csv row (kept={s['kept'] if s else '-'}, mean={s['mean_ns'] if s else '-'} ns)")
+        if meta.get("kind") == "loop":
+            disc = sum(to_int(meta.get(f"cpu{i}_discarded"), 0) for i in range(64))
+            res(fired == w + n + disc, f"{row}: loop fired {fired} = warm-up {w} + kept {n} + discarded {disc}")
+            # Counters: unsupported ones are reported, never written as zeros.
+            cols = [c for c in (ev[0].keys() if ev else []) if c not in
+                    ("tracer", "threads", "thread", "cpu", "iteration", "latency_ns", "repetition", "counter_set")]
+            status = {k[len("counter_"):]: v for k, v in meta.items() if k.startswith("counter_")}
+            res(all((c in cols) == (v == "ok") for c, v in status.items()),
+                f"{row}: counter columns match counter status ({', '.join(f'{c}: {v}' for c, v in status.items())})")
+        t = check.get("tracer_count")
+        if row in ("none", "ioctl"):
+            continue
+        if not check:
+            res(False, f"{row}: the tracer left no output to check (check.txt missing)")
+        elif row in ("ftrace", "ftrace-local", "ebpf", "perf", "systemtap"):
+            res(to_int(t) == fired, f"{row}: the tracer saw {t} events, the loop fired {fired} ({check.get('method')})")
+            res(to_int(check.get("last_seq")) == fired - 1,
+                f"{row}: last payload the tracer recorded is seq {check.get('last_seq')} (want {fired - 1})")
+        elif row == "lttng":
+            res(to_int(check.get("last_seq")) == fired - 1 and to_int(check.get("gaps")) == 0
+                and to_int(check.get("snapshot_events")) > 0,
+                f"lttng: snapshot holds {check.get('snapshot_events')} events, seq {check.get('first_seq')}.."
+                f"{check.get('last_seq')} without gaps={check.get('gaps')} (want last {fired - 1}, no gap)")
+        elif row == "ioctl-ftrace":
+            res(to_int(t) >= to_int(check.get("expect_min")),
+                f"ioctl-ftrace: {t} syscall entries+exits written (want >= {check.get('expect_min')})")
+        elif row == "ioctl-strace":
+            res(to_int(t) == to_int(check.get("expect")),
+                f"ioctl-strace: strace saw {t} empty ioctls (want {check.get('expect')})")
+        elif row == "ioctl-lttng":
+            res(to_int(t) > 0, f"ioctl-lttng: {t} syscall_entry_ioctl events in the snapshot")
+
+    rc_dir = os.path.join(lab, "rust-client")
+    if "rust-client" in skips:
+        print(f"SKIP rust-client: {skips['rust-client']}")
+    else:
+        m = kv(os.path.join(rc_dir, "meta.txt"))
+        rows = 0
+        if os.path.exists(os.path.join(rc_dir, "events.csv")):
+            with open(os.path.join(rc_dir, "events.csv")) as f:
+                rows = sum(1 for _ in csv.DictReader(f))
+        n = to_int(m.get("iterations"))
+        res(rows == n == to_int(m.get("kept")) and to_int(m.get("fired")) >= n + to_int(m.get("warmup"))
+            and m.get("empty_ioctl") == "ok",
+            f"Rust client (harness/src/kernel.rs) drove the module: {rows} samples in events.csv (want {n}), "
+            f"fired {m.get('fired')}, empty ioctl {m.get('empty_ioctl')}")
+
+    bad = open(os.path.join(lab, "bad.txt")).read() if os.path.exists(os.path.join(lab, "bad.txt")) else ""
+    res("rc=0" in bad and ", 0 failed" in bad, "bad ioctls (oversized counts, bad pointers, offline CPU) "
+        "return errors: " + (bad.strip().splitlines()[-2] if bad.strip() else "no output"))
+    res(os.path.exists(os.path.join(lab, "alive.txt")), "guest alive and module usable after the bad ioctls")
+    dm = open(os.path.join(lab, "dmesg.txt")).read() if os.path.exists(os.path.join(lab, "dmesg.txt")) else ""
+    bad_words = [w for w in ("BUG:", "Oops", "WARNING:", "general protection", "soft lockup", "RCU stall") if w in dm]
+    res(not bad_words, "no kernel BUG/Oops/WARNING/lockup in the guest's dmesg" +
+        (f" (found {bad_words})" if bad_words else ""))
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+#!/bin/bash
+# The kernel lab: run kbench-module and the kernel tracers in a stock Debian 6.1 guest under qemu TCG.
+#
+# This host cannot load modules, so: download the pinned Debian kernel, its headers, busybox and a bookworm qemu
+# (apt-get download + dpkg -x into .cache/kernel-lab, nothing installed), build kbench.ko (and, when they build,
+# lttng-modules and the SystemTap probe) against the extracted headers, pack an initramfs with busybox, the module,
+# the guest runner and the host's tracer tools, boot it with 1 vCPU (with 2 the guest drops the TSC clocksource for
+# hpet), and bring the results back over 9p as an ordinary results directory.
+#
+# A functional test, not an overhead measurement: TCG timing is emulated and there is no PMU.
+#   scripts/kernel-lab/lab.sh [--out DIR] [--n N] [--warmup W] [--tracers a,b,...]
+# Prints the results directory on its last line. scripts/kernel-lab/test.sh checks it.
+set -euo pipefail
+. "$(dirname "$0")/config.sh"
+
+N=20000
+WARMUP=2000
+TRACERS=none,ftrace,ftrace-local,ebpf,perf,lttng,systemtap,ioctl,ioctl-ftrace,ioctl-strace,ioctl-lttng
+OUT=
+ARGS="$*"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --out) OUT=$2; shift 2 ;;
+        --n) N=$2; shift 2 ;;
+        --warmup) WARMUP=$2; shift 2 ;;
+        --tracers) TRACERS=$2; shift 2 ;;
+        *) echo "kernel-lab: unknown option $1 (use --out DIR, --n N, --warmup W, --tracers a,b)" >&2; exit 2 ;;
+    esac
+done
+case $N$WARMUP in *[!0-9]*) echo "kernel-lab: --n and --warmup take whole numbers" >&2; exit 2 ;; esac
+
+T0=$(date +%s)
+log() { echo "kernel-lab: [$(( $(date +%s) - T0 ))s] $*"; }
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OUT:-$REPO/results/$STAMP-kernel-lab}
+if [ -e "$OUT" ]; then echo "kernel-lab: $OUT already exists; pick another --out" >&2; exit 2; fi
+
+bash "$LAB_DIR/fetch.sh"
+mkdir -p "$BUILD"
+
+# ---- kbench.ko, built in a copy so that the source tree stays clean ----
+log "building kbench.ko against $KVER headers"
+rm -rf "$BUILD/kbench-module"
+cp -r "$REPO/kbench-module" "$BUILD/kbench-module"
+make -s -C "$BUILD/kbench-module" KDIR="$KHDR" > "$BUILD/kbench-build.log" 2>&1 || {
+    cat "$BUILD/kbench-build.log" >&2; echo "kernel-lab: kbench.ko does not build against $KVER" >&2; exit 1; }
+
+# ---- guest runner ----
+gcc -O2 -Wall -static -I "$REPO/kbench-module/include" -o "$BUILD/kbench-run" "$LAB_DIR/guest/kbench-run.c"
+
+# ---- the Rust client (harness/src/kernel.rs) as a small fixture binary ----
+RUST_CLIENT=
+if command -v cargo >/dev/null; then
+    if (cd "$LAB_DIR/rust-client" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$BUILD/cargo-target} cargo build -q) \
+        > "$BUILD/rust-client.log" 2>&1; then
+        RUST_CLIENT=${CARGO_TARGET_DIR:-$BUILD/cargo-target}/debug/kbench-rust-client
+    else log "SKIP rust-client: it does not build (see $BUILD/rust-client.log)"; fi
+else log "SKIP rust-client: cargo is not installed"; fi
+
+# ---- optional tracers (each says why when it cannot be built, and the lab goes on) ----
+LTTNG_OK=0; STAP_OK=0
+if [ -x "$LAB_DIR/build-lttng.sh" ]; then
+    if bash "$LAB_DIR/build-lttng.sh" > "$BUILD/lttng-build.log" 2>&1; then LTTNG_OK=1; log "lttng-modules ready";
+    else log "SKIP lttng: lttng-modules do not build for $KVER: $(tail -n 1 "$BUILD/lttng-build.log")"; fi
+fi
+if [ -x "$LAB_DIR/build-stap.sh" ]; then
+    if bash "$LAB_DIR/build-stap.sh" > "$BUILD/stap-build.log" 2>&1; then STAP_OK=1; log "SystemTap probe ready";
+    else log "SKIP systemtap: $(tail -n 1 "$BUILD/stap-build.log")"; fi
+fi
+
+# ---- initramfs ----
+log "building the initramfs"
+IR=$BUILD/initramfs
+rm -rf "$IR"; mkdir -p "$IR"/{bin,sbin,lib,lib64,usr/bin,usr/lib,etc,lab,root,tmp}
+cp "$GROOT/bin/busybox" "$IR/bin/busybox"
+cp "$LAB_DIR/guest/init" "$IR/init"; chmod +x "$IR/init"
+cp "$LAB_DIR/guest/guest.sh" "$IR/lab/guest.sh"
+cp "$BUILD/kbench-module/kbench.ko" "$IR/lab/kbench.ko"
+cp "$BUILD/kbench-run" "$IR/bin/kbench-run"
+mkdir -p "$IR/var"; ln -s ../run "$IR/var/run"   # lttng-sessiond creates /var/run/lttng
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$IR/etc/passwd"
+printf 'root:x:0:\ntracing:x:999:\n' > "$IR/etc/group"
+
+# A host binary and the shared libraries it needs (same Debian release as the guest's userland needs).
+add_bin() { # add_bin SRC [DEST]
+    local src=$1 dest=${2:-$1}
+    mkdir -p "$IR$(dirname "$dest")"
+    cp -L "$src" "$IR$dest"
+    ldd "$src" 2>/dev/null | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' | while read -r lib; do
+        [ -e "$IR$lib" ] && continue
+        mkdir -p "$IR$(dirname "$lib")"; cp -L "$lib" "$IR$lib"
+    done
+}
+# Kernel modules the guest needs from the Debian image, with their dependencies from modules.dep.
+MODS=$KROOT/lib/modules/$KVER
+add_mod() { # add_mod NAME
+    local line f
+    line=$(grep -E "(^|/)$1\.ko(\.xz)?:" "$MODS/modules.dep" | head -n 1) || { log "no module $1"; return 1; }
+    for f in $(echo "$line" | tr -d ':'); do
+        mkdir -p "$IR/lib/modules/$KVER/$(dirname "$f")"
+        cp "$MODS/$f" "$IR/lib/modules/$KVER/$f"
+    done
+}
+for m in virtio_pci 9pnet_virtio 9p; do add_mod $m; done
+cp "$MODS"/modules.{order,builtin,builtin.modinfo} "$IR/lib/modules/$KVER/" 2>/dev/null || true
+
+[ -n "$RUST_CLIENT" ] && add_bin "$RUST_CLIENT" /usr/bin/kbench-rust-client
+if command -v strace >/dev/null; then add_bin "$(command -v strace)" /usr/bin/strace; fi
+# perf: older bookworm linux-perf installs perf_6.1 behind a wrapper, newer ones the binary as /usr/bin/perf.
+PERF=
+for p in /usr/bin/perf_6.1 /usr/bin/perf; do
+    if [ -x $p ] && file -L $p 2>/dev/null | grep -q ELF; then PERF=$p; break; fi
+done
+if [ -n "$PERF" ]; then add_bin $PERF /usr/bin/perf; else log "SKIP perf: no perf binary for 6.1 on the host (apt-get install linux-perf)"; fi
+if [ $LTTNG_OK = 1 ]; then
+    . "$LAB_DIR/lttng-initramfs.sh"
+fi
+if [ $STAP_OK = 1 ]; then
+    . "$LAB_DIR/stap-initramfs.sh"
+fi
+"$DEPMOD" -b "$IR" "$KVER" 2>> "$BUILD/depmod.log" || log "depmod warnings: see $BUILD/depmod.log"
+python3 "$LAB_DIR/mkcpio.py" "$IR" "$BUILD/initramfs.cpio"
+log "initramfs: $(du -m "$BUILD/initramfs.cpio" | cut -f1) MiB"
+
+# ---- boot ----
+SHARE=$BUILD/share
+rm -rf "$SHARE"; mkdir -p "$SHARE"
+QEMU=$QROOT/usr/bin/qemu-system-x86_64
+export LD_LIBRARY_PATH=$QROOT/usr/lib/x86_64-linux-gnu:$QROOT/lib/x86_64-linux-gnu
+log "booting $KVER under qemu TCG (1 vCPU), N=$N warm-up=$WARMUP"
+set +e
+timeout 1200 "$QEMU" -accel tcg -cpu max -smp 1 -m 2048 -nographic -no-reboot -net none \
+    -L "$QROOT/usr/share/qemu" -L "$QROOT/usr/share/seabios" \
+    -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$BUILD/initramfs.cpio" \
+    -append "console=ttyS0 panic=-1 loglevel=4 kbench_n=$N kbench_w=$WARMUP kbench_tracers=$TRACERS" \
+    -virtfs local,path="$SHARE",mount_tag=out,security_model=none,id=out \
+    > "$BUILD/console.log" 2>&1 < /dev/null
+QRC=$?
+set -e
+unset LD_LIBRARY_PATH
+log "guest exited (qemu rc=$QRC)"
+if [ "$(cat "$SHARE/done" 2>/dev/null)" != ok ]; then
+    tail -n 40 "$BUILD/console.log" >&2
+    echo "kernel-lab: the guest did not finish (see $BUILD/console.log)" >&2
+fi
+
+# ---- results directory ----
+python3 "$LAB_DIR/assemble.py" --share "$SHARE" --out "$OUT" --kver "$KVER" --n "$N" --warmup "$WARMUP" \
+    --cmdline "$0 $ARGS" --tracers "$TRACERS" --console "$BUILD/console.log"
+log "results in $OUT (wall $(( $(date +%s) - T0 )) s)"
+echo "$OUT"
