@@ -47,6 +47,9 @@ clean:
 	$(CARGO) clean
 	$(MAKE) -C scripts/indep clean
 
+# Kernel side: kbench-module and the kernel lab (qemu TCG guest).
+include kbench-module/lab.mk
+
 # Example and test plugins (issue: plug in your own tracer).
 include tracers/examples/examples.mk
 

@@ -19,6 +19,9 @@ PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
 PKGS+=(gcc libc6-dev make)
 # The report test opens report.html in headless Chromium.
 PKGS+=(chromium)
+# Kernel lab: file(1) and perf (linux-perf) check the guest results; the lab fetches its own
+# kernel, qemu and busybox packages into .cache/kernel-lab without installing them.
+PKGS+=(file linux-perf)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -83,6 +83,12 @@ pub struct RunArgs {
     /// LTTng sub-buffer count.
     #[arg(long)]
     pub num_subbuf: Option<u32>,
+    /// Run the loop inside kbench-module (survey Algorithm 1 in the kernel; needs /dev/kbench).
+    #[arg(long)]
+    pub kernel: bool,
+    /// Kernel tracepoint payload in bytes (4, 64, 256 or 1024), with --kernel.
+    #[arg(long, default_value_t = 4)]
+    pub payload_size: u32,
     /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,
     /// systemtap; default nop5).
     #[arg(long, value_parser = ["nop5", "push", "ret"])]

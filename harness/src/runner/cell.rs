@@ -47,6 +47,11 @@ pub struct CellSpec {
     pub opts: TracerOpts,
     pub run_id: String,
     pub dir: PathBuf,
+    /// `--kernel`: the loop runs in kbench-module (see `kernel_cell`).
+    #[serde(default)]
+    pub kernel: bool,
+    #[serde(default)]
+    pub payload_size: Option<u32>,
 }
 
 /// What one measuring thread reports.
@@ -130,6 +135,9 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
     install_stop_handlers(on_signal);
     let text = std::fs::read_to_string(spec_path).map_err(|e| Error::io(spec_path, e))?;
     let spec: CellSpec = serde_json::from_str(&text).map_err(|e| Error::io(spec_path, e))?;
+    if spec.kernel {
+        return super::kernel_cell::main(&spec);
+    }
     let opts = CreateOptions {
         tsc_hz: spec.tsc_hz,
         ftrace_clock: spec.opts.ftrace_clock.clone(),

@@ -2,6 +2,7 @@
 //! write the output contract (run.json, summary.csv, repetitions.csv, per-tracer events.csv and
 //! discarded.csv), print the table. Everything after measurement reads files, never re-runs.
 pub mod cell;
+pub mod kernel_cell;
 pub mod timed;
 
 use std::collections::BTreeMap;
@@ -77,9 +78,15 @@ pub fn plan(args: &RunArgs, mode: Mode) -> Result<Plan, Error> {
         } else if t.is_empty() {
             return Err(Error::Usage("empty tracer name in --tracer (see `tracebench list`)".into()));
         } else {
-            registry::validate(t)?;
+            // Kernel tracers are checked by `kernel_cell::validate` below.
+            if !args.kernel {
+                registry::validate(t)?;
+            }
             specs.push(t.clone());
         }
+    }
+    if args.kernel {
+        kernel_cell::validate(&specs, args.payload_size)?;
     }
     if !args.label.is_empty() && args.label.len() != specs.len() {
         return Err(Error::Usage(format!(
@@ -336,7 +343,9 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     };
     let mut guards = Vec::new();
     for r in &plan.rows {
-        guards.push(registry::parent_guard(&r.spec, &copts)?);
+        if !args.kernel {
+            guards.push(registry::parent_guard(&r.spec, &copts)?);
+        }
     }
 
     // Plan: repetitions outermost, so repeats interleave across tracers and bursts of noise hit
@@ -370,6 +379,8 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
                             },
                             run_id: run_id.clone(),
                             dir: cells_dir.join(format!("{id:04}")),
+                            kernel: args.kernel,
+                            payload_size: args.kernel.then_some(args.payload_size),
                         },
                     ));
                 }
@@ -415,7 +426,8 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let run_json = json!({
         "tracebench": { "version": env!("CARGO_PKG_VERSION"), "git_commit": env!("TRACEBENCH_GIT_COMMIT") },
         "command_line": argv.join(" "),
-        "mode": if mode == Mode::Scale { "scale" } else { "run" },
+        "mode": if args.kernel { "kernel" } else if mode == Mode::Scale { "scale" } else { "run" },
+        "kernel": args.kernel,
         "run_id": run_id,
         "host": host,
         "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),

@@ -1,0 +1,277 @@
+//! `tracebench run --kernel`: the same cells, but the timed loop runs inside kbench-module
+//! (survey Algorithm 1 with interrupts masked and the NMI count checked per iteration), driven
+//! through its ioctl ABI (`crate::kernel`). The measuring child sets the kernel tracer up on the
+//! module's tracepoint, asks the module for the samples, tears the tracer down, and writes the
+//! same cell files as a user-space cell, so the parent's merge, summary and report are unchanged.
+//!
+//! Kernel tracers driven here: `none` (the tracepoint with no probe attached), `ftrace` (the
+//! module's event in a private instance, 16 KiB per CPU, overwrite, `--ftrace-clock`, default
+//! global as in survey 6.2.3) and `perf` (the tracepoint recorded into a per-CPU perf ring that is
+//! never read during the run). LTTng kernel, eBPF and SystemTap need their own modules or
+//! programs built for the running kernel; the kernel lab (scripts/kernel-lab) runs them.
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+use super::cell::{CellResult, CellSpec, ThreadResult};
+use crate::error::Error;
+use crate::kernel::{self, KernelCellConfig, KernelClock, KernelCounter};
+use crate::sink::{write_json, AtomicFile};
+
+/// Tracers `--kernel` can drive, for validation in the parent.
+pub const KERNEL_TRACERS: [&str; 3] = ["none", "ftrace", "perf"];
+/// 16 KiB per CPU, the survey's buffer size for every tracer (6.2.3).
+const BUFFER_BYTES: u64 = 16 * 1024;
+
+/// Checks, in the parent, that a kernel run can start here.
+pub fn validate(specs: &[String], payload: u32) -> Result<(), Error> {
+    for s in specs {
+        if !KERNEL_TRACERS.contains(&s.as_str()) {
+            return Err(Error::Usage(format!(
+                "--kernel drives {} here; '{s}' needs its own kernel module or program (run it through the kernel lab: make kernel-lab, see kbench-module/README.md)",
+                KERNEL_TRACERS.join(", ")
+            )));
+        }
+    }
+    if !kernel::PAYLOAD_SIZES.contains(&payload) {
+        return Err(Error::Usage(format!("--payload-size must be one of {:?} bytes", kernel::PAYLOAD_SIZES)));
+    }
+    if !std::path::Path::new(kernel::DEVICE).exists() {
+        return Err(Error::Usage(format!(
+            "{} not found: build and load kbench-module first (make -C kbench-module && sudo insmod kbench-module/kbench.ko)",
+            kernel::DEVICE
+        )));
+    }
+    Ok(())
+}
+
+fn event_name(payload: u32) -> String {
+    format!("kbench_event_{payload}")
+}
+
+/// A kernel tracer attached to the module's tracepoint; `Drop` detaches it.
+enum Attached {
+    None,
+    Ftrace { instance: PathBuf },
+    Perf { fds: Vec<(i32, *mut libc::c_void, usize)> },
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        match self {
+            Attached::None => {}
+            Attached::Ftrace { instance } => {
+                let _ = std::fs::write(instance.join("tracing_on"), "0");
+                let _ = std::fs::remove_dir(&*instance);
+            }
+            Attached::Perf { fds } => {
+                for (fd, map, len) in fds.drain(..) {
+                    // SAFETY: mapped and opened in `attach`, released once here.
+                    unsafe {
+                        libc::munmap(map, len);
+                        libc::close(fd);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn tracefs() -> PathBuf {
+    PathBuf::from("/sys/kernel/tracing")
+}
+
+fn attach(spec: &CellSpec, payload: u32) -> Result<(Attached, serde_json::Value), Error> {
+    let ev = event_name(payload);
+    match spec.spec.as_str() {
+        "none" => Ok((Attached::None, serde_json::json!({"event": format!("kbench:{ev}"), "probe": "none"}))),
+        "ftrace" => {
+            let inst = tracefs().join("instances").join(format!("tracebench-k{}", std::process::id()));
+            std::fs::create_dir(&inst).map_err(|e| Error::io(&inst, e))?;
+            let guard = Attached::Ftrace { instance: inst.clone() };
+            let clock = spec.opts.ftrace_clock.clone().unwrap_or_else(|| "global".into());
+            for (f, v) in [
+                ("buffer_size_kb", "16".to_string()),
+                ("options/overwrite", "1".into()),
+                ("trace_clock", clock.clone()),
+                (&format!("events/kbench/{ev}/enable"), "1".into()),
+                ("tracing_on", "1".into()),
+            ] {
+                std::fs::write(inst.join(f), &v).map_err(|e| Error::io(inst.join(f), e))?;
+            }
+            Ok((
+                guard,
+                serde_json::json!({"event": format!("kbench:{ev}"), "instance": inst, "buffer_size_kb": 16, "overwrite": true, "trace_clock": clock}),
+            ))
+        }
+        "perf" => {
+            let id = crate::counters::tracepoint_id(&format!("kbench:{ev}"))
+                .ok_or_else(|| Error::Measurement(format!("tracepoint kbench:{ev} not found in tracefs")))?;
+            let mut fds = Vec::new();
+            for &cpu in &spec.cpus {
+                // SAFETY: perf_event_attr is plain data; zeroed is a valid starting point.
+                let mut attr: perf_event_open_sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
+                attr.type_ = perf_event_open_sys::bindings::PERF_TYPE_TRACEPOINT;
+                attr.size = std::mem::size_of_val(&attr) as u32;
+                attr.config = id;
+                attr.__bindgen_anon_1.sample_period = 1;
+                attr.sample_type = (perf_event_open_sys::bindings::PERF_SAMPLE_TIME
+                    | perf_event_open_sys::bindings::PERF_SAMPLE_RAW
+                    | perf_event_open_sys::bindings::PERF_SAMPLE_CPU) as u64;
+                attr.set_write_backward(1);
+                // SAFETY: valid attr; pid -1 + cpu = every task on that CPU (the kthread included).
+                let fd = unsafe { perf_event_open_sys::perf_event_open(&mut attr, -1, cpu as i32, -1, 0) };
+                if fd < 0 {
+                    return Err(Error::Measurement(format!(
+                        "perf_event_open on CPU {cpu}: {}",
+                        std::io::Error::last_os_error()
+                    )));
+                }
+                let len = (BUFFER_BYTES + 4096) as usize;
+                // SAFETY: read-only mapping of the event's ring: perf's overwrite (backward) mode.
+                let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+                if map == libc::MAP_FAILED {
+                    // SAFETY: fd was just opened.
+                    unsafe { libc::close(fd) };
+                    return Err(Error::Measurement(format!(
+                        "mmap of the perf ring: {}",
+                        std::io::Error::last_os_error()
+                    )));
+                }
+                fds.push((fd, map, len));
+            }
+            Ok((
+                Attached::Perf { fds },
+                serde_json::json!({"event": format!("kbench:{ev}"), "ring_bytes_per_cpu": BUFFER_BYTES, "mode": "write_backward, never read"}),
+            ))
+        }
+        other => Err(Error::Usage(format!("--kernel cannot drive '{other}'"))),
+    }
+}
+
+/// Maps a counter name to a perf_event_attr (type, config), for the module's in-kernel counters.
+fn kernel_counter(name: &str) -> Option<KernelCounter> {
+    let (t, c) = match name {
+        "cycles" => (0, 0),
+        "instructions" => (0, 1),
+        "cache-references" => (0, 2),
+        "cache-misses" => (0, 3),
+        "branch-instructions" => (0, 4),
+        "branch-misses" => (0, 5),
+        "bus-cycles" => (0, 6),
+        "ref-cycles" => (0, 9),
+        // PERF_TYPE_HW_CACHE: id | op << 8 | result << 16.
+        "L1-dcache-load-misses" => (3, 0x10000),
+        "L1-dcache-loads" => (3, 0),
+        "L1-icache-load-misses" => (3, 0x10001),
+        "LLC-load-misses" => (3, 0x10002),
+        "dTLB-load-misses" => (3, 0x10003),
+        "iTLB-load-misses" => (3, 0x10004),
+        "page-faults" => (1, 2),
+        "context-switches" => (1, 3),
+        "cpu-migrations" => (1, 4),
+        "task-clock" => (1, 1),
+        _ => return None,
+    };
+    Some(KernelCounter { name: name.into(), type_: t, config: c })
+}
+
+/// The measuring child of a kernel cell.
+pub fn main(spec: &CellSpec) -> Result<i32, Error> {
+    let payload = spec.payload_size.unwrap_or(4);
+    let (attached, cfg_json) = attach(spec, payload)?;
+    // Warm-up wraps the 16 KiB buffer at least once with the smallest event (survey 6.2.4).
+    let warmup = crate::steady_state::wrap_calls(BUFFER_BYTES / 8);
+    let cfg = KernelCellConfig {
+        payload_size: payload,
+        iterations: spec.iterations as u64,
+        warmup,
+        cpus: spec.cpus.iter().map(|c| *c as u32).collect(),
+        counters: spec.counters.iter().filter_map(|n| kernel_counter(n)).collect(),
+        clock: KernelClock::Auto,
+        ..Default::default()
+    };
+    let res = kernel::run_kernel_cell(&cfg);
+    drop(attached);
+    let samples = res.map_err(|e| Error::Measurement(e.to_string()))?;
+    let supported: Vec<usize> =
+        samples.counters.iter().enumerate().filter(|(_, c)| c.supported()).map(|(i, _)| i).collect();
+    let unsupported: Vec<String> = samples
+        .counters
+        .iter()
+        .filter(|c| !c.supported())
+        .map(|c| format!("{} (errno {:?})", c.name, c.errno))
+        .collect();
+
+    let path = spec.dir.join("events.csv");
+    let mut ev = AtomicFile::create(&path)?;
+    let io = |e: std::io::Error| Error::io(&path, e);
+    let mut header = String::from("thread,cpu,iteration,latency_ns");
+    for &i in &supported {
+        header.push(',');
+        header.push_str(&samples.counters[i].name);
+    }
+    writeln!(ev, "{header}").map_err(io)?;
+    let dpath = spec.dir.join("discarded.csv");
+    let mut ds = AtomicFile::create(&dpath)?;
+    writeln!(ds, "thread,cpu,iteration,latency_ns,reason").map_err(|e| Error::io(&dpath, e))?;
+    let mut threads = Vec::new();
+    for (t, c) in samples.per_cpu.iter().enumerate() {
+        let mut kept = 0;
+        for s in &c.samples {
+            if s.flags & 1 != 0 {
+                writeln!(ds, "{t},{},{},{},nmi", s.cpu, s.iteration, s.latency_ns).map_err(|e| Error::io(&dpath, e))?;
+                continue;
+            }
+            kept += 1;
+            write!(ev, "{t},{},{},{}", s.cpu, s.iteration, s.latency_ns).map_err(io)?;
+            for &i in &supported {
+                write!(ev, ",{}", s.counters[i]).map_err(io)?;
+            }
+            writeln!(ev).map_err(io)?;
+        }
+        let mut reasons = BTreeMap::new();
+        if c.discarded > 0 {
+            reasons.insert("nmi".to_string(), c.discarded);
+        }
+        threads.push(ThreadResult {
+            thread: t,
+            cpu: c.cpu as usize,
+            kept,
+            attempts: c.samples.len() as u64,
+            discarded: c.discarded,
+            reasons,
+            discard_rows_dropped: 0,
+            wrap_calls: warmup,
+            warmup_calls: warmup,
+            steady: true,
+            windows: Vec::new(),
+        });
+    }
+    ev.commit()?;
+    ds.commit()?;
+    let result = CellResult {
+        tracer_version: format!("kbench-module ABI {} on {}", kernel::ABI_VERSION, crate::host::describe().kernel),
+        tracer_config: serde_json::json!({
+            "kernel": true, "tracer": cfg_json, "payload_bytes": payload, "clock": samples.clock.name(),
+            "tsc_khz": samples.tsc_khz, "interrupts": "masked per iteration (local_irq_save)",
+            "steady_state": format!("fixed warm-up of {warmup} calls per CPU (wraps a 16 KiB buffer with 8-byte events)"),
+            "counters_unsupported": unsupported,
+        }),
+        after_run: serde_json::json!({"fired": samples.fired()}),
+        buffer_events: BUFFER_BYTES / 8,
+        counter_read: "in kernel (pmu->read)".into(),
+        detector: serde_json::json!({"kernel": "interrupts masked; NMI count checked per iteration"}),
+        threads,
+        stopped: false,
+        warnings: Vec::new(),
+    };
+    write_json(spec.dir.join("result.json"), &result)?;
+    Ok(0)
+}
+
+// The perf fds are only touched by this process's one thread.
+unsafe impl Send for Attached {}
+#[allow(dead_code)]
+fn _assert_fd(_: &dyn AsRawFd) {}
