@@ -207,20 +207,6 @@ struct CellRun {
     seconds: f64,
 }
 
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        _ => "signal",
-    }
-}
-
 fn tail(s: &str, n: usize) -> String {
     let t: Vec<&str> = s.lines().rev().take(n).collect();
     t.into_iter().rev().collect::<Vec<_>>().join(" | ")
@@ -285,7 +271,7 @@ fn run_cell(spec: &CellSpec, timeout: Duration) -> Result<(Option<CellResult>, O
     let error = if killed_for_timeout {
         Some(format!("hung: killed after the --timeout of {} s", timeout.as_secs()))
     } else if let Some(sig) = status.signal() {
-        Some(format!("crashed: killed by signal {sig} ({})", signal_name(sig)))
+        Some(format!("crashed: killed by {}", tracebench_tracers::plugin::signal_name(sig)))
     } else if status.code() == Some(130) && result.is_some() {
         None
     } else if !status.success() || result.is_none() {
