@@ -119,12 +119,14 @@ def main():
     lab = os.path.join(a.out, "lab")
     os.makedirs(lab)
     for name in ["guest.log", "bad.txt", "module.txt", "info.txt", "skips.txt", "dmesg.txt", "clocksource.txt",
-                 "alive.txt", "done", "lttng-sessiond.log"]:
+                 "alive.txt", "done", "lttng-sessiond.log", "tracebench-kernel.log",
+                 "tracebench-instances.txt"]:
         p = os.path.join(a.share, name)
         if os.path.exists(p):
             shutil.copy(p, os.path.join(lab, name))
-    if os.path.isdir(os.path.join(a.share, "rust-client")):
-        shutil.copytree(os.path.join(a.share, "rust-client"), os.path.join(lab, "rust-client"))
+    for sub in ["rust-client", "tracebench-kernel"]:
+        if os.path.isdir(os.path.join(a.share, sub)):
+            shutil.copytree(os.path.join(a.share, sub), os.path.join(lab, sub))
     if a.console and os.path.exists(a.console):
         shutil.copy(a.console, os.path.join(lab, "console.log"))
 

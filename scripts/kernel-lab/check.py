@@ -41,6 +41,72 @@ def to_int(v, default=-1):
         return default
 
 
+def tracebench_bin():
+    """The host's tracebench binary for `tracebench report`: $TRACEBENCH_BIN, else the lab's release build."""
+    cands = [os.environ.get("TRACEBENCH_BIN", "")]
+    for t in (os.environ.get("CARGO_TARGET_DIR"),
+              os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../.cache/kernel-lab/build/cargo-target")):
+        if t:
+            cands.append(os.path.join(t, "release", "tracebench"))
+    return next((c for c in cands if c and os.access(c, os.X_OK)), None)
+
+
+def check_tracebench_kernel(lab, skips):
+    """`tracebench run --kernel --tracer none,ftrace,perf` run by the real CLI in the guest (lab/tracebench-kernel)."""
+    if "tracebench-kernel" in skips:
+        print(f"SKIP tracebench-kernel: {skips['tracebench-kernel']}")
+        return
+    tb = os.path.join(lab, "tracebench-kernel")
+    log = open(os.path.join(lab, "tracebench-kernel.log")).read() if os.path.exists(
+        os.path.join(lab, "tracebench-kernel.log")) else ""
+    rc = log.strip().splitlines()[-1] if log.strip() else "no log"
+    res(rc == "rc=0", f"tracebench run --kernel in the guest exited 0 ({rc}"
+        + ("" if rc == "rc=0" else f"; {' | '.join(log.strip().splitlines()[-4:-1])}") + ")")
+    try:
+        run = json.load(open(os.path.join(tb, "run.json")))
+    except Exception as e:  # noqa: BLE001 - any failure to read is a failed check
+        res(False, f"tracebench-kernel: run.json readable ({e})")
+        return
+    res(run.get("mode") == "kernel", f"tracebench-kernel: run.json mode = {run.get('mode')!r} (want 'kernel')")
+    summary = {}
+    sp = os.path.join(tb, "summary.csv")
+    if os.path.exists(sp):
+        with open(sp) as f:
+            for r in csv.DictReader(f):
+                summary[r["tracer"]] = r
+    dirs = {t.get("name"): t.get("dir") for t in run.get("tracers", [])}
+    want = 2000
+    for row in ("none", "ftrace", "perf"):
+        s = summary.get(row)
+        res(s is not None and to_int(s["kept"]) == want and s["mean_ns"] != "",
+            f"tracebench-kernel: summary.csv row {row} (kept={s['kept'] if s else '-'}, want {want}; "
+            f"mean={s['mean_ns'] if s else '-'} ns)")
+        ep = os.path.join(tb, dirs.get(row) or row, "events.csv")
+        n = 0
+        if os.path.exists(ep):
+            with open(ep) as f:
+                n = sum(1 for e in csv.DictReader(f) if float(e["latency_ns"]) >= 0 and e["tracer"] == row)
+        res(n == want, f"tracebench-kernel: {row}/events.csv has {n} samples (want {want})")
+    ip = os.path.join(lab, "tracebench-instances.txt")
+    left = open(ip).read().split() if os.path.exists(ip) else ["(tracebench-instances.txt missing)"]
+    res(not left, "tracebench-kernel: no ftrace instance left in tracefs after the run" +
+        (f" (found {left})" if left else ""))
+    exe = tracebench_bin()
+    if not exe:
+        print("SKIP tracebench-kernel report: no host tracebench binary (set TRACEBENCH_BIN)")
+        return
+    import shutil
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        cp = os.path.join(tmp, "r")
+        shutil.copytree(tb, cp)
+        p = subprocess.run([exe, "report", cp], capture_output=True, text=True)
+        res(p.returncode == 0 and os.path.exists(os.path.join(cp, "report.md")),
+            f"tracebench report on the guest's results (exit {p.returncode}"
+            + ("" if p.returncode == 0 else f": {p.stderr.strip().splitlines()[-1:]}") + ")")
+
+
 def main():
     d = sys.argv[1]
     wanted = sys.argv[2].split(",") if len(sys.argv) > 2 else LOOP_ROWS + SYSCALL_ROWS
@@ -138,6 +204,8 @@ def main():
             and m.get("empty_ioctl") == "ok",
             f"Rust client (harness/src/kernel.rs) drove the module: {rows} samples in events.csv (want {n}), "
             f"fired {m.get('fired')}, empty ioctl {m.get('empty_ioctl')}")
+
+    check_tracebench_kernel(lab, skips)
 
     bad = open(os.path.join(lab, "bad.txt")).read() if os.path.exists(os.path.join(lab, "bad.txt")) else ""
     res("rc=0" in bad and ", 0 failed" in bad, "bad ioctls (oversized counts, bad pointers, offline CPU) "

@@ -57,6 +57,17 @@ if command -v cargo >/dev/null; then
     else log "SKIP rust-client: it does not build (see $BUILD/rust-client.log)"; fi
 else log "SKIP rust-client: cargo is not installed"; fi
 
+# ---- the real tracebench binary, for `tracebench run --kernel` in the guest (no ebpf feature: fewer shared libs) ----
+TRACEBENCH=
+if [ "${KERNEL_LAB_TRACEBENCH:-1}" = 0 ]; then log "SKIP tracebench-kernel: KERNEL_LAB_TRACEBENCH=0"
+elif command -v cargo >/dev/null; then
+    log "building tracebench (release, no ebpf feature) for the guest"
+    if (cd "$REPO" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$BUILD/cargo-target} cargo build -q --release -p tracebench) \
+        > "$BUILD/tracebench-build.log" 2>&1; then
+        TRACEBENCH=${CARGO_TARGET_DIR:-$BUILD/cargo-target}/release/tracebench
+    else log "SKIP tracebench-kernel: tracebench does not build (see $BUILD/tracebench-build.log)"; fi
+else log "SKIP tracebench-kernel: cargo is not installed"; fi
+
 # ---- optional tracers (each says why when it cannot be built, and the lab goes on) ----
 LTTNG_OK=0; STAP_OK=0
 if [ -x "$LAB_DIR/build-lttng.sh" ]; then
@@ -105,6 +116,8 @@ for m in virtio_pci 9pnet_virtio 9p; do add_mod $m; done
 cp "$MODS"/modules.{order,builtin,builtin.modinfo} "$IR/lib/modules/$KVER/" 2>/dev/null || true
 
 [ -n "$RUST_CLIENT" ] && add_bin "$RUST_CLIENT" /usr/bin/kbench-rust-client
+# Stripped: the release profile keeps debuginfo (~28 MiB), the guest needs none of it.
+[ -n "$TRACEBENCH" ] && { add_bin "$TRACEBENCH" /usr/bin/tracebench; strip "$IR/usr/bin/tracebench" 2>/dev/null || true; }
 if command -v strace >/dev/null; then add_bin "$(command -v strace)" /usr/bin/strace; fi
 # perf: older bookworm linux-perf installs perf_6.1 behind a wrapper, newer ones the binary as /usr/bin/perf.
 PERF=

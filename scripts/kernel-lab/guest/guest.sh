@@ -12,6 +12,7 @@ for x in $(cat /proc/cmdline); do
         kbench_n=*) N=${x#*=} ;;
         kbench_w=*) W=${x#*=} ;;
         kbench_strace_n=*) SN=${x#*=} ;;
+        kbench_tb_n=*) TBN=${x#*=} ;;
         kbench_tracers=*) TRACERS=$(echo ${x#*=} | tr , ' ') ;;
     esac
 done
@@ -209,6 +210,21 @@ if has kbench-rust-client; then
     kbench-rust-client $N $W /out/rust-client || log "kbench-rust-client failed"
 else
     skip rust-client "kbench-rust-client is not in the initramfs"
+fi
+
+# The real CLI: `tracebench run --kernel` (harness/src/runner/kernel_cell.rs) on the module's tracepoint, with its own
+# parent (TSC calibration, disturbance detector) and one measuring child per cell, as on a host that can load modules.
+if has tracebench; then
+    TBN=${TBN:-2000}
+    log "tracebench run --kernel (n=$TBN)"
+    tracebench run --kernel --tracer none,ftrace,perf -n $TBN --cpu 0 --quiet --out /out/tracebench-kernel \
+        > /out/tracebench-kernel.log 2>&1
+    echo "rc=$?" >> /out/tracebench-kernel.log
+    # tracebench must leave tracefs as found: its ftrace instance removed on exit.
+    ls $T/instances > /out/tracebench-instances.txt
+    tail -n 5 /out/tracebench-kernel.log
+else
+    skip tracebench-kernel "tracebench is not in the initramfs"
 fi
 
 log "bad ioctls"
