@@ -25,7 +25,7 @@ bench: setup build
 
 # Measurement tests pin to the same core and time things, so they run one at a time.
 test: setup build
-	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1
+	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
 
 # Precision figures of the measurement core (README "Precision").
 precision: build
