@@ -10,7 +10,8 @@
 # per run), several times that while other builds load the 2 cores (about 1 s per run at load 10).
 #
 # Usage: scripts/bench-gate.sh            (uses target/release/tracebench; `cargo build --release` first)
-# Environment: TRACEBENCH (binary), GATES, K, N, THRESHOLD (5%), CONFIDENCE (99%), OUT (kept results).
+# Environment: TRACEBENCH (binary), GATES, K, N, THRESHOLD (5%), CONFIDENCE (99%), OUT (kept results),
+# SCENARIOS (default "same plus10 plus3").
 set -euo pipefail
 
 BIN=${TRACEBENCH:-target/release/tracebench}
@@ -65,9 +66,15 @@ scenario() {
 start=$(date +%s)
 echo "bench-gate: $GATES interleaved gates per scenario, K=$K repetitions per side, N=$N iterations," \
   "threshold $THRESHOLD, confidence $CONFIDENCE ($BIN)"
-scenario same spin:200 spin:200
-scenario plus10 spin:200 spin:220
-scenario plus3 spin:200 spin:206
+SCENARIOS=${SCENARIOS:-same plus10 plus3}
+for sc in $SCENARIOS; do
+  case $sc in
+    same) scenario same spin:200 spin:200 ;;
+    plus10) scenario plus10 spin:200 spin:220 ;;
+    plus3) scenario plus3 spin:200 spin:206 ;;
+    *) echo "bench-gate: unknown scenario '$sc' (same, plus10, plus3)" >&2; exit 2 ;;
+  esac
+done
 secs=$(($(date +%s) - start))
 
 echo
@@ -75,13 +82,15 @@ printf '%-28s %9s %9s %9s %12s   %s\n' scenario regressed improved unchanged inc
 fail=0
 row() {
   local name=$1 label=$2 crit=$3 ok=$4
+  [ -n "${REG[$name]+x}" ] || return 0
   printf '%-28s %9d %9d %9d %12d   %s: %s\n' "$label" "${REG[$name]}" "${IMP[$name]}" "${UNCH[$name]}" "${INC[$name]}" \
     "$crit" "$([ "$ok" = 1 ] && echo met || echo MISSED)"
   [ "$ok" = 1 ] || fail=1
 }
-row same "spin:200 vs spin:200" "false alarms <= 1" "$([ "${REG[same]}" -le 1 ] && echo 1 || echo 0)"
+row same "spin:200 vs spin:200" "false alarms <= 1" "$([ "${REG[same]:-0}" -le 1 ] && echo 1 || echo 0)"
 row plus10 "spin:200 vs spin:220 (+10%)" "regressed >= $((GATES - 1))" \
-  "$([ "${REG[plus10]}" -ge $((GATES - 1)) ] && echo 1 || echo 0)"
-row plus3 "spin:200 vs spin:206 (+3%)" "regressed = 0" "$([ "${REG[plus3]}" -eq 0 ] && echo 1 || echo 0)"
-echo "bench-gate: $((3 * GATES)) gates, $((3 * GATES * 2 * K)) runs in ${secs} s; results in $OUT$([ -z "${OUT_KEEP:-}" ] && [ "${OUT#/tmp/bench-gate.}" != "$OUT" ] && echo ' (removed on exit; set OUT=DIR to keep)')"
+  "$([ "${REG[plus10]:-0}" -ge $((GATES - 1)) ] && echo 1 || echo 0)"
+row plus3 "spin:200 vs spin:206 (+3%)" "regressed = 0" "$([ "${REG[plus3]:-0}" -eq 0 ] && echo 1 || echo 0)"
+nsc=$(echo $SCENARIOS | wc -w)
+echo "bench-gate: $((nsc * GATES)) gates, $((nsc * GATES * 2 * K)) runs in ${secs} s; results in $OUT$([ -z "${OUT_KEEP:-}" ] && [ "${OUT#/tmp/bench-gate.}" != "$OUT" ] && echo ' (removed on exit; set OUT=DIR to keep)')"
 exit $fail
