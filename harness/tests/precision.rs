@@ -23,7 +23,7 @@ fn planted_slow_path_is_seen() {
     let slow: Vec<u64> = e
         .rows
         .iter()
-        .filter(|r| (900.0..1200.0).contains(&r[li].parse::<f64>().unwrap()))
+        .filter(|r| (750.0..1300.0).contains(&r[li].parse::<f64>().unwrap()))
         .map(|r| r[ii].parse().unwrap())
         .collect();
     let near: usize = e
@@ -31,7 +31,7 @@ fn planted_slow_path_is_seen() {
         .iter()
         .filter(|r| {
             let v: f64 = r[li].parse().unwrap();
-            (900.0..1200.0).contains(&v)
+            (750.0..1300.0).contains(&v)
         })
         .count();
     let frac = near as f64 / e.rows.len() as f64;

@@ -77,7 +77,9 @@ fn compensate(target: u64) -> u64 {
         })
         .collect();
     means.sort_unstable();
-    let excess = means[means.len() / 2].saturating_sub(target);
+    // Bounded: the spin's own overhead is a few tens of ticks; a larger "excess" means the
+    // calibration itself was disturbed, and must not shorten the spin by more than a quarter.
+    let excess = means[means.len() / 2].saturating_sub(target).min(target / 4);
     target.saturating_sub(excess)
 }
 
