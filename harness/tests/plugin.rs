@@ -2,29 +2,13 @@
 //! tracers/examples run like built-in backends, every load error is one line naming the file and
 //! the cause, and a plugin that segfaults, aborts or hangs in fire() loses only its own cells.
 use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
-use std::sync::Once;
 
 mod common;
 use common::{tb, Table};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-/// Path of an example plugin, built on first use (`make plugins` is a no-op when up to date).
-fn plugin(file: &str) -> String {
-    static BUILD: Once = Once::new();
-    BUILD.call_once(|| {
-        let st = StdCommand::new("make")
-            .args(["-s", "-f", "tracers/examples/examples.mk", "plugins"])
-            .current_dir(root())
-            .status()
-            .expect("make is needed to build the example plugins (apt-get install make gcc)");
-        assert!(st.success(), "make -f tracers/examples/examples.mk plugins failed");
-    });
-    root().join("target/plugins").join(file).display().to_string()
-}
+#[path = "../../tracers/tests/support/example_plugins.rs"]
+mod example_plugins;
+use example_plugins::{plugin, root};
 
 fn tracebench() -> assert_cmd::Command {
     let mut c = tb();

@@ -1,30 +1,12 @@
 //! Loads the example plugins of tracers/examples through the registry, as the measuring child
 //! does, and checks every load error. The crash kinds (segfault, abort, hang in fire) need the
 //! runner's child processes: they are tested end to end in harness/tests/plugin.rs.
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::Once;
 
 use tracebench_tracers::{create, validate, CreateOptions, TracerError};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-/// Builds the example plugins (make is a no-op when they are up to date) and returns the
-/// path of one of them.
-fn plugin(file: &str) -> String {
-    static BUILD: Once = Once::new();
-    BUILD.call_once(|| {
-        let st = Command::new("make")
-            .args(["-s", "-f", "tracers/examples/examples.mk", "plugins"])
-            .current_dir(root())
-            .status()
-            .expect("make is needed to build the example plugins (apt-get install make gcc)");
-        assert!(st.success(), "make -f tracers/examples/examples.mk plugins failed");
-    });
-    root().join("target/plugins").join(file).display().to_string()
-}
+#[path = "support/example_plugins.rs"]
+mod example_plugins;
+use example_plugins::plugin;
 
 fn opts() -> CreateOptions {
     CreateOptions { tsc_hz: 2.5e9, ..Default::default() }
