@@ -6,7 +6,6 @@ use std::process::Command;
 use std::sync::Once;
 
 /// The workspace root (both test crates sit one level below it).
-#[allow(dead_code)] // used by harness/tests/plugin.rs only
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
