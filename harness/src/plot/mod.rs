@@ -226,6 +226,20 @@ where
     Ok(rest)
 }
 
+/// The title, then a legend band naming every series: the frame of each one-chart figure.
+fn titled_with_legend<DB: DrawingBackend, T>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    series: &[Series<T>],
+) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let area = titled(root, title)?;
+    let entries: Vec<(String, usize)> = series.iter().map(|s| (s.name.clone(), s.colour)).collect();
+    legend_band(&area, &entries)
+}
+
 /// A named series with its tracer colour index.
 #[derive(Debug, Clone)]
 pub struct Series<T> {
@@ -248,9 +262,7 @@ impl Figure for CdfFigure {
     where
         DB::ErrorType: 'static,
     {
-        let area = titled(root, &self.title)?;
-        let entries: Vec<(String, usize)> = self.series.iter().map(|s| (s.name.clone(), s.colour)).collect();
-        let area = legend_band(&area, &entries)?;
+        let area = titled_with_legend(root, &self.title, &self.series)?;
         let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| *x > 0.0);
         let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |a, x| (a.0.min(x), a.1.max(x)));
         let (lo, hi) = log_range(lo, hi);
@@ -462,9 +474,7 @@ impl Figure for ScalingFigure {
     where
         DB::ErrorType: 'static,
     {
-        let area = titled(root, &self.title)?;
-        let entries: Vec<(String, usize)> = self.series.iter().map(|s| (s.name.clone(), s.colour)).collect();
-        let area = legend_band(&area, &entries)?;
+        let area = titled_with_legend(root, &self.title, &self.series)?;
         let all = || self.series.iter().flat_map(|s| s.points.iter());
         let xmax = all().map(|p| p.0).fold(1f64, f64::max);
         let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
