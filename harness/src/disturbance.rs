@@ -127,6 +127,62 @@ fn tracefs_events() -> Option<std::path::PathBuf> {
         .find(|p| p.join("sched").is_dir())
 }
 
+/// The detector's tracepoints (`group:event`) and what each means, or None without tracefs.
+fn tracepoint_sources() -> Option<Vec<(String, Reason)>> {
+    let ev = tracefs_events()?;
+    let mut vectors: Vec<String> = std::fs::read_dir(ev.join("irq_vectors"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with("_entry"))
+                .collect()
+        })
+        .unwrap_or_default();
+    vectors.sort();
+    let mut out: Vec<(String, Reason)> = vectors
+        .into_iter()
+        .map(|v| {
+            let r = vector_reason(&v);
+            (format!("irq_vectors:{v}"), r)
+        })
+        .collect();
+    out.push(("irq:irq_handler_entry".into(), Reason::DeviceIrq));
+    out.push(("irq:softirq_entry".into(), Reason::Softirq));
+    out.push(("nmi:nmi_handler".into(), Reason::Nmi));
+    out.push(("sched:sched_switch".into(), Reason::ContextSwitch));
+    Some(out)
+}
+
+/// Keeps the detector's tracepoints registered with perf while it lives, so that opening and
+/// closing a detector is cheap.
+///
+/// Why: when the last perf event on a tracepoint is closed, the kernel unregisters its probe and
+/// waits for an RCU grace period (`perf_trace_event_unreg` -> `tracepoint_synchronize_unregister`),
+/// under a global mutex: measured here, 35-45 ms per tracepoint, so a detector's dozen
+/// tracepoints cost 0.5 s to close, twice per `tracebench run` (the clock thread and the cell).
+/// While another event on the tracepoint stays open, a close only drops a reference. A
+/// `tracebench run` (and an interleaved gate, for all its runs) holds one disabled counting event
+/// per tracepoint: it never counts, never samples, and changes nothing inside a measured window,
+/// where the detector's own events have the tracepoints enabled anyway. Best effort: an event that
+/// cannot be opened is skipped (the detector then reports it).
+pub struct KeepAlive {
+    _events: Vec<Counter>,
+}
+
+impl KeepAlive {
+    pub fn hold() -> Self {
+        let events = tracepoint_sources()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(name, _)| crate::counters::tracepoint_id(&name))
+            .filter_map(|id| {
+                Builder::new(Tracepoint::with_id(id)).observe_self().any_cpu().include_kernel().build().ok()
+            })
+            .collect();
+        KeepAlive { _events: events }
+    }
+}
+
 impl Detector {
     /// Opens every source it can. Fails only if none can be opened at all.
     pub fn open() -> Result<Self, Error> {
@@ -148,27 +204,17 @@ impl Detector {
             );
         }
         let mut sources = Sources::default();
-        let mut wanted: Vec<(String, Option<u64>, Reason)> = Vec::new();
-        match tracefs_events() {
-            Some(ev) => {
-                let mut vectors: Vec<String> = std::fs::read_dir(ev.join("irq_vectors"))
-                    .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with("_entry")).collect())
-                    .unwrap_or_default();
-                vectors.sort();
-                for v in vectors {
-                    let r = vector_reason(&v);
-                    wanted.push((format!("irq_vectors:{v}"), Some(0), r));
-                }
-                wanted.push(("irq:irq_handler_entry".into(), Some(0), Reason::DeviceIrq));
-                wanted.push(("irq:softirq_entry".into(), Some(0), Reason::Softirq));
-                wanted.push(("nmi:nmi_handler".into(), Some(0), Reason::Nmi));
-                wanted.push(("sched:sched_switch".into(), Some(0), Reason::ContextSwitch));
+        let mut wanted: Vec<(String, Option<u64>, Reason)> = match tracepoint_sources() {
+            Some(tps) => tps.into_iter().map(|(name, r)| (name, Some(0), r)).collect(),
+            None => {
+                sources.missing.push((
+                    "tracepoints".into(),
+                    "tracefs is not mounted, so interrupts cannot be seen (fix: mount -t tracefs nodev /sys/kernel/tracing)"
+                        .into(),
+                ));
+                Vec::new()
             }
-            None => sources.missing.push((
-                "tracepoints".into(),
-                "tracefs is not mounted, so interrupts cannot be seen (fix: mount -t tracefs nodev /sys/kernel/tracing)".into(),
-            )),
-        }
+        };
         wanted.push(("software:page-faults".into(), None, Reason::PageFault));
         wanted.push(("software:cpu-migrations".into(), None, Reason::Migration));
         wanted.push(("software:context-switches".into(), None, Reason::ContextSwitch));

@@ -13,6 +13,10 @@ thread_local! {
     static CALLS: Cell<u64> = const { Cell::new(0) };
     /// (fast, slow) ticks after compensation, measured on the pinned thread in `thread_init`.
     static TICKS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+    /// The clock's step in ticks (see `dither`), measured in `thread_init`.
+    static STEP: Cell<u64> = const { Cell::new(1) };
+    /// xorshift64 state of the dither.
+    static RNG: Cell<u64> = const { Cell::new(0x9e37_79b9_7f4a_7c15) };
 }
 
 pub struct Spin {
@@ -54,20 +58,69 @@ impl Spin {
     }
 }
 
-/// The spin's own overhead (its first TSC read, the loop's overshoot past the target, which on a
-/// VM whose TSC moves in ~10 ns steps is up to a step) would make `spin:300` cost more than
-/// 300 ns above the empty call. We measure the mean cost of `spin_ticks(target)` over batches of
-/// back-to-back calls (a batch average is not quantised by the clock step) on the pinned
-/// measuring thread, take the median batch (robust to a disturbed one), and shorten the target by
-/// the excess, so the *mean* cost is what was asked. Done per thread, after pinning, so the
-/// figure does not depend on where an unpinned thread happened to run (that made spin:200 vary
-/// by +-2% between processes, which the regression gate then saw as noise).
+/// The step of the TSC as this thread sees it, in ticks: the median of the non-zero differences
+/// of back-to-back reads. On this VM the TSC advances in ~10 ns steps (24 ticks); on bare metal
+/// it is the cost of one read (the loop cannot poll the clock faster than that either).
+fn clock_step() -> u64 {
+    let mut d: Vec<u64> = Vec::with_capacity(512);
+    let mut last = rdtsc();
+    for _ in 0..100_000 {
+        let t = rdtsc();
+        if t != last {
+            d.push(t.wrapping_sub(last));
+            last = t;
+            if d.len() == d.capacity() {
+                break;
+            }
+        }
+    }
+    d.sort_unstable();
+    d.get(d.len() / 2).copied().unwrap_or(1).clamp(1, 1000)
+}
+
+/// A uniform random number of ticks in [0, step).
+///
+/// Why: the loop ends at the first clock value at least `ticks` past its start, so with a clock
+/// that moves in steps of `s` ticks a spin lasts a whole number of steps minus the start's phase:
+/// its mean cost is a staircase of the target, flat for 10 ns and then jumping by 10 ns. Two
+/// targets 6 ns apart then cost the same or 10 ns apart, and the per-process compensation below
+/// (whose value moves by a few ticks from one process to the next) flipped spin:220 between two
+/// stairs from one repetition to the next, which the regression gate saw as 4% noise. Adding a
+/// uniform offset in [0, s) makes the mean exactly linear in the target: with T = a*s + f,
+/// P(one more step) = f/s, so E[steps]*s = T + s, a constant excess that `compensate` removes.
+#[inline(always)]
+fn dither() -> u64 {
+    let x = RNG.with(|r| {
+        let mut x = r.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r.set(x);
+        x
+    });
+    let step = STEP.with(|s| s.get());
+    // Multiply-high instead of `%`: a division costs tens of cycles.
+    ((x >> 32) * step) >> 32
+}
+
+/// The spin's own overhead (its first TSC read, the dither's mean of half a step, the loop's
+/// exit) would make `spin:300` cost more than 300 ns above the empty call. We measure the mean
+/// cost of `spin_ticks(target)` over batches of back-to-back calls (a batch average is not
+/// quantised by the clock step) on the pinned measuring thread and shorten the target by the
+/// excess, so the *mean* cost is what was asked. Done per thread, after pinning.
+///
+/// The excess is the *lowest* batch mean, not the median: an interrupt or a slow spell of the
+/// vCPU can only lengthen a batch, and the first milliseconds of a freshly pinned thread often
+/// run slow as a whole, which made the median excess of one process in ten twice the usual
+/// (40 ns instead of 20), so that process's spin:200 ran 16 ns short: 7% noise from process to
+/// process that the regression gate could not tell from a change. A batch cannot read shorter
+/// than the true cost by more than its dither's spread (half a tick over 200 calls).
 fn compensate(target: u64) -> u64 {
     if target == 0 {
         return 0;
     }
-    const BATCH: u64 = 100;
-    let mut means: Vec<u64> = (0..25)
+    const BATCH: u64 = 200;
+    let excess = (0..64)
         .map(|_| {
             let t0 = rdtsc();
             for _ in 0..BATCH {
@@ -75,17 +128,19 @@ fn compensate(target: u64) -> u64 {
             }
             (rdtsc() - t0) / BATCH
         })
-        .collect();
-    means.sort_unstable();
-    // Bounded: the spin's own overhead is a few tens of ticks; a larger "excess" means the
-    // calibration itself was disturbed, and must not shorten the spin by more than a quarter.
-    let excess = means[means.len() / 2].saturating_sub(target).min(target / 4);
+        .min()
+        .unwrap_or(target)
+        .saturating_sub(target)
+        // Bounded: a larger "excess" means every batch was disturbed; it must not shorten the
+        // spin by more than a quarter.
+        .min(target / 4);
     target.saturating_sub(excess)
 }
 
 #[inline(never)]
 fn spin_ticks(ticks: u64) {
     let start = rdtsc();
+    let ticks = ticks + dither();
     // No `pause` (spin_loop) in the loop: on recent Intel cores it takes ~140 cycles, so the
     // loop would overshoot its target by tens of ns and the calibration backend would not have
     // the cost it claims.
@@ -107,6 +162,7 @@ impl Tracer for Spin {
         }
     }
     fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
+        STEP.with(|s| s.set(clock_step()));
         let fast = compensate(self.fast_ticks);
         let slow = self.slow.map(|(_, _, t)| compensate(t)).unwrap_or(0);
         TICKS.with(|t| t.set((fast, slow)));

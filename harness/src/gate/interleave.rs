@@ -201,6 +201,9 @@ pub fn run(args: &GateArgs) -> Result<(Results, Results), Error> {
     // without SA_RESTART, so a blocked waitpid returns EINTR.
     STOP.store(false, Ordering::SeqCst);
     crate::runner::cell::install_stop_handlers(on_signal);
+    // Every run below is a `tracebench run` that opens and closes a disturbance detector twice;
+    // holding its tracepoints here makes that cost milliseconds instead of a second per run.
+    let _keep_alive = crate::disturbance::KeepAlive::hold();
     let k = args.repeats as usize;
     let plan = schedule(k);
     let (mut acc_a, mut acc_b): (Option<Results>, Option<Results>) = (None, None);

@@ -296,6 +296,10 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let run_id = format!("{}-{}", sink::utc_stamp(), std::process::id());
     let cells_dir = plan.out.join(".cells");
 
+    // Held until the run ends: the clock thread and every cell then open and close their
+    // disturbance detectors in milliseconds instead of 0.5 s each (see `KeepAlive`).
+    let _keep_alive = (!args.kernel).then(crate::disturbance::KeepAlive::hold);
+
     // Counters: probed once, reported once; unsupported ones are left out, never zero-filled.
     let mut avail: Vec<Availability> = Vec::new();
     for (i, set) in plan.sets.iter().enumerate() {
