@@ -185,68 +185,109 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, E
     Results::open(&out)
 }
 
-pub fn run(args: &GateArgs) -> Result<(Results, Results), Error> {
-    let (ca, cb) = (args.baseline_cmd.as_deref().unwrap_or(""), args.candidate_cmd.as_deref().unwrap_or(""));
-    for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {
-        if c.trim().is_empty() {
-            return Err(GateError::Usage(format!(
-                "{flag} is empty; give a command such as 'tracebench run --tracer spin:200 --label spin'"
-            ))
-            .into());
-        }
-    }
-    let work = WorkDir::new(args.out.as_deref())?;
-    // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
-    // down), the work directory removed, and the gate exits 130. The handler is installed
-    // without SA_RESTART, so a blocked waitpid returns EINTR.
-    STOP.store(false, Ordering::SeqCst);
-    crate::runner::cell::install_stop_handlers(on_signal);
-    // Every run below is a `tracebench run` that opens and closes a disturbance detector twice;
+/// An interleaved gate in progress: the pairs run so far, and what is needed to run more
+/// (`--max-repeats` extends an inconclusive gate).
+pub struct Interleaved {
+    baseline_cmd: String,
+    candidate_cmd: String,
+    work: WorkDir,
+    a: Option<Results>,
+    b: Option<Results>,
+    /// Pairs run so far: repetitions 0..done of each side.
+    pub done: usize,
+    started: Instant,
+    // Every run is a `tracebench run` that opens and closes a disturbance detector twice;
     // holding its tracepoints here makes that cost milliseconds instead of a second per run.
-    let _keep_alive = crate::disturbance::KeepAlive::hold();
-    let k = args.repeats as usize;
-    let plan = schedule(k);
-    let (mut acc_a, mut acc_b): (Option<Results>, Option<Results>) = (None, None);
-    let t0 = Instant::now();
-    for (n, &(side, i)) in plan.iter().enumerate() {
-        eprint!("gate: [{}/{}] {} repetition {} ... ", n + 1, plan.len(), side.name(), i);
-        let t = Instant::now();
-        let r = run_one(if matches!(side, Side::A) { ca } else { cb }, side, i, &work);
-        match &r {
-            Ok(_) => eprintln!("{:.1} s", t.elapsed().as_secs_f64()),
-            Err(_) => eprintln!("failed"),
-        }
-        let r = r?;
-        let acc = if matches!(side, Side::A) { &mut acc_a } else { &mut acc_b };
-        match acc {
-            None => {
-                let mut first = r.clone();
-                first.table.rows.clear();
-                first.append(r, i)?;
-                *acc = Some(first);
+    _keep_alive: crate::disturbance::KeepAlive,
+}
+
+impl Interleaved {
+    pub fn start(args: &GateArgs) -> Result<Self, Error> {
+        let (ca, cb) = (args.baseline_cmd.as_deref().unwrap_or(""), args.candidate_cmd.as_deref().unwrap_or(""));
+        for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {
+            if c.trim().is_empty() {
+                return Err(GateError::Usage(format!(
+                    "{flag} is empty; give a command such as 'tracebench run --tracer spin:200 --label spin'"
+                ))
+                .into());
             }
-            Some(a) => a.append(r, i)?,
         }
+        let work = WorkDir::new(args.out.as_deref())?;
+        // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
+        // down), the work directory removed, and the gate exits 130. The handler is installed
+        // without SA_RESTART, so a blocked waitpid returns EINTR.
+        STOP.store(false, Ordering::SeqCst);
+        crate::runner::cell::install_stop_handlers(on_signal);
+        Ok(Interleaved {
+            baseline_cmd: ca.to_string(),
+            candidate_cmd: cb.to_string(),
+            work,
+            a: None,
+            b: None,
+            done: 0,
+            started: Instant::now(),
+            _keep_alive: crate::disturbance::KeepAlive::hold(),
+        })
     }
-    eprintln!("gate: {} runs in {:.1} s", plan.len(), t0.elapsed().as_secs_f64());
-    let (mut a, mut b) = (acc_a.expect("K >= 1"), acc_b.expect("K >= 1"));
-    if work.keep {
-        // Merged per-repetition tables (plus the first run.json), so that this gate can be
-        // re-judged later with `tracebench gate --baseline OUT/baseline --candidate OUT/candidate`.
-        for (r, side) in [(&mut a, Side::A), (&mut b, Side::B)] {
-            let dir = work.path.join(side.name());
-            r.write_repetitions(&dir)?;
-            let src = work.path.join(format!("{}-0", side.letter())).join("run.json");
-            if src.is_file() {
-                std::fs::copy(&src, dir.join("run.json")).map_err(|e| Error::io(&src, e))?;
+
+    /// Runs pairs `done..k` (ABBA order continues where it stopped).
+    pub fn extend_to(&mut self, k: usize) -> Result<(), Error> {
+        let plan: Vec<(Side, usize)> = schedule(k).into_iter().filter(|&(_, i)| i >= self.done).collect();
+        let t0 = Instant::now();
+        for (n, &(side, i)) in plan.iter().enumerate() {
+            eprint!("gate: [{}/{}] {} repetition {} ... ", n + 1, plan.len(), side.name(), i);
+            let t = Instant::now();
+            let cmd = if matches!(side, Side::A) { &self.baseline_cmd } else { &self.candidate_cmd };
+            let r = run_one(cmd, side, i, &self.work);
+            match &r {
+                Ok(_) => eprintln!("{:.1} s", t.elapsed().as_secs_f64()),
+                Err(_) => eprintln!("failed"),
             }
-            r.dir = dir;
+            let r = r?;
+            let acc = if matches!(side, Side::A) { &mut self.a } else { &mut self.b };
+            match acc {
+                None => {
+                    let mut first = r.clone();
+                    first.table.rows.clear();
+                    first.append(r, i)?;
+                    *acc = Some(first);
+                }
+                Some(a) => a.append(r, i)?,
+            }
         }
-    } else {
-        a.dir = PathBuf::from(format!("`{ca}`"));
-        b.dir = PathBuf::from(format!("`{cb}`"));
+        self.done = self.done.max(k);
+        eprintln!("gate: {} runs in {:.1} s", plan.len(), t0.elapsed().as_secs_f64());
+        Ok(())
     }
-    Ok((a, b))
+
+    /// The merged per-repetition tables so far, named by their commands.
+    pub fn results(&self) -> (Results, Results) {
+        let mut a = self.a.clone().expect("extend_to ran at least one pair");
+        let mut b = self.b.clone().expect("extend_to ran at least one pair");
+        a.dir = PathBuf::from(format!("`{}`", self.baseline_cmd));
+        b.dir = PathBuf::from(format!("`{}`", self.candidate_cmd));
+        (a, b)
+    }
+
+    /// Ends the gate's runs: with --out, writes the merged tables (plus the first run.json) so
+    /// that the gate can be re-judged later with
+    /// `tracebench gate --paired --baseline OUT/baseline --candidate OUT/candidate`.
+    pub fn finish(self) -> Result<(Results, Results), Error> {
+        eprintln!("gate: {} pairs in {:.1} s", self.done, self.started.elapsed().as_secs_f64());
+        let (mut a, mut b) = self.results();
+        if self.work.keep {
+            for (r, side) in [(&mut a, Side::A), (&mut b, Side::B)] {
+                let dir = self.work.path.join(side.name());
+                r.write_repetitions(&dir)?;
+                let src = self.work.path.join(format!("{}-0", side.letter())).join("run.json");
+                if src.is_file() {
+                    std::fs::copy(&src, dir.join("run.json")).map_err(|e| Error::io(&src, e))?;
+                }
+                r.dir = dir;
+            }
+        }
+        Ok((a, b))
+    }
 }
 
 #[cfg(test)]

@@ -138,6 +138,12 @@ pub struct GateArgs {
     /// Repetitions per side for --interleave.
     #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub repeats: u64,
+    /// With --interleave: while a row is inconclusive after K pairs, run K more (up to M per
+    /// side) and judge again. With L = ceil(M/K) looks, each interval is computed at confidence
+    /// 1 - (1 - C)/L (Bonferroni), so that the chance of a wrong "regressed" over all looks stays
+    /// within the --confidence asked.
+    #[arg(long, value_name = "M", requires = "interleave", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub max_repeats: Option<u64>,
     /// Keep the interleaved runs in DIR (DIR/A-<i>, DIR/B-<i>, merged DIR/baseline and
     /// DIR/candidate) instead of a temporary directory.
     #[arg(long, value_name = "DIR", requires = "interleave")]
@@ -173,6 +179,21 @@ pub struct Report {
     pub rows: Vec<Row>,
     pub pass: bool,
     pub exit_code: i32,
+    /// Set when --max-repeats let the gate add repetitions (see `GateArgs::max_repeats`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<Sequential>,
+}
+
+/// How a sequential (--max-repeats) gate went.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sequential {
+    /// Looks planned (L) and taken.
+    pub looks_planned: usize,
+    pub looks_taken: usize,
+    pub repeats: usize,
+    pub max_repeats: usize,
+    /// The confidence asked for over all looks; `Report::confidence` is each look's.
+    pub overall_confidence: f64,
 }
 
 /// Checks that both sides measured the same things, and picks the metric column.
@@ -212,9 +233,13 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Er
     }
     let m = if metric == "auto" {
         // Instruction counts are nearly deterministic where a PMU exists, so they are the
-        // primary metric then; time otherwise.
+        // primary metric then; time otherwise: the median of block means, which a stall the
+        // detector cannot see (the host descheduling the vCPU) does not move
+        // (`stats::median_of_means`), or the mean for results written before it existed.
         if cb.contains("instructions_mean") {
             "instructions_mean"
+        } else if base.table.col("mom_ns").is_some() && cand.table.col("mom_ns").is_some() {
+            "mom_ns"
         } else {
             "mean_ns"
         }
@@ -276,6 +301,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         rows,
         pass,
         exit_code: if pass { 0 } else { 1 },
+        sequential: None,
     })
 }
 
@@ -294,15 +320,55 @@ pub fn run(args: &GateArgs) -> Result<i32, Error> {
     }
 }
 
+/// The interleaved gate, with its sequential extension: judge after K pairs and, while a row
+/// is inconclusive, after every K more, up to --max-repeats.
+fn interleaved(args: &GateArgs) -> Result<Report, Error> {
+    let k = args.repeats as usize;
+    let max = args.max_repeats.map_or(k, |m| m as usize);
+    if max < k {
+        return Err(GateError::Usage(format!(
+            "--max-repeats {max} is below --repeats {k}; give at least {k}, or leave it out"
+        ))
+        .into());
+    }
+    let looks = max.div_ceil(k);
+    // Bonferroni: each look may be wrong with probability (1 - C)/L.
+    let per_look = GateArgs { confidence: 1.0 - (1.0 - args.confidence) / looks as f64, ..args.clone() };
+    let mut il = interleave::Interleaved::start(args)?;
+    let mut taken = 0;
+    loop {
+        il.extend_to((il.done + k).min(max))?;
+        taken += 1;
+        let (a, b) = il.results();
+        let report = evaluate(&a, &b, &per_look, true)?;
+        let open = report.rows.iter().filter(|r| r.judgement.verdict == Verdict::Inconclusive).count();
+        if open == 0 || il.done >= max {
+            break;
+        }
+        eprintln!("gate: {open} row(s) inconclusive after {} pairs; running {} more", il.done, k.min(max - il.done));
+    }
+    let (a, b) = il.finish()?;
+    let mut report = evaluate(&a, &b, &per_look, true)?;
+    if args.max_repeats.is_some() {
+        report.sequential = Some(Sequential {
+            looks_planned: looks,
+            looks_taken: taken,
+            repeats: k,
+            max_repeats: max,
+            overall_confidence: args.confidence,
+        });
+    }
+    Ok(report)
+}
+
 fn run_inner(args: &GateArgs) -> Result<i32, Error> {
-    let (base, cand) = if args.interleave {
-        interleave::run(args)?
+    let report = if args.interleave {
+        interleaved(args)?
     } else {
         // clap guarantees both are present without --interleave.
         let (b, c) = (args.baseline.as_ref().unwrap(), args.candidate.as_ref().unwrap());
-        (Results::open(b)?, Results::open(c)?)
+        evaluate(&Results::open(b)?, &Results::open(c)?, args, false)?
     };
-    let report = evaluate(&base, &cand, args, args.interleave)?;
     print!("{}", render::terminal(&report));
     if let Some(p) = &args.markdown {
         sink::write_atomic(p, render::markdown(&report).as_bytes())?;

@@ -7,6 +7,12 @@ fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
 
+/// A confidence level as a percentage: "99%", or "99.67%" for a sequential gate's per-look level.
+fn conf(c: f64) -> String {
+    let p = format!("{:.2}", c * 100.0);
+    format!("{}%", p.trim_end_matches('0').trim_end_matches('.'))
+}
+
 fn value(x: f64, metric: &str) -> String {
     if metric.ends_with("_ns") {
         format!("{x:.1} ns")
@@ -46,8 +52,21 @@ fn headline(rep: &Report) -> String {
 }
 
 fn method(rep: &Report) -> String {
-    format!(
-        "metric {} (one value per repetition); change: {}, with a {:.0}% bootstrap interval over repetitions; \
+    let seq = match &rep.sequential {
+        Some(q) => format!(
+            "; sequential: {} of {} looks ({} more repetitions per look, at most {}), each interval at {} so \
+             that all looks together keep {}",
+            q.looks_taken,
+            q.looks_planned,
+            q.repeats,
+            q.max_repeats,
+            conf(rep.confidence),
+            conf(q.overall_confidence)
+        ),
+        None => String::new(),
+    };
+    let m = format!(
+        "metric {} (one value per repetition); change: {}, with a {} bootstrap interval over repetitions; \
          threshold ±{:.1}%",
         rep.metric,
         if rep.paired {
@@ -61,9 +80,10 @@ fn method(rep: &Report) -> String {
                 super::verdict::Estimator::Mean => "ratio of the means",
             }
         },
-        rep.confidence * 100.0,
+        conf(rep.confidence),
         rep.threshold * 100.0
-    )
+    );
+    m + &seq
 }
 
 const HEAD: [&str; 8] = ["tracer", "threads", "reps", "baseline", "candidate", "change", "CI", "verdict"];
@@ -84,7 +104,7 @@ fn cells(r: &Row) -> [String; 8] {
 
 pub fn terminal(rep: &Report) -> String {
     let mut head: Vec<String> = HEAD.iter().map(|s| s.to_string()).collect();
-    head[6] = format!("{:.0}% CI", rep.confidence * 100.0);
+    head[6] = format!("{} CI", conf(rep.confidence));
     let body: Vec<[String; 8]> = rep.rows.iter().map(cells).collect();
     let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in &body {
@@ -146,8 +166,8 @@ pub fn markdown(rep: &Report) -> String {
         method(rep)
     ));
     out.push_str(&format!(
-        "| tracer | threads | reps | baseline | candidate | change | {:.0}% CI | verdict |\n",
-        rep.confidence * 100.0
+        "| tracer | threads | reps | baseline | candidate | change | {} CI | verdict |\n",
+        conf(rep.confidence)
     ));
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---|\n");
     for r in &rep.rows {

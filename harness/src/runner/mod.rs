@@ -511,7 +511,12 @@ pub struct SummaryRow {
     pub discarded: u64,
     pub s: Summary,
     pub counter_means: Vec<Option<f64>>,
+    /// Median of the means of `MOM_BLOCKS` blocks of consecutive kept iterations (`mom_ns`).
+    pub mom: f64,
 }
+
+/// Blocks of `mom_ns`: a stall must hit 5 of 10 blocks to move it.
+pub const MOM_BLOCKS: usize = 10;
 
 #[derive(Default)]
 struct Acc {
@@ -522,8 +527,10 @@ struct Acc {
 
 impl Acc {
     fn row(mut self, tracer: &str, threads: usize, repetition: Option<usize>) -> SummaryRow {
+        let mom = stats::median_of_means(&self.lat, MOM_BLOCKS);
         let s = stats::summarize(&mut self.lat);
         SummaryRow {
+            mom,
             tracer: tracer.into(),
             threads,
             repetition,
@@ -628,6 +635,8 @@ fn write_summary(path: &Path, rows: &[SummaryRow], counters: &[String]) -> Resul
     for c in counters {
         header.push_str(&format!(",{c}_mean"));
     }
+    // Added after the counters: the contract only ever appends columns.
+    header.push_str(",mom_ns");
     let io = |e: std::io::Error| Error::io(path, e);
     writeln!(f, "{header}").map_err(io)?;
     for r in rows {
@@ -646,6 +655,7 @@ fn write_summary(path: &Path, rows: &[SummaryRow], counters: &[String]) -> Resul
                 None => line.push(','),
             }
         }
+        line.push_str(&format!(",{:.3}", r.mom));
         writeln!(f, "{line}").map_err(io)?;
     }
     f.commit()

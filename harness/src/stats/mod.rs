@@ -60,6 +60,36 @@ pub fn median(x: &[f64]) -> f64 {
     percentile_sorted(&v, 50.0)
 }
 
+/// Median of the means of `blocks` consecutive, equal blocks of `x` (in the order measured; a
+/// remainder of fewer than `blocks` values is left out), or the mean when `x` has fewer values
+/// than blocks.
+///
+/// The per-repetition value the regression gate judges by default. The plain mean counts every
+/// iteration but one hidden stall (a vCPU descheduled by the host, which no guest event shows)
+/// can double it: seen here, one repetition of spin:200 read 524 ns instead of 223. A median
+/// or a trimmed mean drops stalls but also drops a tracer's rare slow path (a sub-buffer
+/// switch every few hundred events), and a single-call median is a multiple of the clock step.
+/// The median of block means keeps each block's share of slow paths, is not quantised, and
+/// ignores stalls that hit fewer than half of the blocks ("median of means", Nemirovsky & Yudin
+/// 1983). Measured on 12 pairs of spin:200/spin:220 processes, the spread of the pair ratio was
+/// 1.2% with it against 1.6% with the mean.
+///
+/// ```
+/// use tracebench::stats::median_of_means;
+/// let mut x = vec![100.0; 1000];
+/// x[10] = 100_000.0; // one stall
+/// assert_eq!(median_of_means(&x, 10), 100.0);
+/// assert!(tracebench::stats::mean(&x) > 199.0);
+/// ```
+pub fn median_of_means(x: &[f64], blocks: usize) -> f64 {
+    let k = if blocks == 0 { 0 } else { x.len() / blocks };
+    if k == 0 {
+        return mean(x);
+    }
+    let means: Vec<f64> = x.chunks_exact(k).take(blocks).map(mean).collect();
+    median(&means)
+}
+
 /// Summarises a sample (it is sorted in place).
 pub fn summarize(x: &mut [f64]) -> Summary {
     if x.is_empty() {
