@@ -296,3 +296,51 @@ fn interleave_failing_command_exits_2_with_its_last_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no"), "{out:?}");
 }
+
+/// --max-repeats: an inconclusive first look (4 pairs, below --min-repeats 5) makes the gate run
+/// 4 more pairs, continuing the ABBA order, and judge again at the Bonferroni-split confidence.
+#[test]
+fn interleave_sequential_adds_repetitions_only_while_inconclusive() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = fake_run(t.path());
+    let json = t.path().join("g.json");
+    gate()
+        .args(["gate", "--interleave", "--repeats", "4", "--max-repeats", "12", "--baseline-cmd"])
+        .arg(format!("sh {} 215", fake.display()))
+        .arg("--candidate-cmd")
+        .arg(format!("sh {} 236.5", fake.display()))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("regressed").and(predicate::str::contains("sequential: 2 of 3 looks")))
+        .stdout(predicate::str::contains("99.67% CI"));
+    let order: Vec<String> =
+        fs::read_to_string(t.path().join("order.txt")).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(order.len(), 16, "two looks of 4 pairs: {order:?}");
+    assert_eq!(order[8..12], ["baseline 4", "candidate 4", "candidate 5", "baseline 5"]);
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["sequential"]["looks_taken"], 2);
+    assert_eq!(j["rows"][0]["n_baseline"], 8);
+    assert!((j["confidence"].as_f64().unwrap() - (1.0 - 0.01 / 3.0)).abs() < 1e-9, "{j}");
+
+    // Without --max-repeats the same 4 pairs stay inconclusive and pass.
+    fs::remove_file(t.path().join("order.txt")).unwrap();
+    gate()
+        .args(["gate", "--interleave", "--repeats", "4", "--baseline-cmd"])
+        .arg(format!("sh {} 215", fake.display()))
+        .arg("--candidate-cmd")
+        .arg(format!("sh {} 236.5", fake.display()))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("inconclusive"));
+    assert_eq!(fs::read_to_string(t.path().join("order.txt")).unwrap().lines().count(), 8);
+    // M below K is a usage error.
+    let out = gate()
+        .args(["gate", "--interleave", "--repeats", "4", "--max-repeats", "3", "--baseline-cmd", "true"])
+        .args(["--candidate-cmd", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-repeats 3 is below --repeats 4"), "{out:?}");
+}
