@@ -103,38 +103,70 @@ fn dither() -> u64 {
     ((x >> 32) * step) >> 32
 }
 
+/// `lfence; rdtsc`, as the harness reads its clock around every call.
+#[inline(always)]
+fn fenced_rdtsc() -> u64 {
+    // SAFETY: lfence and rdtsc have no preconditions on x86_64 (Linux does not set CR4.TSD).
+    unsafe {
+        core::arch::x86_64::_mm_lfence();
+        core::arch::x86_64::_rdtsc()
+    }
+}
+
 /// The spin's own overhead (its first TSC read, the dither's mean of half a step, the loop's
-/// exit) would make `spin:300` cost more than 300 ns above the empty call. We measure the mean
-/// cost of `spin_ticks(target)` over batches of back-to-back calls (a batch average is not
-/// quantised by the clock step) on the pinned measuring thread and shorten the target by the
-/// excess, so the *mean* cost is what was asked. Done per thread, after pinning.
+/// exit) would make `spin:300` cost more than 300 ns above the empty call. We measure it the way
+/// the harness will measure the spin, on the pinned measuring thread: single calls between two
+/// fenced clock reads, minus empty windows timed the same way (what the `none` row costs), each
+/// started at a random phase of the clock step so that the quantised single readings average
+/// to the true cost. The excess is the lower quartile of 32 block means (disturbed blocks do not
+/// move it), and the target is shortened by it, so that the *mean* cost above `none` is what was asked.
 ///
-/// The excess is the *lowest* batch mean, not the median: an interrupt or a slow spell of the
-/// vCPU can only lengthen a batch, and the first milliseconds of a freshly pinned thread often
-/// run slow as a whole, which made the median excess of one process in ten twice the usual
-/// (40 ns instead of 20), so that process's spin:200 ran 16 ns short: 7% noise from process to
-/// process that the regression gate could not tell from a change. A batch cannot read shorter
-/// than the true cost by more than its dither's spread (half a tick over 200 calls).
+/// Why not time batches of back-to-back calls: each call then starts just after the step that
+/// ended the previous one, a phase the harness's loop never has, and the excess so measured was
+/// 5% of spin:300 short. Why not the median of few batches at thread start: the first
+/// milliseconds of a freshly pinned thread sometimes run slow as a whole, and one process in ten
+/// took an excess of 40 ns instead of 20, so that its spin:200 ran 16 ns short: 7% noise from
+/// process to process that the regression gate could not tell from a change.
 fn compensate(target: u64) -> u64 {
     if target == 0 {
         return 0;
     }
-    const BATCH: u64 = 200;
-    let excess = (0..64)
+    const BLOCKS: usize = 32;
+    const CALLS: usize = 128;
+    let mut excess: Vec<f64> = (0..BLOCKS)
         .map(|_| {
-            let t0 = rdtsc();
-            for _ in 0..BATCH {
+            let (mut spin, mut empty) = (0u64, 0u64);
+            for _ in 0..CALLS {
+                // A random phase against the clock's steps before each window.
+                spin_raw(dither() + dither());
+                let t0 = fenced_rdtsc();
                 spin_ticks(core::hint::black_box(target));
+                let t1 = fenced_rdtsc();
+                spin_raw(dither() + dither());
+                let e0 = fenced_rdtsc();
+                core::hint::black_box(());
+                let e1 = fenced_rdtsc();
+                spin += t1.wrapping_sub(t0);
+                empty += e1.wrapping_sub(e0);
             }
-            (rdtsc() - t0) / BATCH
+            (spin as f64 - empty as f64) / CALLS as f64 - target as f64
         })
-        .min()
-        .unwrap_or(target)
-        .saturating_sub(target)
-        // Bounded: a larger "excess" means every batch was disturbed; it must not shorten the
-        // spin by more than a quarter.
-        .min(target / 4);
-    target.saturating_sub(excess)
+        .collect();
+    excess.sort_by(|a, b| a.total_cmp(b));
+    // The lower quartile: a disturbance that the calibration cannot see (an interrupt, the host
+    // taking the vCPU) lengthens a block, so the upper blocks are the suspect ones; the lowest
+    // can be an empty window that was disturbed, which reads as a negative excess.
+    let e = excess[BLOCKS / 4].max(0.0).round() as u64;
+    // Bounded: the spin's own overhead is a few tens of ticks; a larger "excess" means the
+    // calibration itself was disturbed, and must not shorten the spin by more than a quarter.
+    target.saturating_sub(e.min(target / 4))
+}
+
+/// Busy-waits `ticks` without dither: only to randomise the phase in `compensate`.
+#[inline(never)]
+fn spin_raw(ticks: u64) {
+    let start = rdtsc();
+    while rdtsc().wrapping_sub(start) < ticks {}
 }
 
 #[inline(never)]
