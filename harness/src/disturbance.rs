@@ -166,7 +166,7 @@ fn tracepoint_sources() -> Option<Vec<(String, Reason)>> {
 /// where the detector's own events have the tracepoints enabled anyway. Best effort: an event that
 /// cannot be opened is skipped (the detector then reports it).
 pub struct KeepAlive {
-    _events: Vec<Counter>,
+    events: Vec<Counter>,
 }
 
 impl KeepAlive {
@@ -179,7 +179,12 @@ impl KeepAlive {
                 Builder::new(Tracepoint::with_id(id)).observe_self().any_cpu().include_kernel().build().ok()
             })
             .collect();
-        KeepAlive { _events: events }
+        KeepAlive { events }
+    }
+
+    /// How many tracepoints it holds.
+    pub fn held(&self) -> usize {
+        self.events.len()
     }
 }
 
@@ -380,5 +385,54 @@ impl Drop for Detector {
     fn drop(&mut self) {
         // SAFETY: mapped in open().
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Holding the tracepoints must not blind the detector: a page fault and a context switch
+    /// opened after a `KeepAlive` still move the ring's head and are named.
+    #[test]
+    fn keep_alive_holds_every_tracepoint_and_the_detector_still_sees() {
+        let Some(tps) = tracepoint_sources() else {
+            eprintln!("SKIP keep_alive test: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+            return;
+        };
+        let keep = KeepAlive::hold();
+        if keep.held() == 0 {
+            eprintln!(
+                "SKIP keep_alive test: cannot open tracepoint perf events (need root or perf_event_paranoid <= 1)"
+            );
+            return;
+        }
+        let openable = tps.iter().filter(|(n, _)| crate::counters::tracepoint_id(n).is_some()).count();
+        assert_eq!(keep.held(), openable);
+        let mut det = Detector::open().unwrap();
+        let h0 = det.head();
+        // A fresh anonymous page: its first touch is a page fault.
+        // SAFETY: a private anonymous mapping, written once and unmapped.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            std::ptr::write_volatile(p as *mut u8, 1);
+            libc::munmap(p, 4096);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let h1 = det.head();
+        assert!(h1 > h0, "the detector saw nothing");
+        let mask = det.classify(h0, h1);
+        assert!(mask & (Reason::PageFault as u16) != 0, "{}", Reason::names(mask));
+        assert!(mask & (Reason::ContextSwitch as u16) != 0, "{}", Reason::names(mask));
+        drop(det);
+        drop(keep);
     }
 }
