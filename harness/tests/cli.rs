@@ -107,7 +107,9 @@ fn labels_repeats_and_counter_sets() {
     let e = Table::read(&out.join("a").join("events.csv"));
     assert_eq!(e.rows.len(), 200 * 3 * 2, "3 repetitions x 2 counter sets");
     let s = Table::read(&out.join("summary.csv"));
-    assert!(s.get("tracer", "b", "mean_ns") > s.get("tracer", "a", "mean_ns"));
+    // mom_ns, not mean_ns: 1200 calls, and one stall the detector cannot see (the host taking the
+    // vCPU for 50 us) moves a mean of them by 40 ns.
+    assert!(s.get("tracer", "b", "mom_ns") > s.get("tracer", "a", "mom_ns"));
 }
 
 #[test]
@@ -144,7 +146,7 @@ fn sigint_keeps_what_was_measured() {
     let out = d.path().join("r");
     let bin = assert_cmd::cargo::cargo_bin("tracebench");
     let child = std::process::Command::new(bin)
-        .args(["run", "--tracer", "spin:1000,spin:1001,spin:1002,spin:1003", "-n", "200000", "--quiet", "--out"])
+        .args(["run", "--tracer", "spin:1000,spin:1001,spin:1002,spin:1003", "-n", "3000000", "--quiet", "--out"])
         .arg(&out)
         .stderr(std::process::Stdio::piped())
         .spawn()
