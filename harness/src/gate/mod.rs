@@ -136,7 +136,7 @@ pub struct GateArgs {
     #[arg(long, value_name = "CMD", requires = "interleave")]
     pub candidate_cmd: Option<String>,
     /// Repetitions per side for --interleave.
-    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = 16, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub repeats: u64,
     /// With --interleave: while a row is inconclusive after K pairs, run K more (up to M per
     /// side) and judge again. With L = ceil(M/K) looks, each interval is computed at confidence
