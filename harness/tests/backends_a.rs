@@ -188,6 +188,17 @@ fn strace_runs() {
 /// tracer is set up, then sends SIGINT to the whole group (as Ctrl-C in a terminal would) and
 /// returns the exit code and the output directory's run.json.
 fn interrupt_run(args: &[&str], out: &Path, ready: impl Fn() -> bool) -> (Option<i32>, Option<serde_json::Value>) {
+    interrupt_run_to(args, out, ready, true)
+}
+
+/// `interrupt_run`, with SIGINT to the whole group (`to_group`) or to the tracebench parent only
+/// (as `kill PID` would).
+fn interrupt_run_to(
+    args: &[&str],
+    out: &Path,
+    ready: impl Fn() -> bool,
+    to_group: bool,
+) -> (Option<i32>, Option<serde_json::Value>) {
     use std::os::unix::process::CommandExt;
     let mut cmd = bin();
     cmd.args(["run", "-q"]).args(args).arg("-o").arg(out).stdout(Stdio::null()).stderr(Stdio::null());
@@ -206,8 +217,8 @@ fn interrupt_run(args: &[&str], out: &Path, ready: impl Fn() -> bool) -> (Option
         assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be interrupted");
         std::thread::sleep(Duration::from_millis(5));
     }
-    // SAFETY: signal to the process group we created.
-    unsafe { libc::kill(-pgid, libc::SIGINT) };
+    // SAFETY: signal to the process group we created, or to our child.
+    unsafe { libc::kill(if to_group { -pgid } else { pgid }, libc::SIGINT) };
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -283,5 +294,22 @@ fn sigint_mid_run_leaves_nothing_behind() {
         assert_eq!(code, Some(130));
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(procs(false), 0, "strace or its measuring child outlived the run");
+        // SIGINT to the parent only, as soon as strace is up: strace blocks SIGINT (it was
+        // started with -o), and the measuring child may not exist yet, so only the parent's stop
+        // handshake (cell.pid, then the stop mark) can end the cell. Without it the cell ran all
+        // of its 100000 calls (20-60 s).
+        let out2 = tmp.path().join("strace-parent");
+        let marker2 = out2.to_string_lossy().into_owned();
+        let strace_up = move || {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .flatten()
+                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+                .any(|c| c.starts_with(b"strace") && String::from_utf8_lossy(&c).contains(&marker2))
+        };
+        let t = Instant::now();
+        let (code, _) = interrupt_run_to(&["-t", "strace", "-n", "100000", "--repeats", "5"], &out2, strace_up, false);
+        assert_eq!(code, Some(130));
+        assert!(t.elapsed() < Duration::from_secs(15), "the run took {:?} to stop", t.elapsed());
     }
 }

@@ -219,16 +219,25 @@ echo "$TRACEBENCH_GATE_SIDE $TRACEBENCH_GATE_REPETITION" >> "{}/order.txt"
     p
 }
 
+/// `tracebench gate --interleave` with the fake run as both sides, at `base` and `cand` ns, plus
+/// `extra` options.
+fn fake_gate(fake: &Path, base: &str, cand: &str, extra: &[&str]) -> Command {
+    let mut c = gate();
+    c.args(["gate", "--interleave"])
+        .args(extra)
+        .arg("--baseline-cmd")
+        .arg(format!("sh {} {base}", fake.display()))
+        .arg("--candidate-cmd")
+        .arg(format!("sh {} {cand}", fake.display()));
+    c
+}
+
 #[test]
 fn interleave_runs_abba_keeps_results_and_can_be_rejudged() {
     let t = tempfile::tempdir().unwrap();
     let fake = fake_run(t.path());
     let out = t.path().join("gate-out");
-    gate()
-        .args(["gate", "--interleave", "--repeats", "6", "--baseline-cmd"])
-        .arg(format!("sh {} 215", fake.display()))
-        .arg("--candidate-cmd")
-        .arg(format!("sh {} 236.5", fake.display()))
+    fake_gate(&fake, "215", "236.5", &["--repeats", "6"])
         .arg("--out")
         .arg(&out)
         .assert()
@@ -277,13 +286,7 @@ fn interleave_same_command_passes_and_cleans_up() {
 fn interleave_failing_command_exits_2_with_its_last_line() {
     let t = tempfile::tempdir().unwrap();
     let fake = fake_run(t.path());
-    let out = gate()
-        .args(["gate", "--interleave", "--repeats", "2", "--baseline-cmd"])
-        .arg(format!("sh {} 215", fake.display()))
-        .arg("--candidate-cmd")
-        .arg(format!("sh {} fail", fake.display()))
-        .output()
-        .unwrap();
+    let out = fake_gate(&fake, "215", "fail", &["--repeats", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     let last = err.lines().last().unwrap();
@@ -304,11 +307,7 @@ fn interleave_sequential_adds_repetitions_only_while_inconclusive() {
     let t = tempfile::tempdir().unwrap();
     let fake = fake_run(t.path());
     let json = t.path().join("g.json");
-    gate()
-        .args(["gate", "--interleave", "--repeats", "4", "--max-repeats", "12", "--baseline-cmd"])
-        .arg(format!("sh {} 215", fake.display()))
-        .arg("--candidate-cmd")
-        .arg(format!("sh {} 236.5", fake.display()))
+    fake_gate(&fake, "215", "236.5", &["--repeats", "4", "--max-repeats", "12"])
         .arg("--json")
         .arg(&json)
         .assert()
@@ -326,11 +325,7 @@ fn interleave_sequential_adds_repetitions_only_while_inconclusive() {
 
     // Without --max-repeats the same 4 pairs stay inconclusive and pass.
     fs::remove_file(t.path().join("order.txt")).unwrap();
-    gate()
-        .args(["gate", "--interleave", "--repeats", "4", "--baseline-cmd"])
-        .arg(format!("sh {} 215", fake.display()))
-        .arg("--candidate-cmd")
-        .arg(format!("sh {} 236.5", fake.display()))
+    fake_gate(&fake, "215", "236.5", &["--repeats", "4"])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("inconclusive"));

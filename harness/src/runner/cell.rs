@@ -84,6 +84,10 @@ pub struct CellResult {
     pub warnings: Vec<String>,
 }
 
+/// In a cell's directory: the measuring process's pid, and the parent's "stop" mark.
+pub const CELL_PID: &str = "cell.pid";
+pub const CELL_STOP: &str = "stop";
+
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
@@ -135,6 +139,14 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
     install_stop_handlers(on_signal);
     let text = std::fs::read_to_string(spec_path).map_err(|e| Error::io(spec_path, e))?;
     let spec: CellSpec = serde_json::from_str(&text).map_err(|e| Error::io(spec_path, e))?;
+    // The stop handshake with the parent (`runner::run_cell`): a Ctrl-C can land while a launch
+    // prefix (strace) is up but this process does not exist yet, and a prefix that blocks
+    // SIGINT would then let the whole cell run. So: handler first, then our pid (the parent
+    // signals it once it has been asked to stop), then the parent's stop mark, in that order.
+    let _ = std::fs::write(spec.dir.join(CELL_PID), std::process::id().to_string());
+    if spec.dir.join(CELL_STOP).exists() {
+        STOP.store(true, Ordering::Relaxed);
+    }
     if spec.kernel {
         return super::kernel_cell::main(&spec);
     }

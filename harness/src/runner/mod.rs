@@ -238,16 +238,34 @@ fn run_cell(spec: &CellSpec, timeout: Duration) -> Result<(Option<CellResult>, O
     });
     let start = Instant::now();
     let mut forwarded = false;
+    let mut cell_signalled = false;
     let mut killed_for_timeout = false;
     let status = loop {
         if let Some(st) = child.try_wait().map_err(|e| Error::Measurement(e.to_string()))? {
             break st;
         }
         let sig = PARENT_SIG.load(Ordering::Relaxed);
+        let sig = if sig == 0 { libc::SIGTERM } else { sig };
         if PARENT_STOP.load(Ordering::Relaxed) && !forwarded {
+            // The mark first, then the signal (see the handshake in `cell::main`).
+            let _ = std::fs::write(spec.dir.join(cell::CELL_STOP), b"");
             // SAFETY: kill with a valid pid of our child.
-            unsafe { libc::kill(child.id() as i32, if sig == 0 { libc::SIGTERM } else { sig }) };
+            unsafe { libc::kill(child.id() as i32, sig) };
             forwarded = true;
+        }
+        if forwarded && !cell_signalled {
+            // The measuring process itself, when it runs under a launch prefix (strace) that
+            // may not pass the signal on: once it has written its pid.
+            if let Some(pid) = std::fs::read_to_string(spec.dir.join(cell::CELL_PID))
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+                .filter(|&p| p > 0 && p != child.id() as i32)
+            {
+                // SAFETY: a pid the cell wrote; it is our descendant and still running (its
+                // prefix parent has not exited, or try_wait above would have returned).
+                unsafe { libc::kill(pid, sig) };
+                cell_signalled = true;
+            }
         }
         if start.elapsed() > timeout && !killed_for_timeout {
             // SAFETY: as above. TERM first so the tracer's teardown can run; KILL if it is stuck.
