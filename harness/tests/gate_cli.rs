@@ -122,6 +122,34 @@ fn an_improvement_passes() {
         .stdout(predicate::str::contains("improved"));
 }
 
+/// Without a PMU the gate judges `mom_ns` (median of block means) when both sides have it. The
+/// synthetic mom_ns column holds 3 x the mean, so the central values printed (~645 ns, not
+/// ~215 ns) show which column was judged.
+#[test]
+fn mom_ns_is_the_time_metric_when_present() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("spin", 1, 215.0)], 6, &["mom_ns"]);
+    let b = results(t.path(), "b", &[("spin", 1, 215.0)], 6, &["mom_ns"]);
+    gate()
+        .args(["gate", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("metric mom_ns").and(predicate::str::contains("645.")));
+    // Only one side has it (results from before mom_ns existed): mean_ns.
+    let old = results(t.path(), "old", &[("spin", 1, 215.0)], 6, &[]);
+    gate()
+        .args(["gate", "--baseline"])
+        .arg(&old)
+        .arg("--candidate")
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("metric mean_ns"));
+}
+
 #[test]
 fn instructions_are_primary_when_counted() {
     let t = tempfile::tempdir().unwrap();
