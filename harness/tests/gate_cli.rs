@@ -48,6 +48,13 @@ fn gate() -> Command {
     Command::cargo_bin("tracebench").unwrap()
 }
 
+/// `tracebench gate --baseline A --candidate B`.
+fn judge(a: &Path, b: &Path) -> Command {
+    let mut c = gate();
+    c.args(["gate", "--baseline"]).arg(a).arg("--candidate").arg(b);
+    c
+}
+
 fn stderr_lines(out: &std::process::Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr).lines().map(str::to_string).collect()
 }
@@ -59,11 +66,7 @@ fn unchanged_passes_and_writes_every_format() {
     let a = results(t.path(), "a", &rows, 10, &[]);
     let b = results(t.path(), "bb", &rows, 10, &[]);
     let (md, xml, json) = (t.path().join("g.md"), t.path().join("g.xml"), t.path().join("g.json"));
-    gate()
-        .args(["gate", "--baseline"])
-        .arg(&a)
-        .arg("--candidate")
-        .arg(&b)
+    judge(&a, &b)
         .arg("--markdown")
         .arg(&md)
         .arg("--junit")
@@ -112,14 +115,7 @@ fn an_improvement_passes() {
     let t = tempfile::tempdir().unwrap();
     let a = results(t.path(), "a", &[("spin", 1, 236.5)], 8, &[]);
     let b = results(t.path(), "b", &[("spin", 1, 215.0)], 8, &[]);
-    gate()
-        .args(["gate", "--baseline"])
-        .arg(&a)
-        .arg("--candidate")
-        .arg(&b)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("improved"));
+    judge(&a, &b).assert().code(0).stdout(predicate::str::contains("improved"));
 }
 
 /// Without a PMU the gate judges `mom_ns` (median of block means) when both sides have it. The
@@ -130,24 +126,13 @@ fn mom_ns_is_the_time_metric_when_present() {
     let t = tempfile::tempdir().unwrap();
     let a = results(t.path(), "a", &[("spin", 1, 215.0)], 6, &["mom_ns"]);
     let b = results(t.path(), "b", &[("spin", 1, 215.0)], 6, &["mom_ns"]);
-    gate()
-        .args(["gate", "--baseline"])
-        .arg(&a)
-        .arg("--candidate")
-        .arg(&b)
+    judge(&a, &b)
         .assert()
         .code(0)
         .stdout(predicate::str::contains("metric mom_ns").and(predicate::str::contains("645.")));
     // Only one side has it (results from before mom_ns existed): mean_ns.
     let old = results(t.path(), "old", &[("spin", 1, 215.0)], 6, &[]);
-    gate()
-        .args(["gate", "--baseline"])
-        .arg(&old)
-        .arg("--candidate")
-        .arg(&b)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("metric mean_ns"));
+    judge(&old, &b).assert().code(0).stdout(predicate::str::contains("metric mean_ns"));
 }
 
 #[test]
@@ -155,14 +140,7 @@ fn instructions_are_primary_when_counted() {
     let t = tempfile::tempdir().unwrap();
     let a = results(t.path(), "a", &[("spin", 1, 215.0)], 6, &["instructions_mean"]);
     let b = results(t.path(), "b", &[("spin", 1, 215.0)], 6, &["instructions_mean"]);
-    gate()
-        .args(["gate", "--baseline"])
-        .arg(&a)
-        .arg("--candidate")
-        .arg(&b)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("metric instructions_mean"));
+    judge(&a, &b).assert().code(0).stdout(predicate::str::contains("metric instructions_mean"));
 }
 
 #[test]
@@ -170,11 +148,7 @@ fn one_repetition_is_inconclusive_and_strict_fails() {
     let t = tempfile::tempdir().unwrap();
     let a = results(t.path(), "a", &[("spin", 1, 215.0)], 1, &[]);
     let b = results(t.path(), "b", &[("spin", 1, 300.0)], 1, &[]);
-    gate()
-        .args(["gate", "--baseline"])
-        .arg(&a)
-        .arg("--candidate")
-        .arg(&b)
+    judge(&a, &b)
         .assert()
         .code(0)
         .stdout(predicate::str::contains("inconclusive").and(predicate::str::contains("at least 5 per side")));
