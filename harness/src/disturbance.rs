@@ -37,9 +37,13 @@ pub enum Reason {
     OtherVector = 1 << 8,
     /// The detector's ring overflowed or was throttled: we cannot vouch for the iteration.
     Lost = 1 << 9,
+    /// Not a disturbance the detector sees: a PMU counter of the sample was not counting for the
+    /// whole call (not on the PMU, multiplexed out, reprogrammed; see `counters`). Its delta
+    /// would not be the call's, so the sample is discarded rather than written as a number.
+    CounterNotRunning = 1 << 10,
 }
 
-pub const ALL_REASONS: [Reason; 10] = [
+pub const ALL_REASONS: [Reason; 11] = [
     Reason::TimerIrq,
     Reason::Ipi,
     Reason::DeviceIrq,
@@ -50,6 +54,7 @@ pub const ALL_REASONS: [Reason; 10] = [
     Reason::PageFault,
     Reason::OtherVector,
     Reason::Lost,
+    Reason::CounterNotRunning,
 ];
 
 impl Reason {
@@ -65,6 +70,7 @@ impl Reason {
             Reason::PageFault => "page-fault",
             Reason::OtherVector => "other-vector",
             Reason::Lost => "detector-lost",
+            Reason::CounterNotRunning => "counter-not-running",
         }
     }
     /// "timer-irq+softirq" for a mask.

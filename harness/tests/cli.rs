@@ -83,8 +83,36 @@ fn counters_unsupported_are_left_out_and_supported_are_written() {
         assert_eq!(set["unsupported"][0][0], "cycles");
         eprintln!("note: no hardware PMU here: cycles left out ({})", set["unsupported"][0][1]);
     }
-    // No page faults in the kept windows: they would have been discarded.
+    // A page fault inside a window discards the iteration (`page-fault`), so kept calls count
+    // none; the read() itself must have worked, which the next test proves with task-clock.
     assert!(e.f64s("page-faults").iter().all(|v| *v == 0.0));
+    let per: Vec<&str> =
+        rj["counters"]["per_counter"].as_array().unwrap().iter().map(|c| c["read"].as_str().unwrap()).collect();
+    assert!(per.iter().all(|m| *m == "read()" || *m == "rdpmc"), "{per:?}");
+}
+
+/// The read() path reads: task-clock (ns of CPU time of the measuring thread) is positive on
+/// (nearly) every kept call, and a 2 us spin costs more than 1.5 us more CPU time than lw.
+/// Before the fix every value was 0 (the group read asked for too few bytes, failed with
+/// ENOSPC, and the zeroed buffer was taken as the reading).
+#[test]
+fn software_counters_give_real_per_call_values() {
+    let (_d, out) = run_ok(&["--tracer", "lw,spin:2000", "-n", "1000", "--counters", "task-clock"]);
+    let median = |t: &str| {
+        let e = Table::read(&out.join(t).join("events.csv"));
+        let mut v = e.f64s("task-clock");
+        let positive = v.iter().filter(|x| **x > 0.0).count() as f64 / v.len() as f64;
+        assert!(positive >= 0.99, "{t}: task-clock > 0 on only {:.1}% of kept calls", 100.0 * positive);
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (lw, spin) = (median("lw"), median("spin_2000"));
+    eprintln!("task-clock medians: lw {lw} ns, spin:2000 {spin} ns");
+    assert!(spin - lw > 1500.0, "lw {lw}, spin:2000 {spin}");
+    let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let c = &rj["counters"]["per_counter"][0];
+    assert_eq!(c["name"], "task-clock");
+    assert_eq!(c["ran_whole_time"], true, "{c}");
 }
 
 #[test]

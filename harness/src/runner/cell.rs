@@ -68,6 +68,14 @@ pub struct ThreadResult {
     pub warmup_calls: u64,
     pub steady: bool,
     pub windows: Vec<Window>,
+    /// Per counter (in the cell's counter order): samples discarded because it did not count the
+    /// whole call.
+    #[serde(default)]
+    pub counter_not_running: Vec<u64>,
+    /// time_running / time_enabled of the counter group over warm-up and measurement (1.0: on
+    /// the PMU the whole time); None without counters or when the group could not be read.
+    #[serde(default)]
+    pub counter_scheduled_fraction: Option<f64>,
 }
 
 /// What the cell reports (written as `result.json`).
@@ -256,20 +264,23 @@ fn thread_main(
     }
     let sources = det.sources.clone();
     macro_rules! go {
-        ($clock:expr, $ctr:expr, $name:expr) => {{
-            let r = body($clock, $ctr, spec, tracer, &mut det, &mut buf, &mut scratch, barrier, t, cpu);
-            (r, $name)
+        ($clock:expr, $ctr:expr) => {{
+            let ctr = $ctr;
+            let r = body($clock, &ctr, spec, tracer, &mut det, &mut buf, &mut scratch, barrier, t, cpu);
+            (r, ctr.method())
         }};
     }
     let rdpmc = group.as_mut().and_then(|g| g.rdpmc());
-    let (result, counter_read) = match (spec.clock, group.as_ref(), rdpmc) {
-        (ClockKind::Tsc, None, _) => go!(&Tsc, &NoCounters, "none"),
-        (ClockKind::Monotonic, None, _) => go!(&Monotonic, &NoCounters, "none"),
-        (ClockKind::Tsc, Some(_), Some(r)) => go!(&Tsc, &r, "rdpmc"),
-        (ClockKind::Monotonic, Some(_), Some(r)) => go!(&Monotonic, &r, "rdpmc"),
-        (ClockKind::Tsc, Some(g), None) => go!(&Tsc, &g.syscall(), "read()"),
-        (ClockKind::Monotonic, Some(g), None) => go!(&Monotonic, &g.syscall(), "read()"),
+    let (mut result, counter_read) = match (spec.clock, group.as_ref(), rdpmc) {
+        (ClockKind::Tsc, None, _) => go!(&Tsc, NoCounters),
+        (ClockKind::Monotonic, None, _) => go!(&Monotonic, NoCounters),
+        (ClockKind::Tsc, Some(_), Some(r)) => go!(&Tsc, r),
+        (ClockKind::Monotonic, Some(_), Some(r)) => go!(&Monotonic, r),
+        (ClockKind::Tsc, Some(g), None) => go!(&Tsc, g.syscall()),
+        (ClockKind::Monotonic, Some(g), None) => go!(&Monotonic, g.syscall()),
     };
+    result.counter_not_running = buf.counter_not_running[..spec.counters.len()].to_vec();
+    result.counter_scheduled_fraction = group.as_ref().and_then(|g| g.scheduled_fraction());
     Ok(ThreadOut { result, buf, counter_read, sources })
 }
 
@@ -344,6 +355,8 @@ fn body<C: Clock, R: CounterRead>(
         warmup_calls,
         steady,
         windows,
+        counter_not_running: Vec::new(),
+        counter_scheduled_fraction: None,
     }
 }
 

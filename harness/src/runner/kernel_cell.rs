@@ -247,6 +247,8 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             warmup_calls: warmup,
             steady: true,
             windows: Vec::new(),
+            counter_not_running: Vec::new(),
+            counter_scheduled_fraction: None,
         });
     }
     ev.commit()?;

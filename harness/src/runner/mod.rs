@@ -442,7 +442,8 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
                   "cpu_busy_during_run": cpu_busy },
         "clock": { "info": clock_info, "floor": floor },
         "counters": { "sets": avail, "columns": all_counters,
-                      "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())) },
+                      "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
+                      "per_counter": counters_json(&avail, &runs) },
         "disturbance": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.detector.clone())),
         "steady_state": {
             "criterion": "buffer wrapped once (max(buffer_events+1, min_calls) untimed calls), then the last `stable` windows of `window` undisturbed calls agree within max(tolerance x median, 1.5 x clock resolution) in median and 10%-trimmed mean; bounded by max_windows",
@@ -463,6 +464,9 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
 
     if !args.quiet {
         crate::output::print_table(&plan.out, &clock_info, &floor, &summaries, &runs_reasons(&plan, &runs));
+        for line in counter_lines(&run_json["counters"]["per_counter"]) {
+            println!("{line}");
+        }
     }
     let failed = runs.iter().filter(|r| r.error.is_some()).count();
     if interrupted {
@@ -503,6 +507,60 @@ fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
             })).collect::<Vec<_>>()),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// Per counter actually read: how (rdpmc or read()), the lowest fraction of the time it was on
+/// the PMU (time_running / time_enabled) over every measuring thread, and how many samples were
+/// discarded because it was not counting (survey Table 2: a counter that did not run is not 0).
+fn counters_json(avail: &[Availability], runs: &[CellRun]) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for (si, a) in avail.iter().enumerate() {
+        for (k, name) in a.available.iter().enumerate() {
+            let mut methods: Vec<String> = Vec::new();
+            let mut min_fraction: Option<f64> = None;
+            let mut not_running = 0u64;
+            for r in runs.iter().filter(|r| r.spec.counter_set == si + 1) {
+                let Some(res) = &r.result else { continue };
+                if !methods.contains(&res.counter_read) {
+                    methods.push(res.counter_read.clone());
+                }
+                for t in &res.threads {
+                    not_running += t.counter_not_running.get(k).copied().unwrap_or(0);
+                    if let Some(f) = t.counter_scheduled_fraction {
+                        min_fraction = Some(min_fraction.map_or(f, |m: f64| m.min(f)));
+                    }
+                }
+            }
+            out.push(json!({
+                "name": name, "set": si + 1, "read": methods.join(","),
+                "scheduled_fraction_min": min_fraction,
+                "ran_whole_time": min_fraction.map(|f| f >= 0.9999),
+                "samples_discarded_not_running": not_running,
+            }));
+        }
+    }
+    out
+}
+
+/// One line per counter read: how, whether it counted the whole time, and its discards.
+fn counter_lines(per_counter: &serde_json::Value) -> Vec<String> {
+    let Some(list) = per_counter.as_array() else { return Vec::new() };
+    list.iter()
+        .map(|c| {
+            let ran = match c["scheduled_fraction_min"].as_f64() {
+                Some(f) if f >= 0.9999 => "counting the whole run (time_running = time_enabled)".to_string(),
+                Some(f) => format!("counting only {:.1}% of the run (multiplexed, or pinned and in error)", 100.0 * f),
+                None => "time counting unknown (the group could not be read at the end)".to_string(),
+            };
+            format!(
+                "counter {} (set {}): read with {}, {ran}; {} samples discarded as counter-not-running",
+                c["name"].as_str().unwrap_or("?"),
+                c["set"],
+                c["read"].as_str().unwrap_or("?"),
+                c["samples_discarded_not_running"]
+            )
+        })
+        .collect()
 }
 
 /// Discards per reason, per row name, summed over cells.

@@ -2,14 +2,16 @@
 //!
 //! ```text
 //! head0 = detector head        (one load; outside the window)
-//! counters -> c0               (rdpmc, or read() of the group)
-//! t0 = clock start             (lfence; rdtsc; lfence)
+//! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
+//! t0 = clock start             (lfence; rdtsc)
 //! tracer.fire(iteration)       (the only thing in the window)
-//! t1 = clock end               (rdtscp; lfence)
-//! counters -> c1
+//! t1 = clock end               (lfence; rdtsc)
+//! counters -> c1               (rdpmc only, counter numbers preloaded; or read() of the group)
 //! head1 = detector head
-//! keep the sample only if head1 == head0
+//! delta = c1 - c0, valid only if every counter counted the whole call (see `counters`)
+//! keep the sample only if head1 == head0 and the delta is valid
 //! ```
+//! The clock's fences are described in `clock`; the counters' in `counters::rdpmc`.
 //! Interrupts cannot be masked in user space, so instead every iteration that an interrupt,
 //! softirq, NMI, context switch, migration or page fault touched is *seen* (see
 //! `disturbance`) and discarded with its reason, per iteration (the survey's code checked NMIs
@@ -22,8 +24,8 @@ use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
 use tracebench_tracers::Tracer;
 
 use crate::clock::Clock;
-use crate::counters::{CounterRead, MAX};
-use crate::disturbance::Detector;
+use crate::counters::{CounterRead, Reading, MAX};
+use crate::disturbance::{Detector, Reason};
 
 /// Set by SIGINT/SIGTERM in the measuring process; the loop stops at the next iteration so the
 /// tracer's teardown runs and what was measured is written.
@@ -54,6 +56,8 @@ pub struct Buffers {
     pub discards: Vec<Discard>,
     /// Discards per reason bit (counted even when `discards` is full).
     pub reason_counts: [u64; 16],
+    /// Samples discarded because counter k did not count the whole call.
+    pub counter_not_running: [u64; MAX],
     pub discarded: u64,
 }
 
@@ -69,7 +73,7 @@ impl Buffers {
         }
         discards.resize(discard_rows, Discard::default());
         discards.clear();
-        Buffers { samples, discards, reason_counts: [0; 16], discarded: 0 }
+        Buffers { samples, discards, reason_counts: [0; 16], counter_not_running: [0; MAX], discarded: 0 }
     }
 }
 
@@ -96,8 +100,9 @@ pub fn run<C: Clock, R: CounterRead>(
     record_discards: bool,
     tolerated: u16,
 ) -> Outcome {
-    let mut c0 = [0u64; MAX];
-    let mut c1 = [0u64; MAX];
+    let mut c0 = Reading::default();
+    let mut c1 = Reading::default();
+    let mut delta = [0u64; MAX];
     let mut kept = 0usize;
     let mut it = first_iteration;
     let end = first_iteration + max_attempts;
@@ -108,24 +113,29 @@ pub fn run<C: Clock, R: CounterRead>(
         }
         let h0 = det.head();
         compiler_fence(Ordering::SeqCst);
-        counters.read(&mut c0);
+        counters.start(&mut c0);
         let t0 = clock.start();
         tracer.fire(it as u32);
         let (t1, cpu) = clock.end_cpu();
-        counters.read(&mut c1);
+        counters.end(&c0, &mut c1);
         compiler_fence(Ordering::SeqCst);
         let h1 = det.head();
         let ticks = t1.wrapping_sub(t0);
+        let not_running = counters.delta(&c0, &c1, &mut delta);
         // Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`) do not discard.
-        let mask = if h1 == h0 { 0 } else { det.classify(h0, h1) };
+        let mut mask = if h1 == h0 { 0 } else { det.classify(h0, h1) };
+        if not_running != 0 {
+            mask |= Reason::CounterNotRunning as u16;
+            for (k, n) in buf.counter_not_running.iter_mut().enumerate() {
+                *n += u64::from(not_running >> k & 1);
+            }
+        }
         if mask & !tolerated == 0 {
             let s = &mut buf.samples[kept];
             s.iteration = it - first_iteration;
             s.ticks = ticks;
             s.cpu = cpu;
-            for i in 0..ncount {
-                s.counters[i] = c1[i].wrapping_sub(c0[i]);
-            }
+            s.counters[..ncount].copy_from_slice(&delta[..ncount]);
             kept += 1;
         } else {
             buf.discarded += 1;

@@ -1,18 +1,26 @@
 //! PMU counters read around each call (survey section 6.2.5, Table 2).
 //!
-//! Up to four counters form one perf_event group so that they are scheduled onto the PMU
+//! Up to four counters form one pinned perf_event group so that they are scheduled onto the PMU
 //! together and their deltas describe the same call. When the kernel lets user space read them
-//! (`cap_user_rdpmc` in the mmap'd page), they are read with `rdpmc`, a few ns and no system call.
-//! Otherwise one `read()` of the group (about 1 us) happens before the first clock read and after
-//! the second, outside the timed window; the delta then includes the tail and head of those two
-//! system calls, which the `none` row shows.
+//! (`cap_user_rdpmc` in the mmap'd page), they are read with `rdpmc` ([`rdpmc`]), a few ns and no
+//! system call. Otherwise one `read()` of the group ([`group_read`], about 1 us) happens before the
+//! first clock read and after the second, outside the timed window; the delta then includes the
+//! tail and head of those two system calls, which the `none` row shows.
 //!
-//! Events that do not exist on this machine (every hardware event on a VM without a virtual
-//! PMU) are reported once and left out: their CSV column is omitted, never filled with zeros.
+//! Three rules keep the counters honest:
+//! - events that do not exist on this machine (every hardware event on a VM without a virtual
+//!   PMU) are reported once and left out: their CSV column is omitted, never filled with zeros;
+//! - a set that cannot be scheduled on the PMU as one group is cut down at set-up ([`probe`]), and
+//!   the counters cut are reported, never read as zeros;
+//! - a sample during which a counter was not counting (not on the PMU, multiplexed out,
+//!   reprogrammed) is discarded as `counter-not-running` and counted per counter.
 use std::os::fd::AsRawFd;
 
+pub mod group_read;
+pub mod rdpmc;
+
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software, Tracepoint};
-use perf_event::{Builder, Counter, Group, ReadFormat};
+use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -135,18 +143,48 @@ fn builder_for(kind: Kind) -> Builder<'static> {
 pub struct Availability {
     pub requested: Vec<String>,
     pub available: Vec<String>,
-    /// (name, why) for each that could not be opened.
+    /// (name, why) for each that could not be opened, or did not fit on the PMU with the others.
     pub unsupported: Vec<(String, String)>,
+    /// time_running / time_enabled of the whole set during the set-up check (1.0: it scheduled
+    /// the whole time). None when the set is empty.
+    pub scheduled_fraction: Option<f64>,
 }
 
-/// Probes which of `names` can be opened for this thread, without keeping them.
+/// Probes which of `names` can be opened for this thread, alone and then together: a set whose
+/// members each open but do not fit on the PMU at once (the NMI watchdog holds a counter, SMT
+/// halves them, another perf user holds some) would read as "not running" on every call. The set
+/// is cut from the end until the pinned group schedules; the counters cut are reported as
+/// unsupported with the reason, and can be measured in a second set.
 pub fn probe(names: &[String]) -> Result<Availability, Error> {
     validate(names)?;
-    let mut av = Availability { requested: names.to_vec(), available: vec![], unsupported: vec![] };
+    let mut av =
+        Availability { requested: names.to_vec(), available: vec![], unsupported: vec![], scheduled_fraction: None };
     for n in names {
         match builder_for(kind_of(n)?).build() {
             Ok(_) => av.available.push(n.clone()),
             Err(e) => av.unsupported.push((n.clone(), describe_open_error(&e))),
+        }
+    }
+    while !av.available.is_empty() {
+        let fraction = CounterGroup::open(&av.available).ok().and_then(|mut g| g.schedules());
+        match fraction {
+            Some(f) if f > 0.0 => {
+                av.scheduled_fraction = Some(f);
+                break;
+            }
+            _ => {
+                let cut = av.available.pop().unwrap_or_default();
+                let with = av.available.join(", ");
+                av.unsupported.push((
+                    cut,
+                    format!(
+                        "opens alone but the group {{{with}{}this}} was never scheduled on the PMU (too few free \
+                         counters: check the NMI watchdog, /proc/sys/kernel/nmi_watchdog, and other perf users); \
+                         measure it in a second set",
+                        if with.is_empty() { "" } else { ", " }
+                    ),
+                ));
+            }
         }
     }
     Ok(av)
@@ -164,12 +202,35 @@ fn describe_open_error(e: &std::io::Error) -> String {
     }
 }
 
+/// One end of a counter window: values plus what is needed to check they are valid.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reading {
+    pub values: [u64; MAX],
+    /// rdpmc: the page's lock at the start reading, the counter number and its width.
+    pub seq: [u32; MAX],
+    pub ecx: [u32; MAX],
+    pub width: [u32; MAX],
+    /// read(): the group's time_enabled and time_running.
+    pub enabled: u64,
+    pub running: u64,
+    /// The reading itself succeeded (rdpmc: every counter on the PMU; read(): a whole answer).
+    pub ok: bool,
+}
+
 /// How the timed loop reads its counters. Implementations are chosen once, outside the loop, so
 /// the loop is monomorphised and has no branch on the read mode.
 pub trait CounterRead {
     /// Number of counters read (0..=4).
     fn len(&self) -> usize;
-    fn read(&self, out: &mut [u64; MAX]);
+    /// Just before the clock's start read.
+    fn start(&self, r: &mut Reading);
+    /// Just after the clock's end read.
+    fn end(&self, start: &Reading, r: &mut Reading);
+    /// The deltas, computed after both reads; returns the mask of counters that did not count
+    /// the whole window (the sample is then discarded as `counter-not-running`).
+    fn delta(&self, c0: &Reading, c1: &Reading, out: &mut [u64; MAX]) -> u8;
+    /// "rdpmc", "read()" or "none", as run.json and the report say it.
+    fn method(&self) -> &'static str;
 }
 
 /// No counters: nothing is read.
@@ -179,100 +240,82 @@ impl CounterRead for NoCounters {
         0
     }
     #[inline(always)]
-    fn read(&self, _out: &mut [u64; MAX]) {}
-}
-
-/// The start of `struct perf_event_mmap_page` (include/uapi/linux/perf_event.h), the part the
-/// rdpmc protocol needs. The layout is a stable kernel ABI.
-#[repr(C)]
-struct MmapPage {
-    version: u32,
-    compat_version: u32,
-    lock: u32,
-    index: u32,
-    offset: i64,
-    time_enabled: u64,
-    time_running: u64,
-    capabilities: u64,
-    pmc_width: u16,
-}
-const CAP_USER_RDPMC: u64 = 1 << 2;
-
-/// Counters read in user space with `rdpmc`, under the mmap page's sequence lock.
-pub struct Rdpmc {
-    pages: Vec<*const MmapPage>,
-    len: usize,
-}
-
-impl Rdpmc {
+    fn start(&self, _: &mut Reading) {}
     #[inline(always)]
-    fn read_one(page: *const MmapPage) -> u64 {
-        use std::ptr::{addr_of, read_volatile};
-        use std::sync::atomic::{compiler_fence, Ordering};
-        loop {
-            // SAFETY: page is a live mapping of a perf event fd (see CounterGroup::rdpmc).
-            unsafe {
-                let seq = read_volatile(addr_of!((*page).lock));
-                compiler_fence(Ordering::SeqCst);
-                let idx = read_volatile(addr_of!((*page).index));
-                let mut count = read_volatile(addr_of!((*page).offset));
-                if idx != 0 {
-                    let width = read_volatile(addr_of!((*page).pmc_width)) as u32;
-                    let pmc = rdpmc(idx - 1) as i64;
-                    count = count.wrapping_add((pmc << (64 - width)) >> (64 - width));
-                }
-                compiler_fence(Ordering::SeqCst);
-                if read_volatile(addr_of!((*page).lock)) == seq {
-                    return count as u64;
-                }
-            }
-        }
+    fn end(&self, _: &Reading, _: &mut Reading) {}
+    #[inline(always)]
+    fn delta(&self, _: &Reading, _: &Reading, _: &mut [u64; MAX]) -> u8 {
+        0
+    }
+    fn method(&self) -> &'static str {
+        "none"
     }
 }
 
-#[inline(always)]
-unsafe fn rdpmc(counter: u32) -> u64 {
-    let (lo, hi): (u32, u32);
-    core::arch::asm!("rdpmc", in("ecx") counter, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags));
-    ((hi as u64) << 32) | lo as u64
-}
-
-impl CounterRead for Rdpmc {
+impl<P: rdpmc::Pmc> CounterRead for rdpmc::Rdpmc<P> {
     fn len(&self) -> usize {
-        self.len
+        rdpmc::Rdpmc::len(self)
     }
     #[inline(always)]
-    fn read(&self, out: &mut [u64; MAX]) {
-        for (i, p) in self.pages.iter().enumerate() {
-            out[i] = Self::read_one(*p);
-        }
+    fn start(&self, r: &mut Reading) {
+        rdpmc::Rdpmc::start(self, r)
+    }
+    #[inline(always)]
+    fn end(&self, start: &Reading, r: &mut Reading) {
+        rdpmc::Rdpmc::end(self, start, r)
+    }
+    #[inline(always)]
+    fn delta(&self, c0: &Reading, c1: &Reading, out: &mut [u64; MAX]) -> u8 {
+        rdpmc::Rdpmc::delta(self, c0, c1, out)
+    }
+    fn method(&self) -> &'static str {
+        "rdpmc"
     }
 }
 
 /// Counters read with one read() of the whole group.
 pub struct Syscall {
     fd: i32,
-    len: usize,
+    layout: group_read::Layout,
+}
+
+impl Syscall {
+    #[inline(always)]
+    fn read_into(&self, r: &mut Reading) {
+        let mut buf = [0u64; group_read::WORDS];
+        // SAFETY: buf holds WORDS u64s, and we ask for at most layout.bytes() <= WORDS * 8.
+        let n = unsafe { libc::read(self.fd, buf.as_mut_ptr() as *mut libc::c_void, self.layout.bytes()) };
+        group_read::parse(&self.layout, &buf, n, r);
+    }
 }
 
 impl CounterRead for Syscall {
     fn len(&self) -> usize {
-        self.len
+        self.layout.members
     }
     #[inline(always)]
-    fn read(&self, out: &mut [u64; MAX]) {
-        // read_format = GROUP: { nr, value[nr] }; value[0] is the dummy leader.
-        let mut buf = [0u64; 2 + MAX];
-        // SAFETY: buf is large enough for nr = 1 + len values.
-        unsafe { libc::read(self.fd, buf.as_mut_ptr() as *mut libc::c_void, (2 + self.len) * 8) };
-        out[..self.len].copy_from_slice(&buf[2..2 + self.len]);
+    fn start(&self, r: &mut Reading) {
+        self.read_into(r)
+    }
+    #[inline(always)]
+    fn end(&self, _: &Reading, r: &mut Reading) {
+        self.read_into(r)
+    }
+    #[inline(always)]
+    fn delta(&self, c0: &Reading, c1: &Reading, out: &mut [u64; MAX]) -> u8 {
+        group_read::delta(self.layout.members, c0, c1, out)
+    }
+    fn method(&self) -> &'static str {
+        "read()"
     }
 }
 
-/// An open, enabled group of counters for the calling thread.
+/// An open, enabled, pinned group of counters for the calling thread.
 pub struct CounterGroup {
     group: Group,
     members: Vec<Counter>,
+    /// A dummy event added after the members; see [`group_read`] for why.
+    _trailer: Counter,
     maps: Vec<(*mut libc::c_void, usize)>,
 }
 
@@ -281,10 +324,12 @@ pub struct CounterGroup {
 unsafe impl Send for CounterGroup {}
 
 impl CounterGroup {
-    /// Opens `names` (all must be available; see [`probe`]) as one group on this thread.
+    /// Opens `names` (all must be available; see [`probe`]) as one pinned group on this thread.
+    /// Pinned: a group that cannot stay on the PMU goes to the error state (its read() returns 0
+    /// bytes, which the readers treat as a failed reading) instead of being silently multiplexed.
     pub fn open(names: &[String]) -> Result<Self, Error> {
         let mut gb = Group::builder();
-        gb.read_format(ReadFormat::GROUP).observe_self().any_cpu();
+        gb.observe_self().any_cpu().pinned(true);
         let mut group = gb.build_group().map_err(|e| Error::Counters(format!("group leader: {e}")))?;
         let mut members = Vec::new();
         for n in names {
@@ -293,16 +338,39 @@ impl CounterGroup {
                 .map_err(|e| Error::Counters(format!("{n}: {}", describe_open_error(&e))))?;
             members.push(c);
         }
+        let trailer = Builder::new(Software::DUMMY)
+            .observe_self()
+            .any_cpu()
+            .build_with_group(&mut group)
+            .map_err(|e| Error::Counters(format!("trailing dummy event: {e}")))?;
         group.enable().map_err(|e| Error::Counters(format!("enable: {e}")))?;
-        Ok(CounterGroup { group, members, maps: vec![] })
+        Ok(CounterGroup { group, members, _trailer: trailer, maps: vec![] })
     }
 
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
 
+    /// time_running / time_enabled of the group since it was enabled, or None when it cannot be
+    /// read (a pinned group in the error state reads 0 bytes).
+    pub fn scheduled_fraction(&self) -> Option<f64> {
+        let mut r = Reading::default();
+        self.syscall().read_into(&mut r);
+        (r.ok && r.enabled > 0).then(|| r.running as f64 / r.enabled as f64)
+    }
+
+    /// Runs ~1 ms of work with the group enabled and returns its scheduled fraction.
+    fn schedules(&mut self) -> Option<f64> {
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(1) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        self.scheduled_fraction()
+    }
+
     /// The rdpmc reader, if the kernel allows user-space reads of every member right now.
-    pub fn rdpmc(&mut self) -> Option<Rdpmc> {
+    pub fn rdpmc(&mut self) -> Option<rdpmc::Rdpmc> {
         if self.members.is_empty() {
             return None;
         }
@@ -316,18 +384,26 @@ impl CounterGroup {
             }
             self.maps.push((p, 4096));
         }
-        let pages: Vec<*const MmapPage> = self.maps.iter().map(|(p, _)| *p as *const MmapPage).collect();
+        let pages: Vec<*const rdpmc::MmapPage> = self.maps.iter().map(|(p, _)| *p as *const rdpmc::MmapPage).collect();
         // SAFETY: the pages were just mapped.
         let ok = pages.iter().all(|p| unsafe {
             let caps = std::ptr::read_volatile(std::ptr::addr_of!((**p).capabilities));
-            caps & CAP_USER_RDPMC != 0 && std::ptr::read_volatile(std::ptr::addr_of!((**p).index)) != 0
+            caps & rdpmc::CAP_USER_RDPMC != 0 && std::ptr::read_volatile(std::ptr::addr_of!((**p).index)) != 0
         });
-        ok.then(|| Rdpmc { len: pages.len(), pages })
+        // SAFETY: the pages stay mapped until this group is dropped, after the reader's use.
+        ok.then(|| unsafe { rdpmc::Rdpmc::new(&pages, rdpmc::HwPmc) })
     }
 
     /// The read() reader.
     pub fn syscall(&self) -> Syscall {
-        Syscall { fd: self.group.as_counter().as_raw_fd(), len: self.members.len() }
+        let mut ids = [0u64; MAX];
+        for (k, c) in self.members.iter().enumerate() {
+            ids[k] = c.id();
+        }
+        Syscall {
+            fd: self.group.as_counter().as_raw_fd(),
+            layout: group_read::Layout { members: self.members.len(), ids },
+        }
     }
 }
 
