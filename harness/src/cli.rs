@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::clock::ClockKind;
+use crate::error::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -106,19 +107,50 @@ pub fn run() -> i32 {
         }
     };
     let argv: Vec<String> = std::env::args().collect();
-    let res = match &cli.command {
-        Command::Run(a) => crate::runner::run(a, crate::runner::Mode::Run, &argv),
-        Command::Scale(a) => crate::runner::run(a, crate::runner::Mode::Scale, &argv),
-        Command::List => crate::output::list(),
-        Command::Gate(a) => crate::gate::run(a),
-        Command::Report(a) => crate::report::run(a),
-        Command::Cell { spec } => crate::runner::cell::main(spec),
-    };
+    match &cli.command {
+        Command::Run(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Run, &argv)),
+        Command::Scale(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Scale, &argv)),
+        Command::List => finish(crate::output::list()),
+        Command::Gate(a) => finish(crate::gate::run(a)),
+        Command::Report(a) => finish(crate::report::run(a)),
+        Command::Cell { spec } => finish(crate::runner::cell::main(spec)),
+    }
+}
+
+/// One line on stderr for an error, and its exit code.
+fn finish<E: ExitCode>(res: Result<i32, E>) -> i32 {
     match res {
         Ok(code) => code,
         Err(e) => {
             eprintln!("tracebench: error: {e}");
             e.exit_code()
+        }
+    }
+}
+
+impl RunArgs {
+    /// The runner's plain options (the runner does not depend on the CLI's types).
+    pub fn options(&self) -> crate::runner::Options {
+        let a = self.clone();
+        crate::runner::Options {
+            tracer: a.tracer,
+            label: a.label,
+            iterations: a.iterations,
+            threads: a.threads,
+            cpu: a.cpu,
+            clock: a.clock,
+            counters: a.counters,
+            counter_sets: a.counter_sets,
+            repeats: a.repeats,
+            out: a.out,
+            timeout: a.timeout,
+            quiet: a.quiet,
+            ftrace_clock: a.ftrace_clock,
+            subbuf_size: a.subbuf_size,
+            num_subbuf: a.num_subbuf,
+            kernel: a.kernel,
+            payload_size: a.payload_size,
+            probe_site: a.probe_site,
         }
     }
 }

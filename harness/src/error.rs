@@ -1,14 +1,16 @@
 //! Errors the user can act on. Each message says what is wrong and how to fix it (as hyperfine's
 //! do); `exit_code` maps them onto the CLI's contract: 2 for bad input, 1 for a failed
-//! measurement.
+//! measurement. This module sits at the bottom of the crate: it imports nothing from it. The
+//! gate and the report have error types of their own (`gate::GateError`, `report::ReportError`),
+//! which the CLI maps to exit codes the same way (`ExitCode`).
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum Error {
     #[error("{0}")]
     Usage(String),
-    #[error("unknown counter '{0}': use one of {known} or tracepoint:SUBSYS:EVENT", known = crate::counters::KNOWN.join(", "))]
-    UnknownCounter(String),
+    #[error("unknown counter '{name}': use one of {known} or tracepoint:SUBSYS:EVENT")]
+    UnknownCounter { name: String, known: String },
     #[error(transparent)]
     Tracer(#[from] tracebench_tracers::TracerError),
     #[error("cannot write results to {path}: {why} (fix: choose a writable directory with --out)")]
@@ -25,10 +27,17 @@ pub enum Error {
     Measurement(String),
     #[error("bad results data in {path}: {why}")]
     Data { path: String, why: String },
-    #[error(transparent)]
-    Gate(#[from] crate::gate::GateError),
-    #[error("report: {0}")]
-    Report(#[from] crate::report::ReportError),
+}
+
+/// The exit code an error maps to (each subcommand's error type implements it).
+pub trait ExitCode: std::fmt::Display {
+    fn exit_code(&self) -> i32;
+}
+
+impl ExitCode for Error {
+    fn exit_code(&self) -> i32 {
+        Error::exit_code(self)
+    }
 }
 
 impl Error {
@@ -36,14 +45,11 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_)
-            | Error::UnknownCounter(_)
+            | Error::UnknownCounter { .. }
             | Error::Tracer(_)
             | Error::OutDir { .. }
             | Error::Pin { .. }
             | Error::Data { .. } => 2,
-            // The gate reserves 1 for "a regression": all its errors are usage or data errors.
-            Error::Gate(_) => 2,
-            Error::Report(e) => e.exit_code(),
             _ => 1,
         }
     }

@@ -6,12 +6,11 @@
 //! and are checked against its sizes and version at compile time; the ioctl numbers are computed the way the C
 //! `_IOR`/`_IOWR`/`_IO` macros compute them and checked against the values the C header yields.
 //!
-//! API: [`run_kernel_cell`] runs one cell and returns [`KernelSamples`], which can write the cell's `events.csv`
-//! and `discarded.csv` in the output contract; [`Device`] gives the lower-level calls, including the empty ioctl of
+//! API: [`run_kernel_cell`] runs one cell and returns [`KernelSamples`] (the runner's `kernel_cell` writes them
+//! through `results::rows`); [`Device`] gives the lower-level calls, including the empty ioctl of
 //! the system-call benchmark (survey 7.3, Table 5).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
 use std::mem::size_of;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -30,7 +29,7 @@ pub const PAYLOAD_SIZES: [u32; 4] = [4, 64, 256, 1024];
 const CLOCK_AUTO: u32 = 0;
 const CLOCK_TSC: u32 = 1;
 const CLOCK_KTIME: u32 = 2;
-const SAMPLE_DISCARDED_NMI: u32 = 1;
+pub const SAMPLE_DISCARDED_NMI: u32 = 1;
 const INFO_TSC_STABLE: u32 = 1;
 
 /// `struct kbench_info`.
@@ -266,57 +265,6 @@ impl KernelSamples {
     pub fn fired(&self) -> u64 {
         self.per_cpu.iter().map(|c| self.warmup + c.samples.len() as u64).sum()
     }
-
-    /// Writes `dir/events.csv` and `dir/discarded.csv` in the output contract (temp file, then rename).
-    pub fn write_csv(&self, tracer: &str, dir: &Path, repetition: u32, counter_set: u32) -> Result<(), KernelError> {
-        let threads = self.per_cpu.len();
-        let supported: Vec<(usize, &CounterStatus)> =
-            self.counters.iter().enumerate().filter(|(_, c)| c.supported()).collect();
-        let mut header = String::from("tracer,threads,thread,cpu,iteration,latency_ns");
-        for (_, c) in &supported {
-            header.push(',');
-            header.push_str(&c.name);
-        }
-        header.push_str(",repetition,counter_set\n");
-        write_atomic(&dir.join("events.csv"), |w| {
-            w.write_all(header.as_bytes())?;
-            for (thread, cpu) in self.per_cpu.iter().enumerate() {
-                for s in cpu.samples.iter().filter(|s| s.flags & SAMPLE_DISCARDED_NMI == 0) {
-                    write!(w, "{tracer},{threads},{thread},{},{},{}", s.cpu, s.iteration, s.latency_ns)?;
-                    for (i, _) in &supported {
-                        write!(w, ",{}", s.counters[*i])?;
-                    }
-                    writeln!(w, ",{repetition},{counter_set}")?;
-                }
-            }
-            Ok(())
-        })?;
-        write_atomic(&dir.join("discarded.csv"), |w| {
-            w.write_all(b"tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition\n")?;
-            for (thread, cpu) in self.per_cpu.iter().enumerate() {
-                for s in cpu.samples.iter().filter(|s| s.flags & SAMPLE_DISCARDED_NMI != 0) {
-                    writeln!(
-                        w,
-                        "{tracer},{threads},{thread},{},{},{},nmi,{repetition}",
-                        s.cpu, s.iteration, s.latency_ns
-                    )?;
-                }
-            }
-            Ok(())
-        })
-    }
-}
-
-fn write_atomic(
-    path: &Path,
-    body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
-) -> Result<(), KernelError> {
-    let err = |source| KernelError::Write { path: path.to_path_buf(), source };
-    let tmp = path.with_extension("csv.tmp");
-    let mut w = BufWriter::new(File::create(&tmp).map_err(err)?);
-    body(&mut w).and_then(|_| w.flush()).map_err(err)?;
-    drop(w);
-    std::fs::rename(&tmp, path).map_err(err)
 }
 
 /// An open `/dev/kbench` whose ABI matches this build.
@@ -566,7 +514,7 @@ mod tests {
     }
 
     #[test]
-    fn csv_keeps_indices_and_omits_unsupported_counters() {
+    fn fired_counts_warmup_and_every_sample() {
         let s = |it, ns, flags| KbenchSample {
             iteration: it,
             ticks: ns,
@@ -593,15 +541,5 @@ mod tests {
             }],
         };
         assert_eq!(k.fired(), 13);
-        let dir = tempfile::tempdir().unwrap();
-        k.write_csv("ftrace", dir.path(), 0, 0).unwrap();
-        let ev = std::fs::read_to_string(dir.path().join("events.csv")).unwrap();
-        assert_eq!(
-            ev,
-            "tracer,threads,thread,cpu,iteration,latency_ns,cpu-clock,repetition,counter_set\n\
-             ftrace,1,0,3,0,100,22,0,0\nftrace,1,0,3,2,120,22,0,0\n"
-        );
-        let dc = std::fs::read_to_string(dir.path().join("discarded.csv")).unwrap();
-        assert_eq!(dc, "tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition\nftrace,1,0,3,1,9000,nmi,0\n");
     }
 }

@@ -15,7 +15,7 @@ pub mod kernel;
 pub mod output;
 pub mod plot;
 pub mod report;
+pub mod results;
 pub mod runner;
-pub mod sink;
 pub mod stats;
 pub mod steady_state;

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use crate::clock::ClockInfo;
 use crate::error::Error;
-use crate::runner::{Floor, SummaryRow};
+use crate::results::rows::SummaryRow;
+use crate::runner::calibrate::Floor;
 
 pub fn print_table(
     out: &Path,

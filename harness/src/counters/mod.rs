@@ -67,6 +67,10 @@ fn cache(which: CacheId, op: CacheOp, result: CacheResult) -> Kind {
     Kind::Cache(Cache { which, operation: op, result })
 }
 
+fn unknown(name: &str) -> Error {
+    Error::UnknownCounter { name: name.into(), known: KNOWN.join(", ") }
+}
+
 fn kind_of(name: &str) -> Result<Kind, Error> {
     const ACCESS: CacheResult = CacheResult::ACCESS;
     const MISS: CacheResult = CacheResult::MISS;
@@ -92,8 +96,8 @@ fn kind_of(name: &str) -> Result<Kind, Error> {
         "cpu-migrations" => Kind::Sw(Software::CPU_MIGRATIONS),
         "task-clock" => Kind::Sw(Software::TASK_CLOCK),
         other => match other.strip_prefix("tracepoint:") {
-            Some(tp) => Kind::Tp(tracepoint_id(tp).ok_or_else(|| Error::UnknownCounter(other.into()))?),
-            None => return Err(Error::UnknownCounter(other.into())),
+            Some(tp) => Kind::Tp(tracepoint_id(tp).ok_or_else(|| unknown(other))?),
+            None => return Err(unknown(other)),
         },
     })
 }

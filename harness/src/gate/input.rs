@@ -1,46 +1,15 @@
 //! Reading the per-repetition rows of a results directory (`DIR/repetitions.csv`, see the output
 //! contract), by column name, never by position.
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::GateError;
-use crate::error::Error;
-use crate::sink::{self, Csv};
+use crate::results;
 
-/// A parsed CSV file: header plus records, every field a string.
-#[derive(Debug, Clone)]
-pub struct Table {
-    pub path: PathBuf,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
+pub use crate::results::table::Table;
 
-impl Table {
-    pub fn col(&self, name: &str) -> Option<usize> {
-        self.header.iter().position(|h| h == name)
-    }
-    /// Columns holding counter means: `<counter>_mean`, i.e. every `*_mean` column but the time
-    /// one (`mean_ns` does not end in `_mean`).
-    pub fn counter_columns(&self) -> BTreeSet<String> {
-        self.header.iter().filter(|h| h.ends_with("_mean")).cloned().collect()
-    }
-}
-
-/// Reads a CSV file of ours (via `sink::Csv`) and checks that every record has as many fields
-/// as the header, so that a truncated or hand-edited file is an error, not a shifted column.
-pub fn read_table(path: &Path) -> Result<Table, Error> {
-    let csv = Csv::read(path)?;
-    let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
-    for (i, r) in csv.rows.iter().enumerate() {
-        if r.len() != header.len() {
-            return Err(GateError::Csv {
-                path: path.into(),
-                why: format!("record {} has {} fields but the header has {}", i + 2, r.len(), header.len()),
-            }
-            .into());
-        }
-    }
-    Ok(Table { path: path.into(), header, rows: csv.rows })
+/// Reads a CSV file of ours; see [`Table::read`].
+pub fn read_table(path: &Path) -> Result<Table, GateError> {
+    Ok(Table::read(path)?)
 }
 
 /// The per-repetition rows of one results directory.
@@ -54,7 +23,7 @@ pub struct Results {
 }
 
 impl Results {
-    pub fn open(dir: &Path) -> Result<Self, Error> {
+    pub fn open(dir: &Path) -> Result<Self, GateError> {
         if !dir.is_dir() {
             return Err(GateError::NotAResultsDir {
                 dir: dir.into(),
@@ -154,13 +123,13 @@ impl Results {
 
     /// Writes the (merged) per-repetition table as `dir/repetitions.csv`, so that an interleaved
     /// gate can be re-judged from files alone. (Our CSV never quotes: names cannot hold commas.)
-    pub fn write_repetitions(&self, dir: &Path) -> Result<(), Error> {
+    pub fn write_repetitions(&self, dir: &Path) -> Result<(), GateError> {
         let mut s = String::new();
         for r in std::iter::once(&self.table.header).chain(self.table.rows.iter()) {
             s.push_str(&r.join(","));
             s.push('\n');
         }
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        sink::write_atomic(dir.join("repetitions.csv"), s.as_bytes())
+        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+        Ok(results::write_atomic(dir.join("repetitions.csv"), s.as_bytes())?)
     }
 }

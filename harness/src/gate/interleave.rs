@@ -21,18 +21,11 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::input::Results;
 use super::{GateArgs, GateError};
-use crate::error::Error;
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
+use crate::runner::supervise::{self, Ended};
 
 /// A working directory removed on drop unless the user asked to keep it (--out).
 struct WorkDir {
@@ -41,7 +34,7 @@ struct WorkDir {
 }
 
 impl WorkDir {
-    fn new(out: Option<&Path>) -> Result<Self, Error> {
+    fn new(out: Option<&Path>) -> Result<Self, GateError> {
         let (path, keep) = match out {
             Some(p) => (p.to_path_buf(), true),
             None => {
@@ -58,7 +51,7 @@ impl WorkDir {
             .into());
         }
         std::fs::create_dir_all(&path)
-            .map_err(|e| Error::OutDir { path: path.display().to_string(), why: e.to_string() })?;
+            .map_err(|e| crate::error::Error::OutDir { path: path.display().to_string(), why: e.to_string() })?;
         Ok(WorkDir { path, keep })
     }
 }
@@ -105,10 +98,10 @@ fn last_line(log: &Path) -> String {
         .unwrap_or_else(|| "no output".into())
 }
 
-fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, Error> {
+fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, GateError> {
     let out = work.path.join(format!("{}-{i}", side.letter()));
     let log_path = work.path.join(format!("{}-{i}.log", side.letter()));
-    let io = |p: &Path, e: std::io::Error| Error::io(p, e);
+    let io = |p: &Path, e: std::io::Error| crate::error::Error::io(p, e);
     let log = File::create(&log_path).map_err(|e| io(&log_path, e))?;
     let log2 = log.try_clone().map_err(|e| io(&log_path, e))?;
     let mut path = std::env::var_os("PATH").unwrap_or_default();
@@ -140,37 +133,20 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, E
         .stderr(log2)
         .spawn()
         .map_err(|e| fail(format!("cannot start /bin/sh: {e}")))?;
-    let pid = child.id() as libc::pid_t;
-    // Block in waitpid rather than polling, so the gate itself adds no wake-ups to the
-    // measurement; a signal interrupts it (EINTR) and we forward SIGTERM to the child, which
-    // tears its tracer down.
-    let mut status: libc::c_int = 0;
-    let mut forwarded = false;
-    loop {
-        if STOP.load(Ordering::SeqCst) && !forwarded {
-            // SAFETY: pid is our own child, not yet reaped.
-            unsafe { libc::kill(pid, libc::SIGTERM) };
-            forwarded = true;
-        }
-        // SAFETY: waits for our own child; `child` is never waited on through std afterwards.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(fail(format!("waitpid: {e}")).into());
-        }
-    }
+    let mut child = child;
+    // Blocks in waitpid (no wake-ups during the measurement); a stop forwards SIGTERM, which
+    // tears the child's tracer down.
+    let ended = supervise::wait(&mut child, None, None, Some(libc::SIGTERM))
+        .map_err(|e| fail(format!("waiting for it: {e}")))?;
     drop(child);
-    if STOP.load(Ordering::SeqCst) {
+    if supervise::stopped() {
         return Err(GateError::Interrupted.into());
     }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let how = if libc::WIFEXITED(status) {
-            format!("exit status {}", libc::WEXITSTATUS(status))
-        } else {
-            format!("killed by signal {}", libc::WTERMSIG(status))
+    if ended != Ended::Exited(0) {
+        let how = match ended {
+            Ended::Exited(code) => format!("exit status {code}"),
+            Ended::Signalled(sig) => format!("killed by signal {sig}"),
+            Ended::TimedOut => "timed out".to_string(),
         };
         return Err(fail(format!("{how}: {}", last_line(&log_path))).into());
     }
@@ -202,7 +178,7 @@ pub struct Interleaved {
 }
 
 impl Interleaved {
-    pub fn start(args: &GateArgs) -> Result<Self, Error> {
+    pub fn start(args: &GateArgs) -> Result<Self, GateError> {
         let (ca, cb) = (args.baseline_cmd.as_deref().unwrap_or(""), args.candidate_cmd.as_deref().unwrap_or(""));
         for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {
             if c.trim().is_empty() {
@@ -216,8 +192,7 @@ impl Interleaved {
         // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
         // down), the work directory removed, and the gate exits 130. The handler is installed
         // without SA_RESTART, so a blocked waitpid returns EINTR.
-        STOP.store(false, Ordering::SeqCst);
-        crate::runner::cell::install_stop_handlers(on_signal);
+        supervise::install_handlers();
         Ok(Interleaved {
             baseline_cmd: ca.to_string(),
             candidate_cmd: cb.to_string(),
@@ -231,7 +206,7 @@ impl Interleaved {
     }
 
     /// Runs pairs `done..k` (ABBA order continues where it stopped).
-    pub fn extend_to(&mut self, k: usize) -> Result<(), Error> {
+    pub fn extend_to(&mut self, k: usize) -> Result<(), GateError> {
         let plan: Vec<(Side, usize)> = schedule(k).into_iter().filter(|&(_, i)| i >= self.done).collect();
         let t0 = Instant::now();
         for (n, &(side, i)) in plan.iter().enumerate() {
@@ -272,7 +247,7 @@ impl Interleaved {
     /// Ends the gate's runs: with --out, writes the merged tables (plus the first run.json) so
     /// that the gate can be re-judged later with
     /// `tracebench gate --paired --baseline OUT/baseline --candidate OUT/candidate`.
-    pub fn finish(self) -> Result<(Results, Results), Error> {
+    pub fn finish(self) -> Result<(Results, Results), GateError> {
         eprintln!("gate: {} pairs in {:.1} s", self.done, self.started.elapsed().as_secs_f64());
         let (mut a, mut b) = self.results();
         if self.work.keep {
@@ -281,7 +256,7 @@ impl Interleaved {
                 r.write_repetitions(&dir)?;
                 let src = self.work.path.join(format!("{}-0", side.letter())).join("run.json");
                 if src.is_file() {
-                    std::fs::copy(&src, dir.join("run.json")).map_err(|e| Error::io(&src, e))?;
+                    std::fs::copy(&src, dir.join("run.json")).map_err(|e| crate::error::Error::io(&src, e))?;
                 }
                 r.dir = dir;
             }

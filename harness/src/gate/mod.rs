@@ -16,8 +16,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::error::Error;
-use crate::sink;
+use crate::results;
 use input::Results;
 use verdict::{Config, Estimator, Judgement, Verdict};
 
@@ -39,6 +38,19 @@ pub enum GateError {
     /// error as far as CI is concerned, so it exits 2, not 1.
     #[error("{0}")]
     Other(String),
+}
+
+impl From<crate::error::Error> for GateError {
+    fn from(e: crate::error::Error) -> Self {
+        GateError::Other(e.to_string())
+    }
+}
+
+/// The gate reserves 1 for "a regression": all its errors are usage or data errors.
+impl crate::error::ExitCode for GateError {
+    fn exit_code(&self) -> i32 {
+        2
+    }
 }
 
 /// Parses "5%", "0.05" (a fraction below 1) into a fraction.
@@ -197,7 +209,7 @@ pub struct Sequential {
 }
 
 /// Checks that both sides measured the same things, and picks the metric column.
-fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Error> {
+fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, GateError> {
     let (cb, cc) = (base.table.counter_columns(), cand.table.counter_columns());
     if cb != cc {
         let list = |s: &BTreeSet<String>| {
@@ -260,7 +272,7 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Er
 }
 
 /// Judges every (tracer, threads) row; pure given the two tables.
-pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bool) -> Result<Report, Error> {
+pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bool) -> Result<Report, GateError> {
     let metric = compatible(base, cand, &args.metric)?;
     let cfg = Config {
         threshold: args.threshold,
@@ -306,23 +318,22 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
 }
 
 /// Runs the gate; returns the process exit code (0 pass, 1 fail, 130 interrupted). Every error
-/// is a usage or data error as far as CI is concerned: it comes back as `Error::Gate`, which
+/// is a usage or data error as far as CI is concerned: it comes back as a `GateError`, which
 /// the CLI prints in one line and exits 2.
-pub fn run(args: &GateArgs) -> Result<i32, Error> {
+pub fn run(args: &GateArgs) -> Result<i32, GateError> {
     match run_inner(args) {
         Ok(code) => Ok(code),
-        Err(Error::Gate(GateError::Interrupted)) => {
+        Err(GateError::Interrupted) => {
             eprintln!("tracebench: gate interrupted; the interleaved runs were stopped");
             Ok(130)
         }
-        Err(e @ Error::Gate(_)) => Err(e),
-        Err(e) => Err(GateError::Other(e.to_string()).into()),
+        Err(e) => Err(e),
     }
 }
 
 /// The interleaved gate, with its sequential extension: judge after K pairs and, while a row
 /// is inconclusive, after every K more, up to --max-repeats.
-fn interleaved(args: &GateArgs) -> Result<Report, Error> {
+fn interleaved(args: &GateArgs) -> Result<Report, GateError> {
     let k = args.repeats as usize;
     let max = args.max_repeats.map_or(k, |m| m as usize);
     if max < k {
@@ -361,7 +372,7 @@ fn interleaved(args: &GateArgs) -> Result<Report, Error> {
     Ok(report)
 }
 
-fn run_inner(args: &GateArgs) -> Result<i32, Error> {
+fn run_inner(args: &GateArgs) -> Result<i32, GateError> {
     let report = if args.interleave {
         interleaved(args)?
     } else {
@@ -371,13 +382,13 @@ fn run_inner(args: &GateArgs) -> Result<i32, Error> {
     };
     print!("{}", render::terminal(&report));
     if let Some(p) = &args.markdown {
-        sink::write_atomic(p, render::markdown(&report).as_bytes())?;
+        results::write_atomic(p, render::markdown(&report).as_bytes())?;
     }
     if let Some(p) = &args.junit {
-        sink::write_atomic(p, render::junit(&report).as_bytes())?;
+        results::write_atomic(p, render::junit(&report).as_bytes())?;
     }
     if let Some(p) = &args.json {
-        sink::write_json(p, &report)?;
+        results::write_json(p, &report)?;
     }
     Ok(report.exit_code)
 }

@@ -131,8 +131,14 @@ impl ReportError {
     }
 }
 
-pub fn run(args: &ReportArgs) -> Result<i32, crate::error::Error> {
-    Ok(run_report(args)?)
+pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
+    run_report(args)
+}
+
+impl crate::error::ExitCode for ReportError {
+    fn exit_code(&self) -> i32 {
+        ReportError::exit_code(self)
+    }
 }
 
 fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {

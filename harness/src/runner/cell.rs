@@ -1,116 +1,27 @@
-//! The measuring child process: one cell = one tracer x thread count x counter set x
-//! repetition (see ARCHITECTURE.md). It sets the tracer up, pins one thread per CPU, warms up to
-//! steady state, measures, tears the tracer down, and writes its rows into the cell directory for
-//! the parent to merge. A tracer that crashes or hangs takes down only this process.
+//! Stage 3, measure: the measuring child process. One cell = one tracer x thread count x counter
+//! set x repetition (docs/ARCHITECTURE.md). It sets the tracer up, pins one thread per CPU, warms
+//! up to steady state, measures (`timed`), tears the tracer down, and writes its rows, in their
+//! final form, into the cell directory for the merge. A tracer that crashes or hangs takes down
+//! only this process.
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
-use serde::{Deserialize, Serialize};
 use tracebench_tracers::{CreateOptions, Tracer};
 
+use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_PID, CELL_RESULT, CELL_STOP};
 use super::timed::{self, Buffers, STOP};
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::{CounterGroup, CounterRead, NoCounters};
 use crate::disturbance::{Detector, Reason, Sources, ALL_REASONS};
 use crate::error::Error;
-use crate::sink::{write_json, AtomicFile};
+use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter};
+use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV};
 use crate::steady_state::{self, Window};
-
-/// Tracer options passed through to the backend (see `tracebench_tracers::CreateOptions`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TracerOpts {
-    pub ftrace_clock: Option<String>,
-    pub subbuf_size: Option<String>,
-    pub num_subbuf: Option<u32>,
-    pub probe_site: Option<String>,
-}
-
-/// What the parent asks a cell to do (written as `cell.json`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CellSpec {
-    pub id: usize,
-    pub spec: String,
-    pub label: String,
-    pub threads: usize,
-    pub cpus: Vec<usize>,
-    pub iterations: usize,
-    /// Counters to read: only those the parent found available.
-    pub counters: Vec<String>,
-    pub counter_set: usize,
-    pub repetition: usize,
-    pub clock: ClockKind,
-    pub tsc_hz: f64,
-    pub resolution_ns: f64,
-    pub opts: TracerOpts,
-    pub run_id: String,
-    pub dir: PathBuf,
-    /// `--kernel`: the loop runs in kbench-module (see `kernel_cell`).
-    #[serde(default)]
-    pub kernel: bool,
-    #[serde(default)]
-    pub payload_size: Option<u32>,
-}
-
-/// What one measuring thread reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ThreadResult {
-    pub thread: usize,
-    pub cpu: usize,
-    pub kept: usize,
-    pub attempts: u64,
-    pub discarded: u64,
-    pub reasons: BTreeMap<String, u64>,
-    pub discard_rows_dropped: u64,
-    pub wrap_calls: u64,
-    pub warmup_calls: u64,
-    pub steady: bool,
-    pub windows: Vec<Window>,
-    /// Per counter (in the cell's counter order): samples discarded because it did not count the
-    /// whole call.
-    #[serde(default)]
-    pub counter_not_running: Vec<u64>,
-    /// time_running / time_enabled of the counter group over warm-up and measurement (1.0: on
-    /// the PMU the whole time); None without counters or when the group could not be read.
-    #[serde(default)]
-    pub counter_scheduled_fraction: Option<f64>,
-}
-
-/// What the cell reports (written as `result.json`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CellResult {
-    pub tracer_version: String,
-    pub tracer_config: serde_json::Value,
-    pub after_run: serde_json::Value,
-    pub buffer_events: u64,
-    pub counter_read: String,
-    pub detector: serde_json::Value,
-    pub threads: Vec<ThreadResult>,
-    pub stopped: bool,
-    pub warnings: Vec<String>,
-}
-
-/// In a cell's directory: the measuring process's pid, and the parent's "stop" mark.
-pub const CELL_PID: &str = "cell.pid";
-pub const CELL_STOP: &str = "stop";
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
-}
-
-/// Routes SIGINT and SIGTERM to [`STOP`], so the loop ends and `Drop` tears the tracer down.
-pub fn install_stop_handlers(handler: extern "C" fn(libc::c_int)) {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = handler as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
 }
 
 /// Pins the calling thread to `cpu`.
@@ -144,9 +55,8 @@ struct ThreadOut {
 
 /// Entry point of the hidden `__cell` subcommand.
 pub fn main(spec_path: &Path) -> Result<i32, Error> {
-    install_stop_handlers(on_signal);
-    let text = std::fs::read_to_string(spec_path).map_err(|e| Error::io(spec_path, e))?;
-    let spec: CellSpec = serde_json::from_str(&text).map_err(|e| Error::io(spec_path, e))?;
+    super::supervise::install_handlers_with(on_signal);
+    let spec = protocol::read_spec(spec_path)?;
     // The stop handshake with the parent (`runner::run_cell`): a Ctrl-C can land while a launch
     // prefix (strace) is up but this process does not exist yet, and a prefix that blocks
     // SIGINT would then let the whole cell run. So: handler first, then our pid (the parent
@@ -202,7 +112,7 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
         stopped: STOP.load(Ordering::Relaxed),
         warnings,
     };
-    write_json(spec.dir.join("result.json"), &result)?;
+    write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(if result.stopped { 130 } else { 0 })
 }
 
@@ -360,45 +270,46 @@ fn body<C: Clock, R: CounterRead>(
     }
 }
 
+/// The cell's rows in their final form (`results::rows`): the merge only concatenates them.
 fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error> {
-    let path = spec.dir.join("events.csv");
-    let mut f = AtomicFile::create(&path)?;
-    let io = |e: std::io::Error| Error::io(&path, e);
-    let mut header = String::from("thread,cpu,iteration,latency_ns");
-    for c in &spec.counters {
-        header.push(',');
-        header.push_str(c);
-    }
-    writeln!(f, "{header}").map_err(io)?;
+    // Where each of this cell's counters goes among the run's columns.
+    let columns = if spec.columns.is_empty() { &spec.counters } else { &spec.columns };
+    let slot: Vec<Option<usize>> = columns.iter().map(|c| spec.counters.iter().position(|x| x == c)).collect();
+    let mut values: Vec<Option<u64>> = vec![None; columns.len()];
+    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), columns)?;
     for o in outs {
-        let t = o.result.thread;
         for s in &o.buf.samples {
-            let cpu = if s.cpu == u32::MAX { o.result.cpu as u32 } else { s.cpu };
-            write!(f, "{t},{cpu},{},{:.2}", s.iteration, to_ns(s.ticks, hz)).map_err(io)?;
-            for v in &s.counters[..spec.counters.len()] {
-                write!(f, ",{v}").map_err(io)?;
+            for (v, k) in values.iter_mut().zip(&slot) {
+                *v = k.map(|k| s.counters[k]);
             }
-            writeln!(f).map_err(io)?;
+            ev.row(&EventRow {
+                tracer: &spec.label,
+                threads: spec.threads,
+                thread: o.result.thread,
+                cpu: if s.cpu == u32::MAX { o.result.cpu as u32 } else { s.cpu },
+                iteration: s.iteration,
+                latency_ns: to_ns(s.ticks, hz),
+                counters: &values,
+                repetition: spec.repetition,
+                counter_set: spec.counter_set,
+            })?;
         }
     }
-    f.commit()?;
-    let path = spec.dir.join("discarded.csv");
-    let mut f = AtomicFile::create(&path)?;
-    let io = |e: std::io::Error| Error::io(&path, e);
-    writeln!(f, "thread,cpu,iteration,latency_ns,reason").map_err(io)?;
+    ev.commit()?;
+    let mut ds = DiscardsWriter::create(&spec.dir.join(DISCARDED_CSV))?;
     for o in outs {
         for d in &o.buf.discards {
-            let cpu = if d.cpu == u32::MAX { o.result.cpu as u32 } else { d.cpu };
-            writeln!(
-                f,
-                "{},{cpu},{},{:.2},{}",
-                o.result.thread,
-                d.iteration,
-                to_ns(d.ticks, hz),
-                Reason::names(d.mask)
-            )
-            .map_err(io)?;
+            ds.row(&DiscardRow {
+                tracer: &spec.label,
+                threads: spec.threads,
+                thread: o.result.thread,
+                cpu: if d.cpu == u32::MAX { o.result.cpu as u32 } else { d.cpu },
+                iteration: d.iteration,
+                latency_ns: to_ns(d.ticks, hz),
+                reason: &Reason::names(d.mask),
+                repetition: spec.repetition,
+            })?;
         }
     }
-    f.commit()
+    ds.commit()
 }

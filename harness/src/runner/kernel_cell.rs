@@ -10,14 +10,14 @@
 //! never read during the run). LTTng kernel, eBPF and SystemTap need their own modules or
 //! programs built for the running kernel; the kernel lab (scripts/kernel-lab) runs them.
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
-use super::cell::{CellResult, CellSpec, ThreadResult};
+use super::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::error::Error;
 use crate::kernel::{self, KernelCellConfig, KernelClock, KernelCounter};
-use crate::sink::{write_json, AtomicFile};
+use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter};
+use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV};
 
 /// Tracers `--kernel` can drive, for validation in the parent.
 pub const KERNEL_TRACERS: [&str; 3] = ["none", "ftrace", "perf"];
@@ -204,32 +204,46 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
         .map(|c| format!("{} (errno {:?})", c.name, c.errno))
         .collect();
 
-    let path = spec.dir.join("events.csv");
-    let mut ev = AtomicFile::create(&path)?;
-    let io = |e: std::io::Error| Error::io(&path, e);
-    let mut header = String::from("thread,cpu,iteration,latency_ns");
-    for &i in &supported {
-        header.push(',');
-        header.push_str(&samples.counters[i].name);
-    }
-    writeln!(ev, "{header}").map_err(io)?;
-    let dpath = spec.dir.join("discarded.csv");
-    let mut ds = AtomicFile::create(&dpath)?;
-    writeln!(ds, "thread,cpu,iteration,latency_ns,reason").map_err(|e| Error::io(&dpath, e))?;
+    // Final-form rows (`results::rows`): the run's counter columns, empty where the module could
+    // not read a counter.
+    let columns = if spec.columns.is_empty() { spec.counters.clone() } else { spec.columns.clone() };
+    let slot: Vec<Option<usize>> =
+        columns.iter().map(|c| supported.iter().copied().find(|&i| &samples.counters[i].name == c)).collect();
+    let mut values: Vec<Option<u64>> = vec![None; columns.len()];
+    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), &columns)?;
+    let mut ds = DiscardsWriter::create(&spec.dir.join(DISCARDED_CSV))?;
     let mut threads = Vec::new();
     for (t, c) in samples.per_cpu.iter().enumerate() {
         let mut kept = 0;
         for s in &c.samples {
-            if s.flags & 1 != 0 {
-                writeln!(ds, "{t},{},{},{},nmi", s.cpu, s.iteration, s.latency_ns).map_err(|e| Error::io(&dpath, e))?;
+            if s.flags & kernel::SAMPLE_DISCARDED_NMI != 0 {
+                ds.row(&DiscardRow {
+                    tracer: &spec.label,
+                    threads: spec.threads,
+                    thread: t,
+                    cpu: s.cpu,
+                    iteration: s.iteration,
+                    latency_ns: s.latency_ns as f64,
+                    reason: "nmi",
+                    repetition: spec.repetition,
+                })?;
                 continue;
             }
             kept += 1;
-            write!(ev, "{t},{},{},{}", s.cpu, s.iteration, s.latency_ns).map_err(io)?;
-            for &i in &supported {
-                write!(ev, ",{}", s.counters[i]).map_err(io)?;
+            for (v, k) in values.iter_mut().zip(&slot) {
+                *v = k.map(|k| s.counters[k]);
             }
-            writeln!(ev).map_err(io)?;
+            ev.row(&EventRow {
+                tracer: &spec.label,
+                threads: spec.threads,
+                thread: t,
+                cpu: s.cpu,
+                iteration: s.iteration,
+                latency_ns: s.latency_ns as f64,
+                counters: &values,
+                repetition: spec.repetition,
+                counter_set: spec.counter_set,
+            })?;
         }
         let mut reasons = BTreeMap::new();
         if c.discarded > 0 {
@@ -269,7 +283,7 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
         stopped: false,
         warnings: Vec::new(),
     };
-    write_json(spec.dir.join("result.json"), &result)?;
+    write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(0)
 }
 

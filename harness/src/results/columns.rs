@@ -1,0 +1,40 @@
+//! Every column name of the output contract, in one place. The contract only ever appends
+//! columns, so readers find columns by name, never by position.
+
+/// events.csv: these, then one column per counter read in the run, then [`EVENTS_TAIL`].
+pub const EVENTS_HEAD: [&str; 6] = ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns"];
+pub const EVENTS_TAIL: [&str; 2] = ["repetition", "counter_set"];
+/// discarded.csv.
+pub const DISCARDS: [&str; 8] =
+    ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns", "reason", "repetition"];
+/// summary.csv: `tracer,threads`; repetitions.csv adds `repetition` after them.
+pub const SUMMARY_KEY: [&str; 2] = ["tracer", "threads"];
+pub const REPETITION: &str = "repetition";
+/// Then these statistics of the kept calls' latency.
+pub const SUMMARY_STATS: [&str; 9] =
+    ["kept", "discarded", "mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"];
+/// Then `<counter>_mean` per counter, then the appended columns.
+pub const COUNTER_MEAN_SUFFIX: &str = "_mean";
+/// Median of the means of 10 blocks of consecutive kept calls (added after the counters).
+pub const MOM: &str = "mom_ns";
+pub const LATENCY: &str = "latency_ns";
+
+/// The events.csv header for a run that read `counters`.
+pub fn events_header(counters: &[String]) -> String {
+    let mut v: Vec<&str> = EVENTS_HEAD.to_vec();
+    v.extend(counters.iter().map(String::as_str));
+    v.extend(EVENTS_TAIL);
+    v.join(",")
+}
+
+/// The summary.csv (or, with `repetition`, repetitions.csv) header.
+pub fn summary_header(counters: &[String], repetition: bool) -> String {
+    let mut v: Vec<String> = SUMMARY_KEY.iter().map(|s| s.to_string()).collect();
+    if repetition {
+        v.push(REPETITION.into());
+    }
+    v.extend(SUMMARY_STATS.iter().map(|s| s.to_string()));
+    v.extend(counters.iter().map(|c| format!("{c}{COUNTER_MEAN_SUFFIX}")));
+    v.push(MOM.into());
+    v.join(",")
+}

@@ -1,0 +1,122 @@
+//! The results directory: the one module that owns the output contract (docs/ARCHITECTURE.md,
+//! "Output contract"). Every writer and reader of the files goes through here: the column names
+//! are named once ([`columns`]), rows are typed ([`rows`]), and every file is written whole or
+//! not at all ([`atomic`]).
+//!
+//! ```text
+//! OUT/run.json                   what ran, where, how (host, clock, counters, tracers, cells)
+//! OUT/summary.csv                one row per tracer x thread count
+//! OUT/repetitions.csv            one row per tracer x thread count x repetition
+//! OUT/<tracer dir>/events.csv    every kept call
+//! OUT/<tracer dir>/discarded.csv every discarded call, with its reasons
+//! ```
+pub mod atomic;
+pub mod columns;
+pub mod rows;
+pub mod table;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use atomic::{write_atomic, write_json, AtomicFile};
+
+use crate::error::Error;
+
+pub const RUN_JSON: &str = "run.json";
+pub const SUMMARY_CSV: &str = "summary.csv";
+pub const REPETITIONS_CSV: &str = "repetitions.csv";
+pub const EVENTS_CSV: &str = "events.csv";
+pub const DISCARDED_CSV: &str = "discarded.csv";
+
+/// A results directory being written (`create`) or read (`open`).
+#[derive(Debug, Clone)]
+pub struct ResultsDir {
+    pub path: PathBuf,
+}
+
+impl ResultsDir {
+    /// Creates `path` and proves it writable, so a bad `--out` fails before any measurement.
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let fail = |e: &dyn std::fmt::Display| Error::OutDir { path: path.display().to_string(), why: e.to_string() };
+        fs::create_dir_all(path).map_err(|e| fail(&e))?;
+        let probe = path.join(format!(".write-test-{}", std::process::id()));
+        fs::write(&probe, b"").map_err(|e| fail(&e))?;
+        let _ = fs::remove_file(probe);
+        Ok(ResultsDir { path: path.to_path_buf() })
+    }
+
+    /// Opens an existing results directory: it must hold summary.csv or repetitions.csv.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        if path.join(SUMMARY_CSV).is_file() || path.join(REPETITIONS_CSV).is_file() {
+            Ok(ResultsDir { path: path.to_path_buf() })
+        } else {
+            Err(Error::Data {
+                path: path.display().to_string(),
+                why: "not a results directory (no summary.csv or repetitions.csv); pass a directory that \
+                      `tracebench run --out DIR` wrote"
+                    .into(),
+            })
+        }
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// The directory of one tracer row, created if needed.
+    pub fn tracer_dir(&self, row_dir: &str) -> Result<PathBuf, Error> {
+        let d = self.path.join(row_dir);
+        fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+        Ok(d)
+    }
+}
+
+/// The directory name of a tracer's row name: anything outside `[A-Za-z0-9._-]` becomes `_`
+/// (`spin:300` -> `spin_300`, `plugin:/x/lib.so` -> `plugin__x_lib.so`).
+pub fn dir_name(row: &str) -> String {
+    row.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect()
+}
+
+/// UTC timestamp `YYYYMMDDTHHMMSSZ` for default result directories.
+pub fn utc_stamp() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (H. Hinnant's algorithm), valid for any date after 1970.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_names_are_safe() {
+        assert_eq!(dir_name("spin:300"), "spin_300");
+        assert_eq!(dir_name("plugin:/x/lib.so"), "plugin__x_lib.so");
+        assert_eq!(dir_name("lw-tsc"), "lw-tsc");
+    }
+
+    #[test]
+    fn stamp_shape() {
+        let s = utc_stamp();
+        assert_eq!(s.len(), 16);
+        assert!(s.starts_with("20") && s.ends_with('Z'));
+    }
+
+    #[test]
+    fn open_refuses_a_directory_without_results() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(ResultsDir::open(d.path()).is_err());
+        std::fs::write(d.path().join(SUMMARY_CSV), "tracer\n").unwrap();
+        assert!(ResultsDir::open(d.path()).is_ok());
+    }
+}

@@ -1,0 +1,225 @@
+//! Typed rows of the CSV files and their writers. A measuring cell writes its rows here in their
+//! final form, once; the merge stage concatenates cells and computes the summaries.
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use super::columns;
+use super::AtomicFile;
+use crate::error::Error;
+use crate::stats::Summary;
+
+/// One kept call (a line of events.csv).
+#[derive(Debug, Clone, Copy)]
+pub struct EventRow<'a> {
+    pub tracer: &'a str,
+    pub threads: usize,
+    pub thread: usize,
+    pub cpu: u32,
+    pub iteration: u64,
+    pub latency_ns: f64,
+    /// One value per column of the run's counters; None where this counter set did not read it.
+    pub counters: &'a [Option<u64>],
+    pub repetition: usize,
+    pub counter_set: usize,
+}
+
+/// One discarded call (a line of discarded.csv).
+#[derive(Debug, Clone, Copy)]
+pub struct DiscardRow<'a> {
+    pub tracer: &'a str,
+    pub threads: usize,
+    pub thread: usize,
+    pub cpu: u32,
+    pub iteration: u64,
+    pub latency_ns: f64,
+    /// "timer-irq+softirq".
+    pub reason: &'a str,
+    pub repetition: usize,
+}
+
+/// events.csv, written atomically.
+pub struct EventsWriter {
+    f: AtomicFile,
+    path: PathBuf,
+}
+
+impl EventsWriter {
+    pub fn create(path: &Path, counters: &[String]) -> Result<Self, Error> {
+        let mut f = AtomicFile::create(path)?;
+        writeln!(f, "{}", columns::events_header(counters)).map_err(|e| Error::io(path, e))?;
+        Ok(EventsWriter { f, path: path.to_path_buf() })
+    }
+    pub fn row(&mut self, r: &EventRow) -> Result<(), Error> {
+        let f = &mut self.f;
+        let res = (|| {
+            write!(f, "{},{},{},{},{},{:.2}", r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.latency_ns)?;
+            for c in r.counters {
+                match c {
+                    Some(v) => write!(f, ",{v}")?,
+                    None => write!(f, ",")?,
+                }
+            }
+            writeln!(f, ",{},{}", r.repetition, r.counter_set)
+        })();
+        res.map_err(|e| Error::io(&self.path, e))
+    }
+    /// Appends the body (every line after the header) of another events.csv written with the
+    /// same header: how the merge joins cells without re-formatting their rows.
+    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
+        append_body(&mut self.f, other, &self.path)
+    }
+    pub fn commit(self) -> Result<(), Error> {
+        self.f.commit()
+    }
+}
+
+/// discarded.csv, written atomically.
+pub struct DiscardsWriter {
+    f: AtomicFile,
+    path: PathBuf,
+}
+
+impl DiscardsWriter {
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let mut f = AtomicFile::create(path)?;
+        writeln!(f, "{}", columns::DISCARDS.join(",")).map_err(|e| Error::io(path, e))?;
+        Ok(DiscardsWriter { f, path: path.to_path_buf() })
+    }
+    pub fn row(&mut self, r: &DiscardRow) -> Result<(), Error> {
+        writeln!(
+            self.f,
+            "{},{},{},{},{},{:.2},{},{}",
+            r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.latency_ns, r.reason, r.repetition
+        )
+        .map_err(|e| Error::io(&self.path, e))
+    }
+    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
+        append_body(&mut self.f, other, &self.path)
+    }
+    pub fn commit(self) -> Result<(), Error> {
+        self.f.commit()
+    }
+}
+
+fn append_body(to: &mut AtomicFile, from: &Path, to_path: &Path) -> Result<(), Error> {
+    let f = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut header = String::new();
+    r.read_line(&mut header).map_err(|e| Error::io(from, e))?;
+    std::io::copy(&mut r, to).map_err(|e| Error::io(to_path, e))?;
+    Ok(())
+}
+
+/// Streams the latency and counter values of an events.csv (by column name), for the merge's
+/// summaries. `counters` are looked up by name; a counter the file lacks, or an empty field,
+/// gives None.
+pub fn for_each_event(path: &Path, counters: &[String], mut f: impl FnMut(f64, &[Option<f64>])) -> Result<(), Error> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut r = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut line = String::new();
+    r.read_line(&mut line).map_err(|e| Error::io(path, e))?;
+    let header: Vec<String> = line.trim_end().split(',').map(str::to_string).collect();
+    let col = |n: &str| header.iter().position(|h| h == n);
+    let lat = col(columns::LATENCY)
+        .ok_or_else(|| Error::Data { path: path.display().to_string(), why: "no latency_ns column".into() })?;
+    let map: Vec<Option<usize>> = counters.iter().map(|c| col(c)).collect();
+    let mut vals = vec![None; counters.len()];
+    loop {
+        line.clear();
+        if r.read_line(&mut line).map_err(|e| Error::io(path, e))? == 0 {
+            break;
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            continue;
+        }
+        let field = |i: usize| l.split(',').nth(i);
+        let latency: f64 = field(lat).and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+        for (v, m) in vals.iter_mut().zip(&map) {
+            *v = m.and_then(field).and_then(|s| s.parse().ok());
+        }
+        f(latency, &vals);
+    }
+    Ok(())
+}
+
+/// One line of summary.csv or repetitions.csv (and of the terminal table).
+#[derive(Debug, Clone)]
+pub struct SummaryRow {
+    pub tracer: String,
+    pub threads: usize,
+    pub repetition: Option<usize>,
+    pub kept: usize,
+    pub discarded: u64,
+    pub s: Summary,
+    pub counter_means: Vec<Option<f64>>,
+    /// Median of the means of blocks of consecutive kept iterations (`mom_ns`).
+    pub mom: f64,
+}
+
+/// Writes summary.csv (rows without a repetition) or repetitions.csv (rows with one).
+pub fn write_summary(path: &Path, rows: &[SummaryRow], counters: &[String], repetition: bool) -> Result<(), Error> {
+    let mut f = AtomicFile::create(path)?;
+    let io = |e: std::io::Error| Error::io(path, e);
+    writeln!(f, "{}", columns::summary_header(counters, repetition)).map_err(io)?;
+    for r in rows {
+        let s = &r.s;
+        let mut line = format!("{},{}", r.tracer, r.threads);
+        if let (true, Some(rep)) = (repetition, r.repetition) {
+            line.push_str(&format!(",{rep}"));
+        }
+        line.push_str(&format!(
+            ",{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
+            r.kept, r.discarded, s.mean, s.std, s.p50, s.p90, s.p99, s.min, s.max
+        ));
+        for m in &r.counter_means {
+            match m {
+                Some(v) => line.push_str(&format!(",{v:.3}")),
+                None => line.push(','),
+            }
+        }
+        line.push_str(&format!(",{:.3}", r.mom));
+        writeln!(f, "{line}").map_err(io)?;
+    }
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_and_append() {
+        let d = tempfile::tempdir().unwrap();
+        let counters = vec!["task-clock".to_string(), "cycles".to_string()];
+        let a = d.path().join("a.csv");
+        let mut w = EventsWriter::create(&a, &counters).unwrap();
+        let row = EventRow {
+            tracer: "lw",
+            threads: 1,
+            thread: 0,
+            cpu: 1,
+            iteration: 7,
+            latency_ns: 40.061,
+            counters: &[Some(800), None],
+            repetition: 0,
+            counter_set: 1,
+        };
+        w.row(&row).unwrap();
+        w.commit().unwrap();
+        let text = std::fs::read_to_string(&a).unwrap();
+        assert_eq!(
+            text,
+            "tracer,threads,thread,cpu,iteration,latency_ns,task-clock,cycles,repetition,counter_set\n\
+             lw,1,0,1,7,40.06,800,,0,1\n"
+        );
+        let b = d.path().join("b.csv");
+        let mut w = EventsWriter::create(&b, &counters).unwrap();
+        w.append_body_of(&a).unwrap();
+        w.append_body_of(&a).unwrap();
+        w.commit().unwrap();
+        let mut seen = Vec::new();
+        for_each_event(&b, &counters, |l, c| seen.push((l, c.to_vec()))).unwrap();
+        assert_eq!(seen, vec![(40.06, vec![Some(800.0), None]); 2]);
+    }
+}

@@ -1,0 +1,180 @@
+//! Stage 5, export: what a run says about itself. run.json (the facts every later reader needs:
+//! host, clock, counters and how they were read, the tracers' configuration and per-cell counts),
+//! and the terminal's table and counter lines. The CSV files are written by `merge` through
+//! `results`.
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::calibrate::Floor;
+use super::plan::{Mode, Options, Plan, Row};
+use super::supervise::CellRun;
+use crate::clock::ClockInfo;
+use crate::counters::Availability;
+use crate::host::Host;
+use crate::results::rows::SummaryRow;
+use crate::results::{write_json, ResultsDir, RUN_JSON};
+
+/// Everything run.json is made of.
+pub struct RunFacts<'a> {
+    pub opts: &'a Options,
+    pub mode: Mode,
+    pub argv: &'a [String],
+    pub run_id: &'a str,
+    pub host: &'a Host,
+    pub cpu_busy: serde_json::Value,
+    pub clock: &'a ClockInfo,
+    pub floor: &'a Floor,
+    pub avail: &'a [Availability],
+    pub columns: &'a [String],
+    pub plan: &'a Plan,
+    pub runs: &'a [CellRun],
+    pub interrupted: bool,
+}
+
+/// Writes run.json; returns it.
+pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Value, crate::error::Error> {
+    let (args, mode, argv, run_id, host, cpu_busy, clock_info, floor, avail, all_counters, plan, runs, interrupted) = (
+        f.opts,
+        f.mode,
+        f.argv,
+        f.run_id,
+        f.host,
+        &f.cpu_busy,
+        f.clock,
+        f.floor,
+        f.avail,
+        f.columns,
+        f.plan,
+        f.runs,
+        f.interrupted,
+    );
+    let run_json = json!({
+        "tracebench": { "version": env!("CARGO_PKG_VERSION"), "git_commit": env!("TRACEBENCH_GIT_COMMIT") },
+        "command_line": argv.join(" "),
+        "mode": if args.kernel { "kernel" } else if mode == Mode::Scale { "scale" } else { "run" },
+        "kernel": args.kernel,
+        "run_id": run_id,
+        "host": host,
+        "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
+                  "cpu_busy_during_run": cpu_busy },
+        "clock": { "info": clock_info, "floor": floor },
+        "counters": { "sets": avail, "columns": all_counters,
+                      "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
+                      "per_counter": counters_json(&avail, &runs) },
+        "disturbance": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.detector.clone())),
+        "steady_state": {
+            "criterion": "buffer wrapped once (max(buffer_events+1, min_calls) untimed calls), then the last `stable` windows of `window` undisturbed calls agree within max(tolerance x median, 1.5 x clock resolution) in median and 10%-trimmed mean; bounded by max_windows",
+            "min_calls": crate::steady_state::MIN_CALLS, "window": crate::steady_state::WINDOW,
+            "stable": crate::steady_state::STABLE, "tolerance": crate::steady_state::TOLERANCE,
+            "max_windows": crate::steady_state::MAX_WINDOWS,
+        },
+        "iterations": args.iterations,
+        "repeats": args.repeats,
+        "threads": plan.threads,
+        "cpus": plan.cpus,
+        "payload": "u32 iteration index (4 bytes)",
+        "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, &runs)).collect::<Vec<_>>(),
+        "interrupted": interrupted,
+    });
+    write_json(out.file(RUN_JSON), &run_json)?;
+    Ok(run_json)
+}
+
+/// The terminal's table and counter lines.
+pub fn print(out: &ResultsDir, f: &RunFacts, run_json: &serde_json::Value, summaries: &[SummaryRow]) {
+    crate::output::print_table(&out.path, f.clock, f.floor, summaries, &runs_reasons(f.plan, f.runs));
+    for line in counter_lines(&run_json["counters"]["per_counter"]) {
+        println!("{line}");
+    }
+}
+
+fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
+    let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri).collect();
+    let first = mine.iter().find_map(|c| c.result.as_ref());
+    json!({
+        "name": r.name, "spec": r.spec, "dir": r.dir,
+        "version": first.map(|x| x.tracer_version.clone()),
+        "config": first.map(|x| x.tracer_config.clone()),
+        "buffer_events": first.map(|x| x.buffer_events),
+        "cells": mine.iter().map(|c| json!({
+            "repetition": c.spec.repetition, "counter_set": c.spec.counter_set, "threads": c.spec.threads,
+            "cpus": c.spec.cpus, "seconds": c.seconds, "error": c.error,
+            "after_run": c.result.as_ref().map(|x| x.after_run.clone()),
+            "stopped": c.result.as_ref().map(|x| x.stopped),
+            "per_thread": c.result.as_ref().map(|x| x.threads.iter().map(|t| json!({
+                "thread": t.thread, "cpu": t.cpu, "kept": t.kept, "discarded": t.discarded, "reasons": t.reasons,
+                "warmup_calls": t.warmup_calls, "wrap_calls": t.wrap_calls, "steady": t.steady,
+                "drift_windows": t.windows, "discard_rows_dropped": t.discard_rows_dropped,
+            })).collect::<Vec<_>>()),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Per counter actually read: how (rdpmc or read()), the lowest fraction of the time it was on
+/// the PMU (time_running / time_enabled) over every measuring thread, and how many samples were
+/// discarded because it was not counting (survey Table 2: a counter that did not run is not 0).
+fn counters_json(avail: &[Availability], runs: &[CellRun]) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for (si, a) in avail.iter().enumerate() {
+        for (k, name) in a.available.iter().enumerate() {
+            let mut methods: Vec<String> = Vec::new();
+            let mut min_fraction: Option<f64> = None;
+            let mut not_running = 0u64;
+            for r in runs.iter().filter(|r| r.spec.counter_set == si + 1) {
+                let Some(res) = &r.result else { continue };
+                if !methods.contains(&res.counter_read) {
+                    methods.push(res.counter_read.clone());
+                }
+                for t in &res.threads {
+                    not_running += t.counter_not_running.get(k).copied().unwrap_or(0);
+                    if let Some(f) = t.counter_scheduled_fraction {
+                        min_fraction = Some(min_fraction.map_or(f, |m: f64| m.min(f)));
+                    }
+                }
+            }
+            out.push(json!({
+                "name": name, "set": si + 1, "read": methods.join(","),
+                "scheduled_fraction_min": min_fraction,
+                "ran_whole_time": min_fraction.map(|f| f >= 0.9999),
+                "samples_discarded_not_running": not_running,
+            }));
+        }
+    }
+    out
+}
+
+/// One line per counter read: how, whether it counted the whole time, and its discards.
+fn counter_lines(per_counter: &serde_json::Value) -> Vec<String> {
+    let Some(list) = per_counter.as_array() else { return Vec::new() };
+    list.iter()
+        .map(|c| {
+            let ran = match c["scheduled_fraction_min"].as_f64() {
+                Some(f) if f >= 0.9999 => "counting the whole run (time_running = time_enabled)".to_string(),
+                Some(f) => format!("counting only {:.1}% of the run (multiplexed, or pinned and in error)", 100.0 * f),
+                None => "time counting unknown (the group could not be read at the end)".to_string(),
+            };
+            format!(
+                "counter {} (set {}): read with {}, {ran}; {} samples discarded as counter-not-running",
+                c["name"].as_str().unwrap_or("?"),
+                c["set"],
+                c["read"].as_str().unwrap_or("?"),
+                c["samples_discarded_not_running"]
+            )
+        })
+        .collect()
+}
+
+/// Discards per reason, per row name, summed over cells.
+fn runs_reasons(plan: &Plan, runs: &[CellRun]) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let mut m: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for c in runs {
+        let e = m.entry(plan.rows[c.row].name.clone()).or_default();
+        for t in c.result.iter().flat_map(|r| r.threads.iter()) {
+            for (k, v) in &t.reasons {
+                *e.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
+    m
+}

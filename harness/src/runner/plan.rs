@@ -1,0 +1,227 @@
+//! Stage 1, plan: the user's options -> a validated plan -> the list of cells (repetition x
+//! counter set x tracer x thread count). Everything the user typed is checked here, before any
+//! directory exists or anything runs, so bad input costs nothing and leaves nothing behind.
+use std::path::PathBuf;
+
+use tracebench_tracers::registry;
+
+use super::protocol::{CellSpec, TracerOpts};
+use crate::clock::{ClockInfo, ClockKind};
+use crate::counters::{self, Availability};
+use crate::error::Error;
+use crate::host;
+use crate::results;
+
+/// What a run was asked to do: the CLI's `run`/`scale` arguments as plain data (the runner does
+/// not depend on the CLI's types).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub tracer: Vec<String>,
+    pub label: Vec<String>,
+    pub iterations: usize,
+    pub threads: Vec<usize>,
+    pub cpu: Option<usize>,
+    pub clock: ClockKind,
+    pub counters: Vec<String>,
+    pub counter_sets: u8,
+    pub repeats: usize,
+    pub out: Option<PathBuf>,
+    pub timeout: u64,
+    pub quiet: bool,
+    pub ftrace_clock: Option<String>,
+    pub subbuf_size: Option<String>,
+    pub num_subbuf: Option<u32>,
+    pub kernel: bool,
+    pub payload_size: u32,
+    pub probe_site: Option<String>,
+}
+
+impl Options {
+    pub fn tracer_opts(&self) -> TracerOpts {
+        TracerOpts {
+            ftrace_clock: self.ftrace_clock.clone(),
+            subbuf_size: self.subbuf_size.clone(),
+            num_subbuf: self.num_subbuf,
+            probe_site: self.probe_site.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Run,
+    Scale,
+}
+
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub spec: String,
+    pub name: String,
+    pub dir: String,
+}
+
+/// A validated run plan.
+#[derive(Debug)]
+pub struct Plan {
+    pub rows: Vec<Row>,
+    pub threads: Vec<usize>,
+    pub cpus: Vec<usize>,
+    pub sets: Vec<Vec<String>>,
+    pub out: PathBuf,
+}
+
+/// Checks everything the user typed before anything runs, so bad input costs nothing and leaves
+/// nothing behind.
+pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
+    if args.iterations == 0 {
+        return Err(Error::Usage("--iterations must be at least 1 (the survey keeps 5000)".into()));
+    }
+    if args.repeats == 0 {
+        return Err(Error::Usage("--repeats must be at least 1".into()));
+    }
+    let mut specs = Vec::new();
+    for t in &args.tracer {
+        if t == "all" {
+            specs.extend(
+                registry::known()
+                    .into_iter()
+                    .filter(|i| i.in_all && i.availability.is_ok())
+                    .map(|i| i.spec.to_string()),
+            );
+        } else if t.is_empty() {
+            return Err(Error::Usage("empty tracer name in --tracer (see `tracebench list`)".into()));
+        } else {
+            // Kernel tracers are checked by `kernel_cell::validate` below.
+            if !args.kernel {
+                registry::validate(t)?;
+            }
+            specs.push(t.clone());
+        }
+    }
+    if args.kernel {
+        super::kernel_cell::validate(&specs, args.payload_size)?;
+    }
+    if !args.label.is_empty() && args.label.len() != specs.len() {
+        return Err(Error::Usage(format!(
+            "--label gives {} names for {} tracers; give one per tracer, in the same order",
+            args.label.len(),
+            specs.len()
+        )));
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        // Default row name: the spec, or a plugin's own name (registry::row_name).
+        let name = match args.label.get(i) {
+            Some(l) => l.clone(),
+            None => registry::row_name(spec)?,
+        };
+        if name.is_empty() || name.contains(',') || name.contains('\n') {
+            return Err(Error::Usage(format!("bad label '{name}': labels must be non-empty, without commas")));
+        }
+        if rows.iter().any(|r| r.name == name) {
+            return Err(Error::Usage(format!("tracer row '{name}' appears twice; use --label to tell them apart")));
+        }
+        rows.push(Row { spec: spec.clone(), dir: results::dir_name(&name), name });
+    }
+    let online = host::online_cpus();
+    let first = match args.cpu {
+        Some(c) if online.contains(&c) => c,
+        Some(c) => {
+            return Err(Error::Pin { cpu: c, why: format!("CPU {c} is not online (online: {online:?})") });
+        }
+        None => *online.last().ok_or_else(|| Error::Usage("no online CPU found".into()))?,
+    };
+    let mut cpus = vec![first];
+    cpus.extend(online.iter().rev().copied().filter(|c| *c != first));
+    let threads = if !args.threads.is_empty() {
+        args.threads.clone()
+    } else if mode == Mode::Scale {
+        (1..=cpus.len()).collect()
+    } else {
+        vec![1]
+    };
+    for &t in &threads {
+        if t == 0 || t > cpus.len() {
+            return Err(Error::Usage(format!(
+                "--threads {t}: each count must be between 1 and the {} online CPUs (one pinned thread per core)",
+                cpus.len()
+            )));
+        }
+    }
+    let first_set: Vec<String> = if args.counters.is_empty() {
+        counters::SET1.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.counters.clone()
+    };
+    counters::validate(&first_set)?;
+    let mut sets = vec![first_set];
+    if args.counter_sets == 2 {
+        sets.push(counters::SET2.iter().map(|s| s.to_string()).collect());
+    }
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
+    Ok(Plan { rows, threads, cpus, sets, out })
+}
+
+impl Plan {
+    /// The cells, repetitions outermost, so repeats interleave across tracers and bursts of noise
+    /// hit every tracer alike instead of one. `avail[set]` are the counters of each set that can
+    /// be read here; `columns` is the union, the events.csv columns every cell writes.
+    pub fn cells(
+        &self,
+        opts: &Options,
+        avail: &[Availability],
+        columns: &[String],
+        clock: &ClockInfo,
+        run_id: &str,
+        cells_dir: &std::path::Path,
+    ) -> Vec<(usize, CellSpec)> {
+        let mut cells: Vec<(usize, CellSpec)> = Vec::new();
+        for rep in 0..opts.repeats {
+            for (si, _) in self.sets.iter().enumerate() {
+                for (ri, r) in self.rows.iter().enumerate() {
+                    for &t in &self.threads {
+                        let id = cells.len();
+                        cells.push((
+                            ri,
+                            CellSpec {
+                                id,
+                                spec: r.spec.clone(),
+                                label: r.name.clone(),
+                                threads: t,
+                                cpus: self.cpus[..t].to_vec(),
+                                iterations: opts.iterations,
+                                counters: avail[si].available.clone(),
+                                columns: columns.to_vec(),
+                                counter_set: si + 1,
+                                repetition: rep,
+                                clock: opts.clock,
+                                tsc_hz: clock.tsc_hz,
+                                resolution_ns: clock.resolution_ns,
+                                opts: opts.tracer_opts(),
+                                run_id: run_id.to_string(),
+                                dir: cells_dir.join(format!("{id:04}")),
+                                kernel: opts.kernel,
+                                payload_size: opts.kernel.then_some(opts.payload_size),
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+        cells
+    }
+}
+
+/// The union of the available counters of every set, in first-seen order: the counter columns
+/// of events.csv and summary.csv.
+pub fn counter_columns(avail: &[Availability]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for a in avail {
+        for c in &a.available {
+            if !all.contains(c) {
+                all.push(c.clone());
+            }
+        }
+    }
+    all
+}

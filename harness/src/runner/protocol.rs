@@ -1,0 +1,118 @@
+//! What the parent and a measuring cell tell each other, through the cell's directory:
+//!
+//! ```text
+//! parent -> cell   cell.json    the CellSpec (argument of `tracebench __cell`)
+//! cell -> parent   cell.pid     written first, so a stop can reach the cell under a prefix
+//! parent -> cell   stop         the stop mark (then a signal), see `supervise`
+//! cell -> parent   result.json  the CellResult: per-thread counts, tracer facts, warnings
+//! cell -> merge    events.csv, discarded.csv   rows in their final form (`results::rows`)
+//! ```
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::ClockKind;
+use crate::error::Error;
+use crate::steady_state::Window;
+
+pub const CELL_SPEC: &str = "cell.json";
+pub const CELL_RESULT: &str = "result.json";
+/// Tracer options passed through to the backend (see `tracebench_tracers::CreateOptions`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TracerOpts {
+    pub ftrace_clock: Option<String>,
+    pub subbuf_size: Option<String>,
+    pub num_subbuf: Option<u32>,
+    pub probe_site: Option<String>,
+}
+
+/// What the parent asks a cell to do (written as `cell.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellSpec {
+    pub id: usize,
+    pub spec: String,
+    pub label: String,
+    pub threads: usize,
+    pub cpus: Vec<usize>,
+    pub iterations: usize,
+    /// Counters to read: only those the parent found available.
+    pub counters: Vec<String>,
+    /// The counter columns of the whole run (the union over sets), in order: the cell writes an
+    /// empty field for those it does not read, so its rows are final.
+    #[serde(default)]
+    pub columns: Vec<String>,
+    pub counter_set: usize,
+    pub repetition: usize,
+    pub clock: ClockKind,
+    pub tsc_hz: f64,
+    pub resolution_ns: f64,
+    pub opts: TracerOpts,
+    pub run_id: String,
+    pub dir: PathBuf,
+    /// `--kernel`: the loop runs in kbench-module (see `kernel_cell`).
+    #[serde(default)]
+    pub kernel: bool,
+    #[serde(default)]
+    pub payload_size: Option<u32>,
+}
+
+/// What one measuring thread reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadResult {
+    pub thread: usize,
+    pub cpu: usize,
+    pub kept: usize,
+    pub attempts: u64,
+    pub discarded: u64,
+    pub reasons: BTreeMap<String, u64>,
+    pub discard_rows_dropped: u64,
+    pub wrap_calls: u64,
+    pub warmup_calls: u64,
+    pub steady: bool,
+    pub windows: Vec<Window>,
+    /// Per counter (in the cell's counter order): samples discarded because it did not count the
+    /// whole call.
+    #[serde(default)]
+    pub counter_not_running: Vec<u64>,
+    /// time_running / time_enabled of the counter group over warm-up and measurement (1.0: on
+    /// the PMU the whole time); None without counters or when the group could not be read.
+    #[serde(default)]
+    pub counter_scheduled_fraction: Option<f64>,
+}
+
+/// What the cell reports (written as `result.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellResult {
+    pub tracer_version: String,
+    pub tracer_config: serde_json::Value,
+    pub after_run: serde_json::Value,
+    pub buffer_events: u64,
+    pub counter_read: String,
+    pub detector: serde_json::Value,
+    pub threads: Vec<ThreadResult>,
+    pub stopped: bool,
+    pub warnings: Vec<String>,
+}
+
+/// In a cell's directory: the measuring process's pid, and the parent's "stop" mark.
+pub const CELL_PID: &str = "cell.pid";
+pub const CELL_STOP: &str = "stop";
+
+/// Writes the spec where the cell will read it; returns its path.
+pub fn write_spec(spec: &CellSpec) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(&spec.dir).map_err(|e| Error::io(&spec.dir, e))?;
+    let p = spec.dir.join(CELL_SPEC);
+    crate::results::write_json(&p, spec)?;
+    Ok(p)
+}
+
+pub fn read_spec(path: &Path) -> Result<CellSpec, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::io(path, e))
+}
+
+/// The cell's result, if it wrote one.
+pub fn read_result(dir: &Path) -> Option<CellResult> {
+    std::fs::read_to_string(dir.join(CELL_RESULT)).ok().and_then(|t| serde_json::from_str(&t).ok())
+}
