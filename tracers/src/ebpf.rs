@@ -11,7 +11,7 @@ use std::os::fd::AsFd;
 use libbpf_rs::{Link, MapCore, MapFlags, Object, ObjectBuilder};
 
 use crate::probe_site::{ProbeSite, SiteKind};
-use crate::uprobe::kernel_release;
+use crate::sys::kernel_release;
 use crate::{CreateOptions, Tracer, TracerError};
 
 static BPF_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/site.bpf.o"));

@@ -76,10 +76,7 @@ impl Mode {
 
 /// The tracefs mount point, if tracefs is mounted.
 pub fn tracefs_root() -> Option<PathBuf> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("instances").is_dir())
+    crate::sys::tracefs_root_with("instances")
 }
 
 /// `Ok(())` when `mode` can run here, else (why, fix). No side effects.

@@ -15,8 +15,10 @@ pub mod lw;
 pub mod none;
 pub mod plugin;
 pub mod printf;
+pub mod reason;
 pub mod registry;
 pub mod spin;
+pub mod sys;
 pub mod syscall;
 // Dynamic-instrumentation backends (uprobe, ebpf, perf, systemtap, bpftrace) and their site.
 pub mod bpftrace;
@@ -26,6 +28,7 @@ pub mod ebpf;
 pub mod perf;
 pub mod probe_site;
 pub mod systemtap;
+pub mod tool_process;
 pub mod uprobe;
 
 pub use registry::{create, known, launch_prefix, parent_guard, row_name, validate, CreateOptions, TracerInfo};
@@ -67,11 +70,10 @@ pub trait Tracer: Send + Sync {
     fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
         Ok(())
     }
-    /// Disturbance reasons (as named in discarded.csv, e.g. `context-switch`) that the tracer
-    /// itself causes on every call. They are part of its cost, so the harness keeps iterations
-    /// that only they touched instead of discarding every one: `strace` stops the process at each
-    /// system call, which is a context switch.
-    fn intrinsic_disturbances(&self) -> &'static [&'static str] {
+    /// Disturbance reasons that the tracer itself causes on every call. They are part of its
+    /// cost, so the harness keeps iterations that only they touched instead of discarding every
+    /// one: `strace` stops the process at each system call, which is a context switch.
+    fn intrinsic_disturbances(&self) -> &'static [reason::Reason] {
         &[]
     }
     /// The tracepoint. The payload is 4 bytes: the iteration index.

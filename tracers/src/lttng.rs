@@ -94,10 +94,7 @@ pub fn availability() -> Result<(), (String, String)> {
     Ok(())
 }
 
-pub fn which(bin: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(bin)).find(|p| p.is_file())
-}
+pub use crate::sys::which;
 
 fn setup_err(mode: Mode, why: impl Into<String>) -> TracerError {
     TracerError::Setup { name: mode.spec().into(), why: why.into() }

@@ -14,7 +14,8 @@ use std::fs;
 use std::sync::Mutex;
 
 use crate::probe_site::{ProbeSite, SiteKind};
-use crate::uprobe::{kernel_release, UprobeEvent};
+use crate::sys::kernel_release;
+use crate::uprobe::UprobeEvent;
 use crate::{CreateOptions, Tracer, TracerError};
 
 const PAGE: usize = 4096;

@@ -378,23 +378,7 @@ fn read_until_eof(fd: c_int, timeout: Duration) -> (String, bool) {
     }
 }
 
-/// `SIGSEGV (11)`-style name of a signal.
-pub fn signal_name(sig: c_int) -> String {
-    let name = match sig {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGPIPE => "SIGPIPE",
-        _ => "signal",
-    };
-    format!("{name} ({sig})")
-}
+pub use crate::sys::signal_name;
 
 #[cfg(test)]
 mod tests {

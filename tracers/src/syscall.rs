@@ -98,19 +98,19 @@ impl Tracer for Syscall {
                 "call": "getppid()",
                 "command": STRACE_PREFIX.join(" "),
                 "tracer_pid": tracer_pid(),
-                "intrinsic_disturbances": ["context-switch"],
+                "intrinsic_disturbances": [crate::reason::Reason::ContextSwitch.name()],
                 "disturbance_detector": "off for this row: its per-thread perf events would add 5-10 us \
                                          to each ptrace stop; no iteration is discarded",
                 "note": "the survey also passed -t; cost depends on the load of the core strace runs on",
             }),
         }
     }
-    fn intrinsic_disturbances(&self) -> &'static [&'static str] {
+    fn intrinsic_disturbances(&self) -> &'static [crate::reason::Reason] {
         match self.mode {
             Mode::Plain => &[],
             // Each traced system call stops the process twice (ptrace entry and exit stops) and
             // switches to strace: that is what strace costs (survey section 7.3), not noise.
-            Mode::Strace => &["context-switch"],
+            Mode::Strace => &[crate::reason::Reason::ContextSwitch],
         }
     }
     #[inline(never)]

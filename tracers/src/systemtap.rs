@@ -15,9 +15,10 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::bpftrace::{map_values, which, ToolProcess};
 use crate::probe_site::{ProbeSite, SiteKind};
-use crate::uprobe::kernel_release;
+use crate::sys::kernel_release;
+use crate::sys::which;
+use crate::tool_process::{map_values, ToolProcess};
 use crate::{CreateOptions, Tracer, TracerError};
 
 /// Which SystemTap runtime can run here.

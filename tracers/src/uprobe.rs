@@ -11,7 +11,6 @@
 //! Teardown in `Drop`: disable, remove the instance, remove the event. Events and instances left
 //! by a process that was killed with SIGKILL are removed at the next set-up.
 use std::fs::{self, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::probe_site::{ProbeSite, SiteKind};
@@ -37,10 +36,7 @@ fn unique(base: &str, sep: char, seq: u32) -> String {
 
 /// The tracefs mount point, if tracefs is mounted.
 pub fn tracefs_root() -> Option<PathBuf> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.join("uprobe_events").exists())
+    crate::sys::tracefs_root_with("uprobe_events")
 }
 
 /// Why uprobe events cannot be used here, with the fix; `Ok` when they can.
@@ -67,12 +63,8 @@ fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
     TracerError::Setup { name: name.into(), why: why.into() }
 }
 
-/// Writes `s` to a tracefs control file (no truncation: `uprobe_events` opened with O_TRUNC
-/// would delete every uprobe on the system).
-pub(crate) fn tracefs_write(path: &Path, s: &str) -> std::io::Result<()> {
-    let mut f = OpenOptions::new().append(true).open(path)?;
-    f.write_all(s.as_bytes())
-}
+pub use crate::sys::kernel_release;
+pub(crate) use crate::sys::tracefs_write;
 
 /// One uprobe event definition in `uprobe_events`, removed on drop. Shared with `perf`, which
 /// records the same event as a tracepoint.
@@ -251,11 +243,6 @@ impl Uprobe {
             .filter_map(|p| p.split_whitespace().next()?.parse().ok())
             .collect()
     }
-}
-
-/// The running kernel's release, the version of every in-kernel tracer.
-pub fn kernel_release() -> String {
-    fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
 impl Tracer for Uprobe {

@@ -197,8 +197,7 @@ fn thread_main(
 /// The reasons `tracer` causes itself on every call (`Tracer::intrinsic_disturbances`), as a
 /// mask: not watched, and never a reason to discard.
 fn tolerated_mask(tracer: &dyn Tracer) -> u16 {
-    let intrinsic = tracer.intrinsic_disturbances();
-    ALL_REASONS.iter().filter(|r| intrinsic.contains(&r.name())).fold(0u16, |m, r| m | *r as u16)
+    tracer.intrinsic_disturbances().iter().fold(0u16, |m, r| m | *r as u16)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -5,7 +5,9 @@
 //! The parent blocks in `waitpid`: a poll loop would wake every few ms on the other core, which a
 //! cross-process tracer (strace) or a scalability run would feel. SIGINT/SIGTERM set [`STOP`] and,
 //! since the handler is installed without SA_RESTART, interrupt the wait; the timeout is a
-//! watchdog thread that sleeps until the deadline.
+//! watchdog thread that sleeps until the deadline. The helper threads (watchdog, stderr reader)
+//! block SIGINT/SIGTERM ([`spawn_helper`]): a signal taken by one of them would set STOP but leave
+//! the wait blocked until the child ended by itself.
 //!
 //! The stop handshake with a cell (`cell::main`): a Ctrl-C can land while a launch prefix (strace)
 //! is up but the measuring process does not exist yet, and a prefix that blocks SIGINT would then
@@ -56,6 +58,24 @@ pub fn stopped() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
+/// Spawns a helper thread that never takes SIGINT/SIGTERM, so that they are delivered to the
+/// thread blocked in `waitpid` and interrupt it. The mask is set in this thread around the spawn
+/// (a new thread inherits it), so there is no window in which the helper could take one.
+pub fn spawn_helper<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+    // SAFETY: plain signal-set manipulation on this thread's own mask.
+    unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        libc::sigaddset(&mut block, libc::SIGINT);
+        libc::sigaddset(&mut block, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+        let h = std::thread::spawn(f);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        h
+    }
+}
+
 /// How a supervised child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
@@ -84,7 +104,7 @@ pub fn wait(
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let watchdog = timeout.map(|t| {
         let (timed_out, done) = (timed_out.clone(), done.clone());
-        std::thread::spawn(move || {
+        spawn_helper(move || {
             let deadline = Instant::now() + t;
             let (m, cv) = &*done;
             let mut finished = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -198,7 +218,7 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
     let mut child: Child =
         cmd.spawn().map_err(|e| Error::Measurement(format!("cannot start the measuring process: {e}")))?;
     let mut err_pipe = child.stderr.take().expect("piped");
-    let reader = std::thread::spawn(move || {
+    let reader = spawn_helper(move || {
         let mut s = String::new();
         let _ = err_pipe.read_to_string(&mut s);
         s
@@ -208,7 +228,7 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
     let result = protocol::read_result(&spec.dir);
     let error = match ended {
         Ended::TimedOut => Some(format!("hung: killed after the --timeout of {} s", timeout.as_secs())),
-        Ended::Signalled(sig) => Some(format!("crashed: killed by {}", tracebench_tracers::plugin::signal_name(sig))),
+        Ended::Signalled(sig) => Some(format!("crashed: killed by {}", tracebench_tracers::sys::signal_name(sig))),
         Ended::Exited(130) if result.is_some() => None,
         Ended::Exited(0) if result.is_some() => None,
         Ended::Exited(code) => Some(format!("failed with exit code {code}")),

@@ -1,0 +1,45 @@
+//! System helpers several backends share (and the harness uses): tracefs, tool lookup, the
+//! kernel release, signal names. A helper two backends need lives here, not in one of them.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The tracefs mount point that has `entry` (e.g. `instances`, `uprobe_events`), if any.
+pub fn tracefs_root_with(entry: &str) -> Option<PathBuf> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].iter().map(PathBuf::from).find(|p| p.join(entry).exists())
+}
+
+/// Writes `s` to a tracefs control file, appending (no truncation: `uprobe_events` opened with
+/// O_TRUNC would delete every uprobe on the system).
+pub fn tracefs_write(path: &Path, s: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
+    f.write_all(s.as_bytes())
+}
+
+/// The running kernel's release, the version of every in-kernel tracer.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// `bin` found in PATH.
+pub fn which(bin: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(bin)).find(|p| p.is_file())
+}
+
+/// `SIGSEGV (11)`-style name of a signal.
+pub fn signal_name(sig: libc::c_int) -> String {
+    let name = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGPIPE => "SIGPIPE",
+        _ => "signal",
+    };
+    format!("{name} ({sig})")
+}
