@@ -12,7 +12,7 @@ use crate::TracerError;
 
 /// A tracing tool running as our child: started, waited for until ready, stopped with SIGINT.
 pub(crate) struct ToolProcess {
-    child: Mutex<Option<Child>>,
+    pub(crate) child: Mutex<Option<Child>>,
     lines: Mutex<mpsc::Receiver<String>>,
     pub argv: Vec<String>,
 }
