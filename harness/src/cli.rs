@@ -87,7 +87,8 @@ pub struct RunArgs {
     /// Run the loop inside kbench-module (survey Algorithm 1 in the kernel; needs /dev/kbench).
     #[arg(long)]
     pub kernel: bool,
-    /// Kernel tracepoint payload in bytes (4, 64, 256 or 1024), with --kernel.
+    /// Bytes one event records (default 4: the iteration index). With --kernel: 4, 64, 256 or
+    /// 1024; in user space, every backend `tracebench list` marks as taking a payload size.
     #[arg(long, default_value_t = 4)]
     pub payload_size: u32,
     /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,

@@ -28,6 +28,9 @@ pub struct CreateOptions {
     pub probe_site: Option<String>,
     /// Run id, unique per `tracebench run` (for naming sessions and instances).
     pub run_id: String,
+    /// `--payload-size BYTES`: the bytes one event records (default 4: the u32 iteration index).
+    /// Backends that cannot vary it refuse any other value in `validate_payload`.
+    pub payload_size: u32,
 }
 
 /// One line of `tracebench list`.
@@ -183,6 +186,26 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
         _ => Ok(()),
     }
 }
+
+/// Checks that the backend of `spec` can record `size` bytes per event (`--payload-size`, and the
+/// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
+pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
+    let kind = split(spec).0;
+    if size == 4 || PAYLOAD_KINDS.contains(&kind) {
+        return Ok(());
+    }
+    Err(TracerError::BadSpec {
+        spec: spec.into(),
+        why: format!(
+            "'{kind}' records a fixed 4-byte payload, so --payload-size {size} cannot apply to it (backends that take \
+             a payload size: {})",
+            if PAYLOAD_KINDS.is_empty() { "none yet".to_string() } else { PAYLOAD_KINDS.join(", ") }
+        ),
+    })
+}
+
+/// Backends whose payload size can be set.
+pub const PAYLOAD_KINDS: &[&str] = &[];
 
 /// The row name of a spec in results when the user gives no `--label`: the spec itself, except
 /// for `plugin:PATH[:ARGS]`, whose row is the plugin's own `name` (read in a forked child, init

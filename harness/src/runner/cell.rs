@@ -75,6 +75,7 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
         num_subbuf: spec.opts.num_subbuf,
         probe_site: spec.opts.probe_site.clone(),
         run_id: spec.run_id.clone(),
+        payload_size: spec.payload_size.unwrap_or(4),
     };
     let tracer = tracebench_tracers::create(&spec.spec, &opts)?;
     let outs = measure(&spec, tracer.as_ref());

@@ -99,6 +99,7 @@ fn parent_guards(
         num_subbuf: opts.num_subbuf,
         probe_site: opts.probe_site.clone(),
         run_id: run_id.to_string(),
+        payload_size: opts.payload_size,
     };
     let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
     if !opts.kernel {

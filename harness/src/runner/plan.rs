@@ -100,6 +100,10 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     }
     if args.kernel {
         super::kernel_cell::validate(&specs, args.payload_size)?;
+    } else {
+        for s in &specs {
+            registry::validate_payload(s, args.payload_size)?;
+        }
     }
     if !args.label.is_empty() && args.label.len() != specs.len() {
         return Err(Error::Usage(format!(
@@ -201,7 +205,7 @@ impl Plan {
                                 run_id: run_id.to_string(),
                                 dir: cells_dir.join(format!("{id:04}")),
                                 kernel: opts.kernel,
-                                payload_size: opts.kernel.then_some(opts.payload_size),
+                                payload_size: Some(opts.payload_size),
                             },
                         ));
                     }
