@@ -24,6 +24,9 @@ pub enum Command {
     Run(RunArgs),
     /// Measure tracers at several thread counts, one pinned thread per core (survey Figures 5, 6, 8).
     Scale(RunArgs),
+    /// Turn one knob of the tracers into a curve: one run per value, interleaved, in OUT/KNOB=VALUE/,
+    /// joined in OUT/sweep.csv (survey 7.1, 7.3 and Figure 9).
+    Sweep(SweepArgs),
     /// List every known tracer, whether it can run here, and if not why and how to fix it.
     List,
     /// CI regression gate: compares a baseline and a candidate (two results directories, or
@@ -97,6 +100,16 @@ pub struct RunArgs {
     pub probe_site: Option<String>,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// KNOB=V1,V2,...: subbuf-size, num-subbuf, payload-size, ftrace-clock, probe-site or threads
+    /// (sizes take K and M suffixes).
+    #[arg(long, required = true)]
+    pub vary: String,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn run() -> i32 {
     let cli = match Cli::try_parse() {
@@ -111,6 +124,7 @@ pub fn run() -> i32 {
     match &cli.command {
         Command::Run(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Run, &argv)),
         Command::Scale(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Scale, &argv)),
+        Command::Sweep(a) => finish(crate::runner::run_sweep(&a.run.options(), &a.vary, &argv)),
         Command::List => finish(crate::output::list()),
         Command::Gate(a) => finish(crate::gate::run(a)),
         Command::Report(a) => finish(crate::report::run(a)),

@@ -38,3 +38,19 @@ pub fn summary_header(counters: &[String], repetition: bool) -> String {
     v.push(MOM.into());
     v.join(",")
 }
+
+/// sweep.csv: one row per tracer, knob value and thread count. `slow_period` and `slow_extra_ns`
+/// are the main periodic slow path the code-path analysis finds (empty when none).
+pub const SWEEP: [&str; 11] = [
+    "tracer",
+    "param",
+    "value",
+    "threads",
+    "kept",
+    "mean_ns",
+    "p50_ns",
+    "p90_ns",
+    "mom_ns",
+    "slow_period",
+    "slow_extra_ns",
+];

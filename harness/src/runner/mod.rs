@@ -1,4 +1,4 @@
-//! `tracebench run` and `tracebench scale`: one pipeline, each stage a module of its own
+//! `tracebench run`, `scale` and `sweep`: one pipeline, each stage a module of its own
 //! (docs/ARCHITECTURE.md):
 //!
 //! ```text
@@ -8,7 +8,8 @@
 //! merge      cells -> events.csv, summary.csv, ...       (merge.rs, through `results`)
 //! export     run.json and the terminal                   (export.rs)
 //! ```
-//! Data flows one way: no stage reads what a later one writes.
+//! Data flows one way: no stage reads what a later one writes. A sweep (sweep.rs) is several
+//! plans whose cells are supervised interleaved, then merged and exported one by one.
 pub mod calibrate;
 pub mod cell;
 pub mod export;
@@ -17,59 +18,174 @@ pub mod merge;
 pub mod plan;
 pub mod protocol;
 pub mod supervise;
+pub mod sweep;
 pub mod timed;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use plan::{Mode, Options};
 
+use crate::clock::ClockInfo;
 use crate::counters::{self, Availability};
 use crate::error::Error;
-use crate::host::{self, CpuTimes};
+use crate::host::{self, CpuTimes, Host};
+use crate::results::rows::SummaryRow;
 use crate::results::{self, ResultsDir};
 
-/// Runs the pipeline; returns the exit code (0, 1 if a cell failed, 130 if interrupted).
-pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
-    let plan = plan::plan(opts, mode)?;
+/// What every run of one invocation shares: its id, the clock and its floor, the host.
+struct Shared {
+    run_id: String,
+    clock: ClockInfo,
+    floor: calibrate::Floor,
+    host: Host,
+    cpu_before: CpuTimes,
+    _keep_alive: Option<crate::disturbance::KeepAlive>,
+}
+
+impl Shared {
+    fn measure(opts: &Options, first_cpu: usize) -> Result<Self, Error> {
+        // Held until the run ends: the clock thread and every cell then open and close their
+        // disturbance detectors in milliseconds instead of 0.5 s each (see `KeepAlive`).
+        let keep_alive = (!opts.kernel).then(crate::disturbance::KeepAlive::hold);
+        let (clock, floor) = calibrate::measure_clock(opts.clock, first_cpu)?;
+        Ok(Shared {
+            run_id: format!("{}-{}", results::utc_stamp(), std::process::id()),
+            clock,
+            floor,
+            host: host::describe(),
+            cpu_before: CpuTimes::now(),
+            _keep_alive: keep_alive,
+        })
+    }
+}
+
+/// One planned run: its options, plan, directory, counters and cells.
+struct Prepared {
+    opts: Options,
+    mode: Mode,
+    plan: plan::Plan,
+    out: ResultsDir,
+    avail: Vec<Availability>,
+    columns: Vec<String>,
+    cells: Vec<(usize, protocol::CellSpec)>,
+}
+
+fn prepare(opts: Options, mode: Mode, plan: plan::Plan, shared: &Shared) -> Result<Prepared, Error> {
     let out = ResultsDir::create(&plan.out)?;
-    let run_id = format!("{}-{}", results::utc_stamp(), std::process::id());
-    // Held until the run ends: the clock thread and every cell then open and close their
-    // disturbance detectors in milliseconds instead of 0.5 s each (see `KeepAlive`).
-    let _keep_alive = (!opts.kernel).then(crate::disturbance::KeepAlive::hold);
     let avail = probe_counters(&plan.sets)?;
     let columns = plan::counter_columns(&avail);
-    let (clock, floor) = calibrate::measure_clock(opts.clock, plan.cpus[0])?;
-    let (host, cpu_before) = (host::describe(), CpuTimes::now());
-    let cells = plan.cells(opts, &avail, &columns, &clock, &run_id, &out.path.join(".cells"));
+    let cells = plan.cells(&opts, &avail, &columns, &shared.clock, &shared.run_id, &out.path.join(".cells"));
+    Ok(Prepared { opts, mode, plan, out, avail, columns, cells })
+}
 
-    supervise::install_handlers();
-    let guards = parent_guards(opts, &plan, clock.tsc_hz, &run_id)?;
-    let runs = run_cells(cells, opts)?;
-    drop(guards);
-
-    let interrupted = supervise::stopped();
-    let summaries = merge::merge(&out, &plan, &runs, &columns)?;
+/// Merge and export of one run; returns its summary rows.
+fn finish(
+    p: &Prepared,
+    runs: &[supervise::CellRun],
+    shared: &Shared,
+    argv: &[String],
+) -> Result<Vec<SummaryRow>, Error> {
+    let summaries = merge::merge(&p.out, &p.plan, runs, &p.columns)?;
     let facts = export::RunFacts {
-        opts,
-        mode,
+        opts: &p.opts,
+        mode: p.mode,
         argv,
-        run_id: &run_id,
-        host: &host,
-        cpu_busy: serde_json::to_value(cpu_before.busy_since(&CpuTimes::now())).unwrap_or_default(),
-        clock: &clock,
-        floor: &floor,
-        avail: &avail,
-        columns: &columns,
-        plan: &plan,
-        runs: &runs,
-        interrupted,
+        run_id: &shared.run_id,
+        host: &shared.host,
+        cpu_busy: serde_json::to_value(shared.cpu_before.busy_since(&CpuTimes::now())).unwrap_or_default(),
+        clock: &shared.clock,
+        floor: &shared.floor,
+        avail: &p.avail,
+        columns: &p.columns,
+        plan: &p.plan,
+        runs,
+        interrupted: supervise::stopped(),
     };
-    let run_json = export::write_run_json(&out, &facts)?;
-    let _ = std::fs::remove_dir_all(out.path.join(".cells"));
-    if !opts.quiet {
-        export::print(&out, &facts, &run_json, &summaries);
+    let run_json = export::write_run_json(&p.out, &facts)?;
+    let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));
+    if !p.opts.quiet {
+        export::print(&p.out, &facts, &run_json, &summaries);
     }
-    exit_code(&runs, interrupted, &out)
+    Ok(summaries)
+}
+
+/// `run` and `scale`: the pipeline, once.
+pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
+    let plan = plan::plan(opts, mode)?;
+    let shared = Shared::measure(opts, plan.cpus[0])?;
+    let mut prepared = prepare(opts.clone(), mode, plan, &shared)?;
+    supervise::install_handlers();
+    let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    let runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
+    drop(guards);
+    finish(&prepared, &runs, &shared, argv)?;
+    exit_code(&runs, &prepared.out.path)
+}
+
+/// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
+pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
+    let vary = sweep::parse(vary)?;
+    sweep::check_tracers(&vary, &opts.tracer)?;
+    let root = opts.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
+    // Every value is planned (and so validated) before anything is created or run.
+    let mut plans = Vec::new();
+    for (typed, plain) in &vary.values {
+        let mut o = sweep::options_for(opts, &vary.knob, typed, plain);
+        o.out = Some(root.join(sweep::dir_of(&vary.knob, plain)));
+        let p = plan::plan(&o, Mode::Run).map_err(|e| match e {
+            Error::Usage(m) => Error::Usage(format!("--vary {}={typed}: {m}", vary.knob)),
+            other => other,
+        })?;
+        plans.push((o, p));
+    }
+    ResultsDir::create(&root)?;
+    let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
+    let mut prepared = Vec::new();
+    for (o, p) in plans {
+        prepared.push(prepare(o, Mode::Run, p, &shared)?);
+    }
+    supervise::install_handlers();
+    let guards = parent_guards(&prepared[0].opts, &prepared[0].plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    // Interleave: repetition r of every value before repetition r+1 of any.
+    let mut order: Vec<(usize, usize, protocol::CellSpec)> = Vec::new();
+    for (vi, p) in prepared.iter_mut().enumerate() {
+        for (ri, c) in std::mem::take(&mut p.cells) {
+            order.push((vi, ri, c));
+        }
+    }
+    order.sort_by_key(|(vi, _, c)| (c.repetition, *vi, c.id));
+    let values: Vec<usize> = order.iter().map(|(vi, _, _)| *vi).collect();
+    let mut runs: Vec<Vec<supervise::CellRun>> = prepared.iter().map(|_| Vec::new()).collect();
+    let flat = order.into_iter().map(|(_, ri, c)| (ri, c)).collect();
+    // run_cells returns the cells it ran, in order (fewer after a stop).
+    for (vi, r) in values.into_iter().zip(run_cells(flat, opts)?) {
+        runs[vi].push(r);
+    }
+    drop(guards);
+    let mut rows = Vec::new();
+    for (vi, p) in prepared.iter().enumerate() {
+        let summaries = finish(p, &runs[vi], &shared, argv)?;
+        rows.push((vi, summaries));
+    }
+    let mut csv_rows: Vec<sweep::SweepRow> = Vec::new();
+    for (vi, sums) in &rows {
+        for row in sums {
+            let slow = sweep::slow_path(&prepared[*vi].out, &prepared[*vi].plan, row);
+            csv_rows.push(sweep::SweepRow { knob: &vary.knob, value: &vary.values[*vi].1, row, slow });
+        }
+    }
+    sweep::write_csv(&root.join("sweep.csv"), &csv_rows)?;
+    if !opts.quiet {
+        println!(
+            "sweep: {} values of {}; sweep.csv and one results directory per value in {}",
+            vary.values.len(),
+            vary.knob,
+            root.display()
+        );
+    }
+    let all: Vec<supervise::CellRun> = runs.into_iter().flatten().collect();
+    exit_code(&all, &root)
 }
 
 /// Counters: probed once, reported once; unsupported ones are left out, never zero-filled.
@@ -88,7 +204,7 @@ fn probe_counters(sets: &[Vec<String>]) -> Result<Vec<Availability>, Error> {
 /// Each backend's parent-side guard (e.g. LTTng's session daemon), held for the whole run.
 fn parent_guards(
     opts: &Options,
-    plan: &plan::Plan,
+    rows: &[plan::Row],
     tsc_hz: f64,
     run_id: &str,
 ) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
@@ -103,7 +219,7 @@ fn parent_guards(
     };
     let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
     if !opts.kernel {
-        for r in &plan.rows {
+        for r in rows {
             guards.push(Box::new(tracebench_tracers::registry::parent_guard(&r.spec, &copts)?));
         }
     }
@@ -145,16 +261,16 @@ fn progress(cells: usize, quiet: bool) -> indicatif::ProgressBar {
     pb
 }
 
-fn exit_code(runs: &[supervise::CellRun], interrupted: bool, out: &ResultsDir) -> Result<i32, Error> {
-    if interrupted {
-        eprintln!("tracebench: interrupted; results measured so far are in {}", out.path.display());
+fn exit_code(runs: &[supervise::CellRun], out: &Path) -> Result<i32, Error> {
+    if supervise::stopped() {
+        eprintln!("tracebench: interrupted; results measured so far are in {}", out.display());
         return Ok(130);
     }
     let failed = runs.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 {
         eprintln!(
             "tracebench: {failed} cell(s) failed (see above and run.json); the other results are in {}",
-            out.path.display()
+            out.display()
         );
         return Ok(1);
     }

