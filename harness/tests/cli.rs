@@ -190,3 +190,48 @@ fn sigint_keeps_what_was_measured() {
     assert!(!s.rows.is_empty(), "the interrupted cell's rows are kept");
     assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp")));
 }
+
+/// `sweep`: one ordinary results directory per value, sweep.csv joining them; a knob a tracer
+/// lacks, or a bad value, is refused before anything is created.
+#[test]
+fn sweep_writes_one_run_per_value_and_refuses_bad_knobs() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("sw");
+    let o = tb()
+        .args(["sweep", "--tracer", "none,lw", "--vary", "threads=1,2", "-n", "300", "--repeats", "2", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for v in ["threads=1", "threads=2"] {
+        assert!(out.join(v).join("summary.csv").is_file(), "{v}");
+        assert!(out.join(v).join("lw").join("events.csv").is_file(), "{v}");
+    }
+    let s = Table::read(&out.join("sweep.csv"));
+    assert_eq!(
+        s.header[..11],
+        ["tracer", "param", "value", "threads", "kept", "mean_ns", "p50_ns", "p90_ns", "mom_ns", "slow_period", "slow_extra_ns"]
+    );
+    assert_eq!(s.rows.len(), 4, "2 tracers x 2 values");
+    let kept = s.header.iter().position(|h| h == "kept").unwrap();
+    for r in &s.rows {
+        let threads: usize = r[3].parse().unwrap();
+        assert_eq!(r[1], "threads");
+        assert_eq!(r[2], r[3], "the swept value is the thread count");
+        assert_eq!(r[kept].parse::<usize>().unwrap(), 300 * 2 * threads, "{r:?}");
+    }
+    for (args, needle) in [
+        (vec!["--tracer", "lw", "--vary", "subbuf-size=4096,8192"], "has no such knob"),
+        (vec!["--tracer", "lw", "--vary", "colour=1,2"], "unknown knob 'colour'"),
+        (vec!["--tracer", "lw", "--vary", "threads=1"], "at least two values"),
+        (vec!["--tracer", "lw", "--vary", "threads=1,99"], "--vary threads=99"),
+    ] {
+        let bad = d.path().join("bad");
+        let o = tb().arg("sweep").args(&args).arg("--quiet").arg("--out").arg(&bad).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(needle), "{args:?}: expected '{needle}' in {err}");
+        assert!(!bad.exists(), "nothing created for bad input");
+    }
+}

@@ -1,0 +1,276 @@
+//! The report's figures (survey Figures 3-8 in our layout), each a [`Figure`] drawn by `save`.
+use plotters::prelude::*;
+
+use super::*;
+
+#[derive(Debug, Clone)]
+pub struct Series<T> {
+    pub name: String,
+    pub colour: usize,
+    pub points: Vec<T>,
+}
+
+/// Latency CDF of every tracer on one log-x axis.
+pub struct CdfFigure {
+    pub title: String,
+    pub series: Vec<Series<(f64, f64)>>,
+}
+
+impl Figure for CdfFigure {
+    fn size(&self) -> (u32, u32) {
+        (1100, 650)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled_with_legend(root, &self.title, &self.series)?;
+        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| *x > 0.0);
+        let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |a, x| (a.0.min(x), a.1.max(x)));
+        let (lo, hi) = log_range(lo, hi);
+        let mut chart = ChartBuilder::on(&area)
+            .margin(15)
+            .x_label_area_size(55)
+            .y_label_area_size(75)
+            .build_cartesian_2d((lo..hi).log_scale().with_key_points(log_ticks(lo, hi)), 0f64..1.0)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency of one call (ns, log scale)")
+            .y_desc("fraction of calls with latency <= x")
+            .x_label_formatter(&|v| fmt_num(*v))
+            .y_label_formatter(&|v| format!("{:.1}", v))
+            .label_style((FAMILY, 15))
+            .axis_desc_style((FAMILY, 17))
+            .draw()
+            .map_err(e)?;
+        for s in &self.series {
+            let c = colour(s.colour);
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
+        }
+        Ok(())
+    }
+}
+
+/// One histogram panel per tracer: calls per log-spaced bin, both axes log.
+pub struct HistogramGrid {
+    pub title: String,
+    /// Per tracer: (bin low edge, bin high edge, calls).
+    pub panels: Vec<Series<(f64, f64, u64)>>,
+}
+
+impl Figure for HistogramGrid {
+    fn size(&self) -> (u32, u32) {
+        let (rows, _) = grid(self.panels.len(), 2);
+        (1200, 60 + 330 * rows as u32)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled(root, &self.title)?;
+        let (rows, cols) = grid(self.panels.len(), 2);
+        for (p, a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
+            let lo = p.points.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
+            let hi = p.points.iter().map(|b| b.1).fold(0f64, f64::max);
+            let (lo, hi) = log_range(lo, hi);
+            let top = p.points.iter().map(|b| b.2).max().unwrap_or(1) as f64 * 2.0;
+            let c = colour(p.colour);
+            let mut chart = ChartBuilder::on(&a)
+                .caption(&p.name, panel_font())
+                .margin(10)
+                .x_label_area_size(45)
+                .y_label_area_size(65)
+                .build_cartesian_2d(
+                    (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
+                    (0.7f64..top.max(10.0)).log_scale().with_key_points(log_ticks(0.7, top.max(10.0))),
+                )
+                .map_err(e)?;
+            chart
+                .configure_mesh()
+                .x_desc("latency (ns, log scale)")
+                .y_desc("calls per bin (log)")
+                .x_label_formatter(&|v| fmt_num(*v))
+                .y_label_formatter(&|v| fmt_num(*v))
+                .label_style((FAMILY, 13))
+                .axis_desc_style((FAMILY, 14))
+                .draw()
+                .map_err(e)?;
+            chart
+                .draw_series(p.points.iter().map(|&(l, h, n)| Rectangle::new([(l, 0.7), (h, n as f64)], c.filled())))
+                .map_err(e)?;
+        }
+        Ok(())
+    }
+}
+
+/// One panel per tracer: latency of each call against its iteration index (log y), which
+/// shows periodic slow paths as regularly spaced points above the fast path.
+pub struct IterationGrid {
+    pub title: String,
+    pub panels: Vec<Series<(u64, f64)>>,
+}
+
+impl Figure for IterationGrid {
+    fn size(&self) -> (u32, u32) {
+        let (rows, _) = grid(self.panels.len(), 2);
+        (1200, 60 + 330 * rows as u32)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled(root, &self.title)?;
+        let (rows, cols) = grid(self.panels.len(), 2);
+        for (p, a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
+            let x0 = p.points.iter().map(|v| v.0).min().unwrap_or(0);
+            let x1 = p.points.iter().map(|v| v.0).max().unwrap_or(1).max(x0 + 1);
+            let ylo = p.points.iter().map(|v| v.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+            let yhi = p.points.iter().map(|v| v.1).fold(0f64, f64::max);
+            let (ylo, yhi) = log_range(ylo, yhi);
+            let c = colour(p.colour);
+            let mut chart = ChartBuilder::on(&a)
+                .caption(&p.name, panel_font())
+                .margin(10)
+                .x_label_area_size(45)
+                .y_label_area_size(65)
+                .build_cartesian_2d(x0 as f64..x1 as f64, (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)))
+                .map_err(e)?;
+            chart
+                .configure_mesh()
+                .x_desc("iteration index (calls since the end of warm-up)")
+                .y_desc("latency (ns, log scale)")
+                .x_label_formatter(&|v| fmt_num(*v))
+                .y_label_formatter(&|v| fmt_num(*v))
+                .label_style((FAMILY, 13))
+                .axis_desc_style((FAMILY, 14))
+                .draw()
+                .map_err(e)?;
+            chart
+                .draw_series(p.points.iter().map(|&(i, l)| Circle::new((i as f64, l.max(ylo)), 2, c.filled())))
+                .map_err(e)?;
+        }
+        Ok(())
+    }
+}
+
+/// Survey Figures 3, 4 and 7: one panel per hardware counter, latency (y) against the counter
+/// value (x), one colour per tracer.
+pub struct CounterGrid {
+    pub title: String,
+    pub panels: Vec<CounterPanel>,
+}
+
+/// (counter name, per-tracer points (counter value, latency ns)).
+pub type CounterPanel = (String, Vec<Series<(f64, f64)>>);
+
+impl Figure for CounterGrid {
+    fn size(&self) -> (u32, u32) {
+        let (rows, _) = grid(self.panels.len(), 2);
+        (1200, 60 + 400 * rows as u32)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled(root, &self.title)?;
+        let mut entries: Vec<(String, usize)> = Vec::new();
+        for s in self.panels.iter().flat_map(|p| p.1.iter()) {
+            if !entries.iter().any(|x| x.0 == s.name) {
+                entries.push((s.name.clone(), s.colour));
+            }
+        }
+        let area = legend_band(&area, &entries)?;
+        let (rows, cols) = grid(self.panels.len(), 2);
+        for ((counter, series), a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
+            let all = || series.iter().flat_map(|s| s.points.iter());
+            let xmax = all().map(|p| p.0).fold(0f64, f64::max);
+            let xmin = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(0.0);
+            let span = (xmax - xmin).max(1.0);
+            let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+            let yhi = all().map(|p| p.1).fold(0f64, f64::max);
+            let (ylo, yhi) = log_range(ylo, yhi);
+            let mut chart = ChartBuilder::on(&a)
+                .caption(format!("latency against {counter}"), panel_font())
+                .margin(10)
+                .x_label_area_size(45)
+                .y_label_area_size(65)
+                .build_cartesian_2d(
+                    xmin - 0.03 * span..xmax + 0.05 * span,
+                    (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
+                )
+                .map_err(e)?;
+            chart
+                .configure_mesh()
+                .x_desc(format!("{counter} per call (count)"))
+                .y_desc("latency (ns, log scale)")
+                .x_label_formatter(&|v| fmt_num(*v))
+                .y_label_formatter(&|v| fmt_num(*v))
+                .label_style((FAMILY, 13))
+                .axis_desc_style((FAMILY, 14))
+                .draw()
+                .map_err(e)?;
+            for s in series {
+                let c = colour(s.colour);
+                chart
+                    .draw_series(s.points.iter().map(|&(x, y)| Circle::new((x, y.max(ylo)), 2, c.mix(0.6).filled())))
+                    .map_err(e)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Survey Figures 5, 6 and 8: mean latency against thread (core) count, log y, one line per
+/// tracer.
+pub struct ScalingFigure {
+    pub title: String,
+    pub series: Vec<Series<(f64, f64)>>,
+}
+
+impl Figure for ScalingFigure {
+    fn size(&self) -> (u32, u32) {
+        (1100, 650)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled_with_legend(root, &self.title, &self.series)?;
+        let all = || self.series.iter().flat_map(|s| s.points.iter());
+        let xmax = all().map(|p| p.0).fold(1f64, f64::max);
+        let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+        let yhi = all().map(|p| p.1).fold(0f64, f64::max);
+        let (ylo, yhi) = log_range(ylo, yhi);
+        let mut chart = ChartBuilder::on(&area)
+            .margin(15)
+            .x_label_area_size(55)
+            .y_label_area_size(75)
+            .build_cartesian_2d(0.5f64..xmax + 0.5, (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)))
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("threads tracing at once (one per core)")
+            .y_desc("mean latency per call (ns, log scale)")
+            .x_labels((xmax as usize + 1).min(17))
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-9 {
+                    format!("{}", v.round())
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|v| fmt_num(*v))
+            .label_style((FAMILY, 15))
+            .axis_desc_style((FAMILY, 17))
+            .draw()
+            .map_err(e)?;
+        for s in &self.series {
+            let c = colour(s.colour);
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+        }
+        Ok(())
+    }
+}
+
