@@ -198,7 +198,19 @@ fn sweep_writes_one_run_per_value_and_refuses_bad_knobs() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("sw");
     let o = tb()
-        .args(["sweep", "--tracer", "none,lw", "--vary", "threads=1,2", "-n", "300", "--repeats", "2", "--quiet", "--out"])
+        .args([
+            "sweep",
+            "--tracer",
+            "none,lw",
+            "--vary",
+            "threads=1,2",
+            "-n",
+            "300",
+            "--repeats",
+            "2",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -210,7 +222,19 @@ fn sweep_writes_one_run_per_value_and_refuses_bad_knobs() {
     let s = Table::read(&out.join("sweep.csv"));
     assert_eq!(
         s.header[..11],
-        ["tracer", "param", "value", "threads", "kept", "mean_ns", "p50_ns", "p90_ns", "mom_ns", "slow_period", "slow_extra_ns"]
+        [
+            "tracer",
+            "param",
+            "value",
+            "threads",
+            "kept",
+            "mean_ns",
+            "p50_ns",
+            "p90_ns",
+            "mom_ns",
+            "slow_period",
+            "slow_extra_ns"
+        ]
     );
     assert_eq!(s.rows.len(), 4, "2 tracers x 2 values");
     let kept = s.header.iter().position(|h| h == "kept").unwrap();

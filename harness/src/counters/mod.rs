@@ -18,8 +18,9 @@ use std::os::fd::AsRawFd;
 
 pub mod group_read;
 pub mod rdpmc;
+pub mod table;
 
-use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software, Tracepoint};
+use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 
@@ -32,74 +33,28 @@ pub const SET2: [&str; 4] = ["bus-cycles", "dTLB-load-misses", "branch-misses", 
 /// The most counters one group may hold: the survey's hardware limit, and our sample layout.
 pub const MAX: usize = 4;
 
-/// Names `--counters` accepts, besides `tracepoint:SUBSYS:EVENT`.
-pub const KNOWN: &[&str] = &[
-    "cycles",
-    "instructions",
-    "cache-misses",
-    "cache-references",
-    "branch-misses",
-    "branch-instructions",
-    "bus-cycles",
-    "ref-cycles",
-    "L1-dcache-load-misses",
-    "L1-dcache-loads",
-    "L1-icache-load-misses",
-    "LLC-load-misses",
-    "dTLB-load-misses",
-    "iTLB-load-misses",
-    "page-faults",
-    "minor-faults",
-    "major-faults",
-    "context-switches",
-    "cpu-migrations",
-    "task-clock",
-];
+/// Names `--counters` accepts, besides `tracepoint:SUBSYS:EVENT` (the one table: `table`).
+pub fn known() -> Vec<&'static str> {
+    table::TABLE.iter().map(|d| d.name).collect()
+}
 
 enum Kind {
-    Hw(Hardware),
-    Cache(Cache),
-    Sw(Software),
+    Table(table::CounterDef),
     Tp(u64),
 }
 
-fn cache(which: CacheId, op: CacheOp, result: CacheResult) -> Kind {
-    Kind::Cache(Cache { which, operation: op, result })
-}
-
 fn unknown(name: &str) -> Error {
-    Error::UnknownCounter { name: name.into(), known: KNOWN.join(", ") }
+    Error::UnknownCounter { name: name.into(), known: known().join(", ") }
 }
 
 fn kind_of(name: &str) -> Result<Kind, Error> {
-    const ACCESS: CacheResult = CacheResult::ACCESS;
-    const MISS: CacheResult = CacheResult::MISS;
-    Ok(match name {
-        "cycles" => Kind::Hw(Hardware::CPU_CYCLES),
-        "instructions" => Kind::Hw(Hardware::INSTRUCTIONS),
-        "cache-misses" => Kind::Hw(Hardware::CACHE_MISSES),
-        "cache-references" => Kind::Hw(Hardware::CACHE_REFERENCES),
-        "branch-misses" => Kind::Hw(Hardware::BRANCH_MISSES),
-        "branch-instructions" => Kind::Hw(Hardware::BRANCH_INSTRUCTIONS),
-        "bus-cycles" => Kind::Hw(Hardware::BUS_CYCLES),
-        "ref-cycles" => Kind::Hw(Hardware::REF_CPU_CYCLES),
-        "L1-dcache-load-misses" => cache(CacheId::L1D, CacheOp::READ, MISS),
-        "L1-dcache-loads" => cache(CacheId::L1D, CacheOp::READ, ACCESS),
-        "L1-icache-load-misses" => cache(CacheId::L1I, CacheOp::READ, MISS),
-        "LLC-load-misses" => cache(CacheId::LL, CacheOp::READ, MISS),
-        "dTLB-load-misses" => cache(CacheId::DTLB, CacheOp::READ, MISS),
-        "iTLB-load-misses" => cache(CacheId::ITLB, CacheOp::READ, MISS),
-        "page-faults" => Kind::Sw(Software::PAGE_FAULTS),
-        "minor-faults" => Kind::Sw(Software::PAGE_FAULTS_MIN),
-        "major-faults" => Kind::Sw(Software::PAGE_FAULTS_MAJ),
-        "context-switches" => Kind::Sw(Software::CONTEXT_SWITCHES),
-        "cpu-migrations" => Kind::Sw(Software::CPU_MIGRATIONS),
-        "task-clock" => Kind::Sw(Software::TASK_CLOCK),
-        other => match other.strip_prefix("tracepoint:") {
-            Some(tp) => Kind::Tp(tracepoint_id(tp).ok_or_else(|| unknown(other))?),
-            None => return Err(unknown(other)),
-        },
-    })
+    if let Some(d) = table::lookup(name) {
+        return Ok(Kind::Table(d));
+    }
+    match name.strip_prefix("tracepoint:") {
+        Some(tp) => Ok(Kind::Tp(tracepoint_id(tp).ok_or_else(|| unknown(name))?)),
+        None => Err(unknown(name)),
+    }
 }
 
 /// The id of tracepoint `subsys:event`, read from tracefs (perf-event2's `with_name` looks
@@ -131,9 +86,7 @@ pub fn validate(names: &[String]) -> Result<(), Error> {
 
 fn builder_for(kind: Kind) -> Builder<'static> {
     let mut b = match kind {
-        Kind::Hw(e) => Builder::new(e),
-        Kind::Cache(e) => Builder::new(e),
-        Kind::Sw(e) => Builder::new(e),
+        Kind::Table(d) => Builder::new(d),
         Kind::Tp(id) => Builder::new(Tracepoint::with_id(id)),
     };
     // Count kernel work too: a tracer that enters the kernel (trace_marker, a uprobe, strace)

@@ -273,4 +273,3 @@ impl Figure for ScalingFigure {
         Ok(())
     }
 }
-

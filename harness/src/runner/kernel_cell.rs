@@ -150,31 +150,10 @@ fn attach(spec: &CellSpec, payload: u32) -> Result<(Attached, serde_json::Value)
     }
 }
 
-/// Maps a counter name to a perf_event_attr (type, config), for the module's in-kernel counters.
+/// A counter name as the module's in-kernel counter: its perf_event_attr (type, config), from
+/// the one counter table.
 fn kernel_counter(name: &str) -> Option<KernelCounter> {
-    let (t, c) = match name {
-        "cycles" => (0, 0),
-        "instructions" => (0, 1),
-        "cache-references" => (0, 2),
-        "cache-misses" => (0, 3),
-        "branch-instructions" => (0, 4),
-        "branch-misses" => (0, 5),
-        "bus-cycles" => (0, 6),
-        "ref-cycles" => (0, 9),
-        // PERF_TYPE_HW_CACHE: id | op << 8 | result << 16.
-        "L1-dcache-load-misses" => (3, 0x10000),
-        "L1-dcache-loads" => (3, 0),
-        "L1-icache-load-misses" => (3, 0x10001),
-        "LLC-load-misses" => (3, 0x10002),
-        "dTLB-load-misses" => (3, 0x10003),
-        "iTLB-load-misses" => (3, 0x10004),
-        "page-faults" => (1, 2),
-        "context-switches" => (1, 3),
-        "cpu-migrations" => (1, 4),
-        "task-clock" => (1, 1),
-        _ => return None,
-    };
-    Some(KernelCounter { name: name.into(), type_: t, config: c })
+    crate::counters::table::lookup(name).map(|d| KernelCounter { name: name.into(), type_: d.type_, config: d.config })
 }
 
 /// The measuring child of a kernel cell.
