@@ -310,6 +310,7 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     if plan.rows.is_empty() {
         return Err(Error::Usage("no tracer to run (see `tracebench list`)".into()));
     }
+    let exports = crate::export::parse_specs(&args.export)?;
     sink::prepare_out_dir(&plan.out)?;
     let run_id = format!("{}-{}", sink::utc_stamp(), std::process::id());
     let cells_dir = plan.out.join(".cells");
@@ -465,6 +466,17 @@ pub fn run(args: &RunArgs, mode: Mode, argv: &[String]) -> Result<i32, Error> {
         crate::output::print_table(&plan.out, &clock_info, &floor, &summaries, &runs_reasons(&plan, &runs));
     }
     let failed = runs.iter().filter(|r| r.error.is_some()).count();
+    if !exports.is_empty() {
+        if interrupted {
+            eprintln!(
+                "tracebench: interrupted, so the --export files were not written (the rows may lack repetitions)"
+            );
+        } else if summaries.is_empty() {
+            eprintln!("tracebench: no row was measured, so the --export files were not written");
+        } else {
+            crate::export::export_dirs(&exports, &[(plan.out.as_path(), None)])?;
+        }
+    }
     if interrupted {
         eprintln!("tracebench: interrupted; results measured so far are in {}", plan.out.display());
         return Ok(130);
