@@ -210,7 +210,7 @@ fn bad_directories_and_specs_are_one_line_usage_errors() {
         (format!("bmf={dir}/no/such/x.json"), "does not exist"),
         (format!("bmf={dir}"), "is a directory"),
     ] {
-        let e = parse_specs(&[v.clone()]).unwrap_err();
+        let e = parse_specs(std::slice::from_ref(&v)).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         let s = e.to_string();
         assert!(s.contains(needle) && s.lines().count() == 1, "{v}: {s}");

@@ -375,6 +375,9 @@ fn run_inner(args: &GateArgs) -> Result<i32, Error> {
         // clap guarantees both are present without --interleave.
         let (b, c) = (args.baseline.as_ref().unwrap(), args.candidate.as_ref().unwrap());
         let cand = Results::open(c)?;
+        if !exports.is_empty() {
+            crate::export::Results::open(c)?; // an unexportable candidate fails before the verdict
+        }
         (evaluate(&Results::open(b)?, &cand, args, false)?, cand)
     };
     print!("{}", render::terminal(&report));
