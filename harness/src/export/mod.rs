@@ -134,6 +134,8 @@ pub struct RunMeta {
     pub clock_resolution_ns: Option<f64>,
     /// `version (git commit)` of the tracebench that measured.
     pub tracebench: Option<String>,
+    /// `run`, `scale` or `kernel`.
+    pub mode: Option<String>,
 }
 
 impl RunMeta {
@@ -158,6 +160,7 @@ impl RunMeta {
                 (Some(v), Some(c)) => Some(format!("{v} ({c})")),
                 (v, c) => v.or(c),
             },
+            mode: s(run.get("mode")),
         }
     }
 }
@@ -521,7 +524,8 @@ pub struct Source {
 }
 
 /// Configuration keys that tell two rows of one tracer apart when their names would collide
-/// (run.json `tracers[].config`, searched at any depth), after the timing clock.
+/// (run.json `tracers[].config`, searched at any depth), after the mode (`run`, `scale`,
+/// `kernel`) and the timing clock.
 const KNOBS: [&str; 7] =
     ["trace_clock", "probe_site", "subbuf_size", "num_subbuf", "buffer_size_kb", "session_mode", "runtime"];
 
@@ -538,7 +542,7 @@ fn find_scalar<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 fn knob_values(b: &Benchmark) -> Vec<(&'static str, Option<String>)> {
-    let mut out = vec![("clock", b.meta.clock.clone())];
+    let mut out = vec![("mode", b.meta.mode.clone()), ("clock", b.meta.clock.clone())];
     for k in KNOBS {
         let v = find_scalar(&b.row.config, k).map(|v| match v {
             Value::String(s) => s.clone(),

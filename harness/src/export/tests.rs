@@ -412,3 +412,26 @@ fn github_benchmark_follows_the_action_s_shape() {
     let f = a.iter().find(|e| e["name"] == "tracebench/ftrace/threads=1").unwrap();
     assert!(f["extra"].as_str().unwrap().contains("p10..p90 of 100 calls"));
 }
+
+#[test]
+fn a_run_and_a_scale_of_one_tracer_are_told_apart_by_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    for (dir, mode) in [(&a, "run"), (&b, "scale")] {
+        three_repetitions(dir);
+        let mut rj: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+        rj["mode"] = json!(mode);
+        write(&dir.join("run.json"), &rj.to_string());
+    }
+    let names: Vec<String> =
+        benchmarks(&[src(&a, None), src(&b, None)], &HashMap::new()).unwrap().into_iter().map(|b| b.name).collect();
+    assert_eq!(
+        names,
+        [
+            "tracebench/none/threads=1/mode=run",
+            "tracebench/lw/threads=1/mode=run",
+            "tracebench/none/threads=1/mode=scale",
+            "tracebench/lw/threads=1/mode=scale"
+        ]
+    );
+}
