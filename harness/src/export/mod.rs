@@ -338,7 +338,13 @@ impl Results {
         for (i, k) in order.iter().enumerate() {
             let rep_rows = by_key.get(k).cloned().unwrap_or_default();
             let moms: Vec<f64> = match reps {
-                Some(t) => rep_rows.iter().map(|r| num(t, r, "mom_ns", NO_MOM)).collect::<Result<_, _>>()?,
+                Some(t) => rep_rows
+                    .iter()
+                    .map(|r| num(t, r, "mom_ns", NO_MOM))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into_iter()
+                    .filter(|v| v.is_finite())
+                    .collect(),
                 None => Vec::new(),
             };
             // The pooled values: summary.csv's row, else the median over repetitions.
