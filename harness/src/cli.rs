@@ -33,6 +33,8 @@ pub enum Command {
     /// two commands run here in ABBA order) per tracer and thread count; exits 0 pass, 1 a
     /// regression, 2 usage or data error.
     Gate(crate::gate::GateArgs),
+    /// Convert a results directory for a benchmark-history service (Bencher, github-action-benchmark).
+    Export(crate::export::ExportArgs),
     /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
     Report(crate::report::ReportArgs),
     /// (internal) Measure one cell in this process.
@@ -98,6 +100,10 @@ pub struct RunArgs {
     /// systemtap; default nop5).
     #[arg(long, value_parser = ["nop5", "push", "ret"])]
     pub probe_site: Option<String>,
+    /// Also write the results for a benchmark-history service, as FORMAT=FILE with FORMAT bmf
+    /// (Bencher) or github-benchmark (github-action-benchmark); repeatable.
+    #[arg(long, value_name = "FORMAT=FILE")]
+    pub export: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -128,6 +134,7 @@ pub fn run() -> i32 {
         Command::List => finish(crate::output::list()),
         Command::Gate(a) => finish(crate::gate::run(a)),
         Command::Report(a) => finish(crate::report::run(a)),
+        Command::Export(a) => finish(crate::export::run(a)),
         Command::Cell { spec } => finish(crate::runner::cell::main(spec)),
     }
 }
@@ -166,6 +173,7 @@ impl RunArgs {
             kernel: a.kernel,
             payload_size: a.payload_size,
             probe_site: a.probe_site,
+            export: a.export,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod counters;
 pub mod disturbance;
 pub mod error;
+pub mod export;
 pub mod gate;
 pub mod host;
 pub mod kernel;

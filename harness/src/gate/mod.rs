@@ -5,7 +5,7 @@
 //! exits 0 (pass), 1 (a regression, or an inconclusive row under `--strict`) or 2 (usage or data
 //! error). Input is either two results directories or, with `--interleave`, two commands that
 //! the gate runs itself in ABBA order (`interleave`).
-mod input;
+pub mod input;
 mod interleave;
 mod render;
 pub mod verdict;
@@ -160,6 +160,10 @@ pub struct GateArgs {
     /// DIR/candidate) instead of a temporary directory.
     #[arg(long, value_name = "DIR", requires = "interleave")]
     pub out: Option<PathBuf>,
+    /// Also write the candidate's values, with each row's verdict, for a benchmark-history
+    /// service: FORMAT=FILE with FORMAT bmf or github-benchmark; repeatable.
+    #[arg(long, value_name = "FORMAT=FILE")]
+    pub export: Vec<String>,
 }
 
 /// One judged row.
@@ -333,7 +337,7 @@ pub fn run(args: &GateArgs) -> Result<i32, GateError> {
 
 /// The interleaved gate, with its sequential extension: judge after K pairs and, while a row
 /// is inconclusive, after every K more, up to --max-repeats.
-fn interleaved(args: &GateArgs) -> Result<Report, GateError> {
+fn interleaved(args: &GateArgs) -> Result<(Report, Results), GateError> {
     let k = args.repeats as usize;
     let max = args.max_repeats.map_or(k, |m| m as usize);
     if max < k {
@@ -360,6 +364,7 @@ fn interleaved(args: &GateArgs) -> Result<Report, GateError> {
     }
     let (a, b) = il.finish()?;
     let mut report = evaluate(&a, &b, &per_look, true)?;
+    let candidate = b;
     if args.max_repeats.is_some() {
         report.sequential = Some(Sequential {
             looks_planned: looks,
@@ -369,16 +374,22 @@ fn interleaved(args: &GateArgs) -> Result<Report, GateError> {
             overall_confidence: args.confidence,
         });
     }
-    Ok(report)
+    Ok((report, candidate))
 }
 
 fn run_inner(args: &GateArgs) -> Result<i32, GateError> {
-    let report = if args.interleave {
+    // Checked before any run: a bad --export is a usage error, not a late surprise.
+    let exports = crate::export::parse_specs(&args.export)?;
+    let (report, candidate) = if args.interleave {
         interleaved(args)?
     } else {
         // clap guarantees both are present without --interleave.
         let (b, c) = (args.baseline.as_ref().unwrap(), args.candidate.as_ref().unwrap());
-        evaluate(&Results::open(b)?, &Results::open(c)?, args, false)?
+        let cand = Results::open(c)?;
+        if !exports.is_empty() {
+            crate::export::Results::open(c)?; // an unexportable candidate fails before the verdict
+        }
+        (evaluate(&Results::open(b)?, &cand, args, false)?, cand)
     };
     print!("{}", render::terminal(&report));
     if let Some(p) = &args.markdown {
@@ -390,6 +401,7 @@ fn run_inner(args: &GateArgs) -> Result<i32, GateError> {
     if let Some(p) = &args.json {
         results::write_json(p, &report)?;
     }
+    crate::export::export_gate(&exports, &candidate, &report)?;
     Ok(report.exit_code)
 }
 

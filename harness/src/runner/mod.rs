@@ -113,20 +113,43 @@ fn finish(
 /// `run` and `scale`: the pipeline, once.
 pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let plan = plan::plan(opts, mode)?;
+    // Checked before any run: a bad --export is a usage error, not a late surprise.
+    let exports = crate::export::parse_specs(&opts.export)?;
     let shared = Shared::measure(opts, plan.cpus[0])?;
     let mut prepared = prepare(opts.clone(), mode, plan, &shared)?;
     supervise::install_handlers();
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
     let runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
     drop(guards);
-    finish(&prepared, &runs, &shared, argv)?;
+    let summaries = finish(&prepared, &runs, &shared, argv)?;
+    export_history(&exports, &[(prepared.out.path.as_path(), None)], summaries.is_empty())?;
     exit_code(&runs, &prepared.out.path)
+}
+
+/// `--export FORMAT=FILE`: the results in a benchmark-history service's format (`export`).
+fn export_history(
+    exports: &[crate::export::ExportSpec],
+    dirs: &[(&Path, Option<String>)],
+    nothing_measured: bool,
+) -> Result<(), Error> {
+    if exports.is_empty() {
+        return Ok(());
+    }
+    if supervise::stopped() {
+        eprintln!("tracebench: interrupted, so the --export files were not written (the rows may lack repetitions)");
+    } else if nothing_measured {
+        eprintln!("tracebench: no row was measured, so the --export files were not written");
+    } else {
+        crate::export::export_dirs(exports, dirs)?;
+    }
+    Ok(())
 }
 
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
     let vary = sweep::parse(vary)?;
     sweep::check_tracers(&vary, &opts.tracer)?;
+    let exports = crate::export::parse_specs(&opts.export)?;
     let root = opts.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
     // Every value is planned (and so validated) before anything is created or run.
     let mut plans = Vec::new();
@@ -176,6 +199,12 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         }
     }
     sweep::write_csv(&root.join("sweep.csv"), &csv_rows)?;
+    let dirs: Vec<(&Path, Option<String>)> = prepared
+        .iter()
+        .zip(&vary.values)
+        .map(|(p, (_, plain))| (p.out.path.as_path(), Some(format!("{}={plain}", vary.knob))))
+        .collect();
+    export_history(&exports, &dirs, csv_rows.is_empty())?;
     if !opts.quiet {
         println!(
             "sweep: {} values of {}; sweep.csv and one results directory per value in {}",

@@ -34,6 +34,8 @@ pub struct Options {
     pub kernel: bool,
     pub payload_size: u32,
     pub probe_site: Option<String>,
+    /// `--export FORMAT=FILE` (benchmark-history formats; see `export`).
+    pub export: Vec<String>,
 }
 
 impl Options {
