@@ -71,9 +71,14 @@ struct Prepared {
     cells: Vec<(usize, protocol::CellSpec)>,
 }
 
-fn prepare(opts: Options, mode: Mode, plan: plan::Plan, shared: &Shared) -> Result<Prepared, Error> {
+fn prepare(
+    opts: Options,
+    mode: Mode,
+    plan: plan::Plan,
+    avail: Vec<Availability>,
+    shared: &Shared,
+) -> Result<Prepared, Error> {
     let out = ResultsDir::create(&plan.out)?;
-    let avail = probe_counters(&plan.sets)?;
     let columns = plan::counter_columns(&avail);
     let cells = plan.cells(&opts, &avail, &columns, &shared.clock, &shared.run_id, &out.path.join(".cells"));
     Ok(Prepared { opts, mode, plan, out, avail, columns, cells })
@@ -116,7 +121,8 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     // Checked before any run: a bad --export is a usage error, not a late surprise.
     let exports = crate::export::parse_specs(&opts.export)?;
     let shared = Shared::measure(opts, plan.cpus[0])?;
-    let mut prepared = prepare(opts.clone(), mode, plan, &shared)?;
+    let avail = probe_counters(&plan.sets)?;
+    let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
     let runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
@@ -164,9 +170,11 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     }
     ResultsDir::create(&root)?;
     let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
+    // Every value reads the same counter sets: probed and reported once.
+    let avail = probe_counters(&plans[0].1.sets)?;
     let mut prepared = Vec::new();
     for (o, p) in plans {
-        prepared.push(prepare(o, Mode::Run, p, &shared)?);
+        prepared.push(prepare(o, Mode::Run, p, avail.clone(), &shared)?);
     }
     supervise::install_handlers();
     let guards = parent_guards(&prepared[0].opts, &prepared[0].plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
@@ -202,7 +210,10 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     let dirs: Vec<(&Path, Option<String>)> = prepared
         .iter()
         .zip(&vary.values)
-        .map(|(p, (_, plain))| (p.out.path.as_path(), Some(format!("{}={plain}", vary.knob))))
+        // threads=N is already in every benchmark name.
+        .map(|(p, (_, plain))| {
+            (p.out.path.as_path(), (vary.knob != "threads").then(|| format!("{}={plain}", vary.knob)))
+        })
         .collect();
     export_history(&exports, &dirs, csv_rows.is_empty())?;
     if !opts.quiet {
