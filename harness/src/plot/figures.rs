@@ -47,6 +47,13 @@ impl Figure for CdfFigure {
         for s in &self.series {
             let c = colour(s.colour);
             chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
+            if marker(s.colour) > 0 {
+                // About 12 markers along the curve, at evenly spaced fractions of calls.
+                let step = (s.points.len() / 12).max(1);
+                for p in s.points.iter().skip(step / 2).step_by(step) {
+                    draw_marker(chart.plotting_area(), *p, s.colour)?;
+                }
+            }
         }
         Ok(())
     }
@@ -268,7 +275,13 @@ impl Figure for ScalingFigure {
         for s in &self.series {
             let c = colour(s.colour);
             chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
-            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+            for p in &s.points {
+                if marker(s.colour) > 0 {
+                    draw_marker(chart.plotting_area(), *p, s.colour)?;
+                } else {
+                    chart.plotting_area().draw(&Circle::new(*p, 4, c.filled())).map_err(e)?;
+                }
+            }
         }
         Ok(())
     }

@@ -59,6 +59,31 @@ pub fn colour(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// Beyond the ten colours, series also differ by marker: none for 0-9, circles for 10-19,
+/// triangles for 20-29, crosses after (a 16-tracer CDF would otherwise repeat six colours).
+pub fn marker(i: usize) -> usize {
+    (i / 10).min(3)
+}
+
+/// Draws marker `kind` of colour `i` at `at` (any coordinate the area understands).
+fn draw_marker<DB: DrawingBackend, C: plotters::coord::CoordTranslate>(
+    area: &DrawingArea<DB, C>,
+    at: C::From,
+    i: usize,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+    C::From: Clone,
+{
+    let c = colour(i);
+    match marker(i) {
+        0 => Ok(()),
+        1 => area.draw(&Circle::new(at, 4, c.filled())).map_err(e),
+        2 => area.draw(&TriangleMarker::new(at, 6, c.filled())).map_err(e),
+        _ => area.draw(&Cross::new(at, 5, c.stroke_width(2))).map_err(e),
+    }
+}
+
 /// Compact number for axis labels: 1, 20, 300, 4k, 50k, 1.5M.
 pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
@@ -221,8 +246,13 @@ where
         let (r, col) = (k / cols, k % cols);
         let x = 30 + col as i32 * col_w;
         let y = 10 + r as i32 * 24;
-        let c = colour(*c);
+        let i = *c;
+        let c = colour(i);
         band.draw(&Rectangle::new([(x, y + 3), (x + 22, y + 13)], c.filled())).map_err(e)?;
+        if marker(i) > 0 {
+            band.draw(&Rectangle::new([(x + 5, y), (x + 17, y + 16)], WHITE.filled())).map_err(e)?;
+            draw_marker(&band, (x + 11, y + 8), i)?;
+        }
         band.draw(&Text::new(name.clone(), (x + 28, y), (FAMILY, 15).into_font())).map_err(e)?;
     }
     Ok(rest)

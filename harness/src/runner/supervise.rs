@@ -85,14 +85,26 @@ pub enum Ended {
     TimedOut,
 }
 
-/// Waits for `child`, forwarding a stop (see the module doc; `cell_dir` enables the handshake)
-/// and killing it after `timeout`. A stop forwards `forward`, or the signal received when None.
+/// The stop handshake with a measuring cell: its directory, and whether it runs under a launch
+/// prefix (strace), which is then never signalled itself: a prefix killed while it starts up
+/// leaves its traced child stopped for ever, holding our stderr pipe. The cell stops, and the
+/// prefix exits with it.
+#[derive(Debug, Clone, Copy)]
+pub struct Handshake<'a> {
+    pub dir: &'a Path,
+    pub prefixed: bool,
+}
+
+/// Waits for `child`, forwarding a stop (see the module doc and [`Handshake`]) and killing it
+/// after `timeout`. A stop forwards `forward`, or the signal received when None.
 pub fn wait(
     child: &mut Child,
     timeout: Option<Duration>,
-    cell_dir: Option<&Path>,
+    cell: Option<Handshake>,
     forward: Option<i32>,
 ) -> Result<Ended, Error> {
+    let cell_dir = cell.map(|c| c.dir);
+    let signal_child = !cell.is_some_and(|c| c.prefixed);
     let forward_sig = || {
         forward.unwrap_or(match SIG.load(Ordering::Relaxed) {
             0 => libc::SIGTERM,
@@ -136,8 +148,10 @@ pub fn wait(
             if let Some(d) = cell_dir {
                 let _ = std::fs::write(d.join(CELL_STOP), b"");
             }
-            // SAFETY: our own child, not yet reaped.
-            unsafe { libc::kill(pid, sig) };
+            if signal_child {
+                // SAFETY: our own child, not yet reaped.
+                unsafe { libc::kill(pid, sig) };
+            }
             forwarded = true;
         }
         if forwarded && !cell_signalled {
@@ -218,13 +232,18 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
     let mut child: Child =
         cmd.spawn().map_err(|e| Error::Measurement(format!("cannot start the measuring process: {e}")))?;
     let mut err_pipe = child.stderr.take().expect("piped");
-    let reader = spawn_helper(move || {
+    let (tx, rx) = std::sync::mpsc::channel();
+    spawn_helper(move || {
         let mut s = String::new();
         let _ = err_pipe.read_to_string(&mut s);
-        s
+        let _ = tx.send(s);
     });
-    let ended = wait(&mut child, Some(timeout), Some(&spec.dir), None)?;
-    let stderr = reader.join().unwrap_or_default();
+    let hs = Handshake { dir: &spec.dir, prefixed: !prefix.is_empty() };
+    let ended = wait(&mut child, Some(timeout), Some(hs), None)?;
+    // Bounded: a descendant that outlives the child would hold the pipe open.
+    let stderr = rx
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| "(stderr left open by a process that outlived the cell)".into());
     let result = protocol::read_result(&spec.dir);
     let error = match ended {
         Ended::TimedOut => Some(format!("hung: killed after the --timeout of {} s", timeout.as_secs())),
