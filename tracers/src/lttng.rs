@@ -442,8 +442,9 @@ impl Lttng {
 /// CTF packet magic, and where LTTng-UST's 64-bit packet header and context keep the fields read
 /// here (bytes): magic u32 @0, then after uuid, stream_id and stream_instance_id the context
 /// timestamp_begin @32, timestamp_end @40, content_size @48 and packet_size @56 (bits),
-/// packet_seq_num @64, events_discarded @72, cpu_id @80. A packet whose magic or packet_size
-/// do not match is left out, so a layout change yields no geometry rather than a wrong one.
+/// packet_seq_num @64, events_discarded @72, cpu_id @80. Reading stops at a packet whose magic
+/// or sizes do not fit, so a layout change yields no geometry (packets fail to pair up with
+/// babeltrace2's) rather than a wrong one.
 const CTF_MAGIC: u32 = 0xC1FC_1FC1;
 
 /// One packet (sub-buffer) of a snapshot stream file.
@@ -472,17 +473,22 @@ fn read_packets(dir: &Path, subbuf_bytes: u64, out: &mut Vec<Packet>) {
             continue;
         }
         let Ok(b) = std::fs::read(&p) else { continue };
-        for chunk in b.chunks(subbuf_bytes as usize) {
+        // Packets follow each other, each `packet_size` long: a snapshot trims the packet being
+        // written (and an empty one) to whole pages, so sizes vary.
+        let mut off = 0usize;
+        while off < b.len() {
+            let chunk = &b[off..];
             let magic = chunk.get(0..4).map(|m| u32::from_le_bytes(m.try_into().unwrap()));
             let (Some(content), Some(size), Some(seq)) = (u64_at(chunk, 48), u64_at(chunk, 56), u64_at(chunk, 64))
             else {
-                continue;
+                break;
             };
             let cpu = chunk.get(80..84).map(|c| u32::from_le_bytes(c.try_into().unwrap()));
-            if magic != Some(CTF_MAGIC) || size != subbuf_bytes * 8 || content > size {
-                continue;
+            if magic != Some(CTF_MAGIC) || size == 0 || size % 8 != 0 || size > subbuf_bytes * 8 || content > size {
+                break;
             }
             out.push(Packet { cpu: cpu.unwrap_or(0), seq, content_bytes: content / 8, events: 0 });
+            off += (size / 8) as usize;
         }
     }
 }
@@ -549,19 +555,24 @@ pub fn geometry_of(packets: &mut [Packet], counts: &BTreeMap<u32, Vec<u64>>, sub
     for p in packets.iter_mut() {
         by_cpu.entry(p.cpu).or_default().push(p);
     }
-    let mut paired = true;
+    // A CPU whose packets do not pair up one to one is left out (no guess).
+    let unpaired: Vec<u32> = by_cpu
+        .iter()
+        .filter(|(cpu, ps)| counts.get(cpu).map(Vec::len).unwrap_or(0) != ps.len())
+        .map(|(c, _)| *c)
+        .collect();
+    by_cpu.retain(|c, _| !unpaired.contains(c));
     for (cpu, ps) in by_cpu.iter_mut() {
-        let c = counts.get(cpu).cloned().unwrap_or_default();
-        if c.len() != ps.len() {
-            paired = false;
-            continue;
-        }
-        for (p, n) in ps.iter_mut().zip(c) {
-            p.events = n;
+        for (p, n) in ps.iter_mut().zip(&counts[cpu]) {
+            p.events = *n;
         }
     }
-    if !paired {
-        return serde_json::json!({"error": "packets in the stream files and in babeltrace2's output do not pair up"});
+    if by_cpu.is_empty() {
+        return serde_json::json!({
+            "error": "packets in the stream files and in babeltrace2's output do not pair up",
+            "file_packets": packets.len(),
+            "babeltrace_packets": counts.values().map(Vec::len).sum::<usize>(),
+        });
     }
     // Full packets: all but the last of each CPU's stream (the one being written).
     let mut full: Vec<(u64, u64)> = Vec::new();
@@ -599,6 +610,7 @@ pub fn geometry_of(packets: &mut [Packet], counts: &BTreeMap<u32, Vec<u64>>, sub
         "events_per_subbuf_all": per,
         "event_bytes": event_bytes,
         "header_bytes": header,
+        "cpus_left_out": unpaired,
         "how": "content_size of each packet from its CTF header, events per packet from babeltrace2 sink.text.details; \
                 a full sub-buffer is any packet but the last of its CPU's stream",
     })
