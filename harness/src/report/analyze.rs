@@ -108,6 +108,9 @@ pub struct PeriodicPath {
     pub slots: u64,
     /// Median extra cost of the slow calls on the lattice over the dominant path's median.
     pub extra: f64,
+    /// Kept calls on the lattice above `cut` (half-way to the path's cost): those taking it.
+    pub taken: u64,
+    pub cut: f64,
     /// log10 of the chance of so full a lattice among randomly placed slow calls.
     pub log10_chance: f64,
     /// First iteration on the lattice in the first sequence (the phase).
@@ -147,6 +150,8 @@ pub struct CodePaths {
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
+    /// The metric's column (None: latency).
+    col: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -194,7 +199,12 @@ struct MetricScan {
     dom: usize,
     bw: (f64, f64),
     threshold: f64,
-    /// (sequence, iteration, value, mode) of calls above the threshold or in a non-dominant mode.
+    /// A second, lower threshold (three kernel widths) for cheap paths.
+    threshold_low: f64,
+    /// Calls above this (two kernel widths) are kept too, to tell which calls on a lattice take
+    /// its path: the cut between fast and slow there is half the path's extra cost.
+    keep_above: f64,
+    /// (sequence, iteration, value, mode) of calls above `keep_above` or in a non-dominant mode.
     entries: Vec<(u64, u64, f32, Option<usize>)>,
     wins: HashMap<u64, WinState>,
     major_calls: Vec<u64>,
@@ -288,8 +298,12 @@ pub fn analyze(
         // Slow: clearly above the fast path, four kernel widths past its median, and never past
         // the valley that separates it from the next mode up.
         let mut threshold = d.median + (4.0 * bw.0 * d.median).max(4.0 * bw.1);
+        let mut threshold_low = d.median + (3.0 * bw.0 * d.median).max(3.0 * bw.1);
+        let mut keep_above = d.median + (2.0 * bw.0 * d.median).max(2.0 * bw.1);
         if !d.zero && d.end_bin < NBINS {
             threshold = threshold.min(LogHistogram::bin_lo(d.end_bin));
+            threshold_low = threshold_low.min(threshold);
+            keep_above = keep_above.min(threshold_low);
         }
         let n = modes.len();
         scans.push(MetricScan {
@@ -300,6 +314,8 @@ pub fn analyze(
             dom,
             bw,
             threshold,
+            threshold_low,
+            keep_above,
             entries: Vec::new(),
             wins: HashMap::new(),
             major_calls: vec![0; n],
@@ -345,7 +361,7 @@ pub fn analyze(
             if let Some(k) = k {
                 w.counts[k] += 1;
             }
-            if (v > m.threshold || k.is_some_and(|k| k != m.dom)) && stored < MAX_SLOW_INDICES {
+            if (v > m.keep_above || k.is_some_and(|k| k != m.dom)) && stored < MAX_SLOW_INDICES {
                 m.entries.push((row.seq, row.iteration, v as f32, k));
                 stored += 1;
             }
@@ -373,21 +389,30 @@ pub fn analyze(
             .collect();
         m.entries.sort_by_key(|e| (e.0, e.1));
         // Slow calls outside any phase mode, per sequence.
-        let slow_seqs: Vec<SlowSeq> = seq_ids
-            .iter()
-            .map(|id| {
-                let (first, last) = ranges[id];
-                let lo = m.entries.partition_point(|e| e.0 < *id);
-                let hi = m.entries.partition_point(|e| e.0 <= *id);
-                let calls = m.entries[lo..hi]
-                    .iter()
-                    .filter(|e| e.2 as f64 > m.threshold && !e.3.is_some_and(|k| phase[k]))
-                    .map(|e| (e.1, e.2))
-                    .collect();
-                SlowSeq { first, last, calls }
-            })
-            .collect();
+        let slow_above = |t: f64| -> Vec<SlowSeq> {
+            seq_ids
+                .iter()
+                .map(|id| {
+                    let (first, last) = ranges[id];
+                    let lo = m.entries.partition_point(|e| e.0 < *id);
+                    let hi = m.entries.partition_point(|e| e.0 <= *id);
+                    let calls = m.entries[lo..hi]
+                        .iter()
+                        .filter(|e| e.2 as f64 > t && !e.3.is_some_and(|k| phase[k]))
+                        .map(|e| (e.1, e.2))
+                        .collect();
+                    SlowSeq { first, last, calls }
+                })
+                .collect()
+        };
+        let slow_seqs = slow_above(m.threshold);
         let mut lattices = find_lattices(&slow_seqs, a.rows, 4);
+        // Again among calls three kernel widths up (cheap paths: ftrace's page crossing adds
+        // ~100 ns to ~600): the slow calls of the dominant mode's own tail are more there, but
+        // a path's calls are all there. Duplicates are removed below.
+        if m.threshold_low < m.threshold {
+            lattices.extend(find_lattices(&slow_above(m.threshold_low), a.rows, 4));
+        }
         // A costlier path on a multiple of a cheaper one's period (the sub-buffer switch on a
         // page crossing): split a lattice whose slow calls form two cost modes.
         let mut extra_lattices = Vec::new();
@@ -425,15 +450,80 @@ pub fn analyze(
             }
         }
         lattices.extend(extra_lattices);
+        // A period is exact only if nearly every call on it takes the path: a call takes it
+        // when it is closer to the path's cost than to the fast path's. A lattice that most of
+        // its calls skip (a page crossed every 83.4 events lands on no single integer period)
+        // is dropped, and its calls count as on no path.
+        let cut_of = |l: &crate::stats::hist::Lattice| {
+            let mut v: Vec<f32> = l.calls.iter().flatten().map(|c| c.1).collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            let med = v.get(v.len() / 2).copied().unwrap_or(f32::NAN) as f64;
+            (med, (base + 0.5 * (med - base)).max(m.keep_above))
+        };
+        // Calls above `cut` on the lattice (period, residues), as (iteration, value) per sequence,
+        // and the lattice's slots.
+        let taken_on = |period: u64, residues: &[Option<u64>], cut: f64| {
+            let mut slots = 0u64;
+            let calls: Vec<Vec<(u64, f32)>> = seq_ids
+                .iter()
+                .zip(residues)
+                .map(|(id, r)| {
+                    let Some(r) = r else { return Vec::new() };
+                    let (first, last) = ranges[id];
+                    let on = first + (r + period - first % period) % period;
+                    slots += if on > last { 0 } else { (last - on) / period + 1 };
+                    let lo = m.entries.partition_point(|e| e.0 < *id);
+                    let hi = m.entries.partition_point(|e| e.0 <= *id);
+                    m.entries[lo..hi]
+                        .iter()
+                        .filter(|e| e.1 % period == *r && e.2 as f64 > cut)
+                        .map(|e| (e.1, e.2))
+                        .collect()
+                })
+                .collect();
+            (calls, slots)
+        };
+        let mut kept: Vec<crate::stats::hist::Lattice> = Vec::new();
+        for mut l in lattices {
+            let (_, cut) = cut_of(&l);
+            // The path may come every d calls for a divisor d of the period found: the threshold
+            // that picked the lattice's calls can miss some of a cheap path's calls, and a
+            // multiple of the true period then fills best. The smallest divisor on which the
+            // path is still taken nearly every time is the period.
+            let mut divs: Vec<u64> = (2..=(l.period as f64).sqrt() as u64)
+                .filter(|d| l.period % d == 0)
+                .flat_map(|d| [d, l.period / d])
+                .collect();
+            divs.sort_unstable();
+            divs.dedup();
+            for d in divs {
+                let res: Vec<Option<u64>> = l.residues.iter().map(|r| r.map(|r| r % d)).collect();
+                let (calls, slots) = taken_on(d, &res, cut);
+                let n: usize = calls.iter().map(Vec::len).sum();
+                if n >= 4 && n as f64 >= 0.8 * slots as f64 {
+                    l.period = d;
+                    l.residues = res;
+                    l.hits = n;
+                    l.calls = calls;
+                    l.slots = slots;
+                    break;
+                }
+            }
+            let (calls, slots) = taken_on(l.period, &l.residues, cut);
+            let n: usize = calls.iter().map(Vec::len).sum();
+            let dup = kept.iter().any(|k| k.period == l.period && k.residues == l.residues);
+            if !dup && n as f64 >= 0.8 * slots as f64 {
+                kept.push(l);
+            }
+        }
+        let lattices = kept;
         let on_lattice = |seq_pos: usize, it: u64, ls: &[crate::stats::hist::Lattice]| {
             ls.iter().any(|l| l.residues[seq_pos].is_some_and(|r| it % l.period == r))
         };
         let mut periodic: Vec<PeriodicPath> = lattices
             .iter()
             .map(|l| {
-                let mut v: Vec<f32> = l.calls.iter().flatten().map(|c| c.1).collect();
-                v.sort_by(|a, b| a.total_cmp(b));
-                let med = v.get(v.len() / 2).copied().unwrap_or(f32::NAN) as f64;
+                let (med, cut) = cut_of(l);
                 let phase = l
                     .residues
                     .iter()
@@ -445,6 +535,8 @@ pub fn analyze(
                     hits: l.hits as u64,
                     slots: l.slots,
                     extra: med - base,
+                    cut,
+                    taken: 0,
                     log10_chance: l.log10_chance,
                     phase,
                     residues: l.residues.iter().zip(&seq_ids).filter_map(|(r, id)| r.map(|r| (*id, r))).collect(),
@@ -504,15 +596,22 @@ pub fn analyze(
         }
         let mut outliers = 0u64;
         let mut slow_in_dom = 0u64;
+        let cuts: Vec<f64> = lattices.iter().map(|l| cut_of(l).1).collect();
         for (pos, id) in seq_ids.iter().enumerate() {
             let lo = m.entries.partition_point(|e| e.0 < *id);
             let hi = m.entries.partition_point(|e| e.0 <= *id);
             for (j, e) in m.entries[lo..hi].iter().enumerate() {
+                // The fast path's share leaves out its calls that take a periodic path (some
+                // sit below `threshold`: cheap paths are found with a lower one).
+                let taking = lattices
+                    .iter()
+                    .zip(&cuts)
+                    .any(|(l, cut)| l.residues[pos].is_some_and(|r| e.1 % l.period == r) && e.2 as f64 > *cut);
+                if e.3 == Some(m.dom) && (taking || e.2 as f64 > m.threshold) {
+                    slow_in_dom += 1;
+                }
                 if e.2 as f64 <= m.threshold {
                     continue;
-                }
-                if e.3 == Some(m.dom) {
-                    slow_in_dom += 1;
                 }
                 if !explained[lo + j] && !e.3.is_some_and(|k| phase[k]) && !on_lattice(pos, e.1, &lattices) {
                     outliers += 1;
@@ -538,6 +637,7 @@ pub fn analyze(
             outliers,
             rows: a.rows,
             seq_len,
+            col: m.col,
         });
     }
 
@@ -545,7 +645,10 @@ pub fn analyze(
     // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
     if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
         for c in a.code_paths.iter_mut() {
-            c.periodic.iter_mut().for_each(|p| p.slots = 0);
+            c.periodic.iter_mut().for_each(|p| {
+                p.slots = 0;
+                p.taken = 0;
+            });
         }
         let mut ev = Events::open(path)?;
         while ev.next_into(&mut row)? {
@@ -553,9 +656,16 @@ pub fn analyze(
                 continue;
             }
             for c in a.code_paths.iter_mut() {
+                let v = match c.col {
+                    None => row.latency,
+                    Some(i) => row.counters[i],
+                };
                 for p in c.periodic.iter_mut() {
                     if p.residues.iter().any(|(s, r)| *s == row.seq && row.iteration % p.period == *r) {
                         p.slots += 1;
+                        if v > p.cut {
+                            p.taken += 1;
+                        }
                     }
                 }
             }
@@ -610,12 +720,13 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
     });
     for (i, p) in cp.periodic.iter().enumerate() {
         let mut t = format!(
-            "every {} events ({} calls, {}{}; {} of {} kept calls on that period slow, {})",
+            "every {} events (from iteration {}; {} calls, {}{}; {} of {} kept calls on that period take it, {})",
             p.period,
-            p.hits,
+            p.phase,
+            p.taken,
             sign(p.extra),
             fmt_val(p.extra.abs(), cp.unit),
-            p.hits.min(p.slots),
+            p.taken,
             p.slots,
             chance(p.log10_chance)
         );

@@ -306,7 +306,7 @@ fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
 fn expected_period(run: &Value, t: &TracerReport) -> Option<analyze::Expected> {
     let kind = survey::kind(&t.spec);
     let ar = after_run(run, &t.name)?;
-    if kind == "lttng-ust" || kind == "lttng" {
+    if kind.starts_with("lttng") {
         let g = ar.get("geometry")?;
         let f = |k: &str| g.get(k).and_then(Value::as_f64);
         let (sub, ev, hdr) = (f("subbuf_bytes")?, f("event_bytes")?, f("header_bytes").unwrap_or(0.0));
@@ -332,9 +332,21 @@ fn expected_period(run: &Value, t: &TracerReport) -> Option<analyze::Expected> {
             return None;
         }
         let ev = bytes / entries;
-        return Some(analyze::Expected {
-            period: (page / ev).floor(),
-            how: format!("ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page", (page / ev).floor()),
+        // The syscall rows write two events per call (enter and exit).
+        let per_call = t.config.get("events").and_then(Value::as_array).map(|a| a.len()).filter(|&n| n > 1);
+        return Some(match per_call {
+            None => analyze::Expected {
+                period: (page / ev).floor(),
+                how: format!("ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page", (page / ev).floor()),
+            },
+            Some(k) => analyze::Expected {
+                period: page / ev / k as f64,
+                how: format!(
+                    "ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page, {k} events per call: one page every {:.1} calls",
+                    (page / ev).floor(),
+                    page / ev / k as f64
+                ),
+            },
         });
     }
     None
