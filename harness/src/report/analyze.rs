@@ -817,11 +817,13 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
         ));
     }
     if cp.outliers > 0 {
+        let pct = 100.0 * cp.outliers as f64 / cp.rows.max(1) as f64;
         s.push_str(&format!(
-            "; {} outlier{} ({:.2}%) on no path",
+            "; {} outlier{} ({}%) on no path",
             cp.outliers,
             if cp.outliers == 1 { "" } else { "s" },
-            100.0 * cp.outliers as f64 / cp.rows.max(1) as f64
+            // Two decimals, or the first significant digit of a smaller share (0.004%).
+            format!("{pct:.0$}", ((-pct.log10().floor()) as usize).clamp(2, 9))
         ));
     }
     s

@@ -200,10 +200,13 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
         if let Some(k) = g("kernel") {
             parts.push(format!("kernel {k}"));
         }
-        for k in ["virtualized", "governor", "smt_active", "clocksource"] {
+        for k in ["virtualized", "hypervisor", "governor", "smt_active", "clocksource"] {
             if let Some(v) = g(k) {
                 parts.push(format!("{k}: {v}"));
             }
+        }
+        if h.get("emulated").and_then(Value::as_bool) == Some(true) {
+            parts.push("EMULATED CPU: timings are not overhead figures".into());
         }
         out.push(("host".into(), if parts.is_empty() { short(h) } else { parts.join(", ") }));
     }
