@@ -1,9 +1,16 @@
-//! Per-tracer analysis of events.csv in two streaming passes, holding only fixed-size state:
+//! Per-tracer analysis of events.csv in streaming passes, holding only bounded state:
 //! pass 1 fills log histograms (latency and each counter), running mean/std per counter, a
 //! reservoir sample for the scatter figures and the first iterations of one sequence; pass 2
-//! (only when a metric has more than one mode) classifies each call into a mode and keeps the
-//! iteration indices of the rarer modes, from which the period of each slow path is found
-//! (survey section 7.1).
+//! keeps the iteration of every call above the fast path (capped) and counts, per window of 64
+//! iterations, which mode holds the majority; pass 3 (only when a period was found) counts the
+//! kept calls on each period.
+//!
+//! Survey section 7.1 explains a tracer's code paths: LTTng's slow path is taken "every
+//! SUB-BUFFER_SIZE / EVENT_SIZE events". Such a path is established by its period, not its share:
+//! a handful of slow calls exactly P apart (phase included) is strong evidence however rare, so
+//! periods are searched among the slow calls (interrupts mixed in), several at once. Modes whose
+//! calls come in long contiguous stretches are speed phases of the machine, not paths; frequent
+//! modes on no period are reported as irregular paths.
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -16,10 +23,9 @@ use crate::stats::hist::{find_lattices, find_modes, spacing, LogHistogram, Mode,
 const LAT_BW: (f64, f64) = (0.05, 15.0);
 /// Instruction counts of one path are nearly exact (survey: 870 / 927 / 1,638): 1 % or 2.
 const INS_BW: (f64, f64) = (0.01, 2.0);
-/// A path must hold at least this share of calls: LTTng's sub-buffer switch at 8 KiB / ~32 B
-/// events is 0.4 %; below 0.1 % it is noise (interrupts) for a 100k-call run.
+/// A mode (frequent path) must hold at least this share of calls, and this many calls: rarer
+/// paths are found by their period instead (LTTng's sub-buffer switch is 0.12 % of calls).
 const MIN_MODE_FRACTION: f64 = 0.001;
-/// ...and at least this many calls: a handful of interrupted calls is not a code path.
 const MIN_MODE_CALLS: u64 = 10;
 /// Cap on stored slow-path indices per tracer (bounded memory whatever the file size).
 const MAX_SLOW_INDICES: usize = 2_000_000;
@@ -792,8 +798,8 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
         }
     }
     let mut s = format!("{tracer}{what}: {}", parts.join(", "));
-    if expected.is_some() && cp.periodic.is_empty() {
-        s.push_str(&format!("; no periodic path found [expected: {}]", expected.unwrap().how));
+    if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
+        s.push_str(&format!("; no periodic path found [expected: {}]", e.how));
     }
     if !cp.phases.is_empty() {
         let ph: Vec<String> = cp
@@ -818,12 +824,12 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
     }
     if cp.outliers > 0 {
         let pct = 100.0 * cp.outliers as f64 / cp.rows.max(1) as f64;
+        // Two decimals, or the first significant digit of a smaller share (0.004%).
+        let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
         s.push_str(&format!(
-            "; {} outlier{} ({}%) on no path",
+            "; {} outlier{} ({pct:.digits$}%) on no path",
             cp.outliers,
             if cp.outliers == 1 { "" } else { "s" },
-            // Two decimals, or the first significant digit of a smaller share (0.004%).
-            format!("{pct:.0$}", ((-pct.log10().floor()) as usize).clamp(2, 9))
         ));
     }
     s
