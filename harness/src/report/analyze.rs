@@ -702,6 +702,17 @@ pub struct Expected {
     pub how: String,
 }
 
+/// A share in percent with one decimal, or more where one decimal would round a share below
+/// 100 % up to "100.0" (a line must not say all calls when a few are elsewhere).
+fn pct(f: f64) -> String {
+    let p = 100.0 * f;
+    let mut d = 1;
+    while d < 4 && p < 100.0 && format!("{p:.d$}").starts_with("100") {
+        d += 1;
+    }
+    format!("{p:.d$}")
+}
+
 fn chance(log10: f64) -> String {
     if log10 <= -12.0 {
         "chance < 1e-12".into()
@@ -775,12 +786,12 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
     let dom = &cp.dominant;
     if above.is_empty() {
         parts.push(format!(
-            "single code path ({:.1}% of calls, median {})",
-            100.0 * cp.fast_fraction,
+            "single code path ({}% of calls, median {})",
+            pct(cp.fast_fraction),
             fmt_val(dom.median, cp.unit)
         ));
     } else {
-        parts.push(format!("fast path {:.1}% (median {})", 100.0 * cp.fast_fraction, fmt_val(dom.median, cp.unit)));
+        parts.push(format!("fast path {}% (median {})", pct(cp.fast_fraction), fmt_val(dom.median, cp.unit)));
         let mut up = 0;
         for (d, t) in above {
             let name = if d < 0.0 {
