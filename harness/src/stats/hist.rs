@@ -392,6 +392,10 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
         return None;
     }
     let q = (slow as f64 / rows as f64).clamp(1e-9, 0.999);
+    // How far ahead to look for calls of like cost: far enough to step over a few hundred
+    // outliers between two calls of a path, bounded so that the work stays ~4M comparisons.
+    let reach = (4_000_000 / slow.max(1)).clamp(64, 4096);
+    let mut like_diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     // Candidate periods: differences to the next few slow calls. Interrupts and other outliers
     // mixed in split a period into parts, but the period itself still appears between a call and
     // its second or third successor.
@@ -406,20 +410,29 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
             // When outliers outnumber the path's calls between two of them, the period shows
             // between calls of like cost: the next few within 25 % of this one's value.
             let mut like = 0;
-            for b in s.calls.iter().skip(i + 9).take(256) {
+            for b in s.calls.iter().skip(i + 9).take(reach) {
                 if (b.1 - a.1).abs() <= 0.25 * a.1.max(b.1) && b.0 > a.0 {
-                    *diffs.entry(b.0 - a.0).or_default() += 1;
+                    *like_diffs.entry(b.0 - a.0).or_default() += 1;
                     like += 1;
-                    if like == 3 {
+                    if like == 16 {
                         break;
                     }
                 }
             }
         }
     }
-    let mut cands: Vec<(u64, usize)> = diffs.into_iter().filter(|d| d.1 >= 3 && d.0 >= 2).collect();
-    cands.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    cands.truncate(32);
+    // The most frequent of each kind: among many outliers the nearest-neighbour differences are
+    // dominated by small random gaps, while the like-cost ones still single out the period.
+    let top = |m: std::collections::HashMap<u64, usize>| {
+        let mut v: Vec<(u64, usize)> = m.into_iter().filter(|d| d.1 >= 3 && d.0 >= 2).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(24);
+        v
+    };
+    let mut cands = top(diffs);
+    cands.extend(top(like_diffs));
+    cands.sort_unstable();
+    cands.dedup_by_key(|c| c.0);
     let ln_cands = (cands.len().max(1) as f64).ln();
     let mut best: Option<(f64, Lattice)> = None;
     for &(p, _) in &cands {
@@ -582,6 +595,30 @@ mod tests {
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!((l[0].period, l[0].residues[0]), (810, Some(120)));
         assert!(l[0].hits >= 6 && l[0].log10_chance < -6.0, "{:?}", l[0]);
+    }
+
+    #[test]
+    fn lattice_among_hundreds_of_outliers() {
+        // A noisy 16 KiB LTTng-UST run: 12 switches 1630 apart (+900..1100 ns) among 540
+        // outliers of every cost from 100 ns to 10 us (log-uniform), ~45 between two switches.
+        let mut x = 0x9E3779B97F4A7C15u64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut calls: Vec<(u64, f32)> =
+            (0..20_000u64).filter(|i| i % 1630 == 920).map(|i| (i, 950.0 + (i % 7) as f32 * 25.0)).collect();
+        for _ in 0..540 {
+            let i = rnd() % 20_000;
+            let v = 100.0 * 100f64.powf((rnd() % 1000) as f64 / 1000.0);
+            calls.push((i, v as f32));
+        }
+        calls.sort_by_key(|c| c.0);
+        calls.dedup_by_key(|c| c.0);
+        let l = find_lattices(&[SlowSeq { first: 0, last: 19_999, calls }], 20_000, 4);
+        assert!(l.iter().any(|l| l.period == 1630 && l.residues[0] == Some(920)), "{l:?}");
     }
 
     #[test]
