@@ -17,6 +17,26 @@ pub struct Host {
     pub governor: Option<String>,
     pub loadavg: Option<String>,
     pub virtualized: Option<String>,
+    /// The hypervisor's CPUID vendor string (leaf 0x40000000), e.g. `KVMKVMKVM` or `TCGTCGTCGTCG`.
+    pub hypervisor: Option<String>,
+    /// True under an emulated CPU (qemu TCG), whose timings say nothing about a tracer's cost:
+    /// `tracebench report` then makes no timing comparison with the survey.
+    pub emulated: bool,
+}
+
+/// The hypervisor vendor from CPUID leaf 0x40000000 (only meaningful with the hypervisor flag).
+fn hypervisor_vendor() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // cpuid exists on every x86_64 CPU; leaf 0x40000000 is reserved for hypervisors and
+        // reads as zeros (or another leaf's data) without one, hence the filter.
+        let r = core::arch::x86_64::__cpuid(0x4000_0000);
+        let b: Vec<u8> = [r.ebx, r.ecx, r.edx].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let s: String = b.iter().take_while(|c| **c != 0).map(|&c| c as char).collect();
+        Some(s).filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_graphic()))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 fn read_trim(p: &str) -> Option<String> {
@@ -66,6 +86,8 @@ pub fn describe() -> Host {
         info.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
     };
     let flags = field("flags").unwrap_or_default();
+    let hv = flags.split_whitespace().any(|f| f == "hypervisor");
+    let hypervisor = if hv { hypervisor_vendor() } else { None };
     let (kernel, hostname) = uname();
     Host {
         cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
@@ -76,7 +98,10 @@ pub fn describe() -> Host {
         smt_active: read_trim("/sys/devices/system/cpu/smt/active"),
         governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         loadavg: read_trim("/proc/loadavg"),
-        virtualized: flags.split_whitespace().any(|f| f == "hypervisor").then(|| "hypervisor flag set".into()),
+        virtualized: hv.then(|| "hypervisor flag set".into()),
+        emulated: std::env::var("TRACEBENCH_EMULATED").is_ok_and(|v| v == "1")
+            || hypervisor.as_deref().is_some_and(|v| v.starts_with("TCG")),
+        hypervisor,
     }
 }
 

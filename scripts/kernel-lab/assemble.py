@@ -157,7 +157,7 @@ def main():
         "mode": "kernel",
         "purpose": "functional test under qemu TCG: timings are emulated, not overhead figures",
         "host": {"hostname": socket.gethostname(), "kernel": platform.release(), "machine": platform.machine(),
-                 "guest_kernel": a.kver, "guest": "qemu TCG, 1 vCPU"},
+                 "guest_kernel": a.kver, "guest": "qemu TCG, 1 vCPU", "emulated": True},
         "clock": {"source": clock or info.get("clock"),
                   "tsc_hz": int(info["tsc_khz"]) * 1000 if info.get("tsc_khz", "0") not in ("", "0") else None,
                   "guest_clocksource": open(os.path.join(a.share, "clocksource.txt")).read().strip()

@@ -322,6 +322,10 @@ impl Tracer for Ftrace {
             // What the kernel reports after rounding up to whole ring-buffer pages.
             "buffer_size_kb": self.buffer_size_kb,
             "buffer_subbuf_size_kb": self.subbuf_size_kb,
+            // Data bytes of one ring-buffer page (4096 B less its 16 B header): the report divides
+            // it by the event size (per-CPU stats bytes / entries) for the expected period of the
+            // page-crossing path (survey section 7.1: every PAGE_SIZE / EVENT_SIZE events).
+            "ring_page_data_bytes": RB_PAGE_DATA,
             "overwrite": true,
             "trace_clock": self.clock,
             "reader_during_run": false,

@@ -200,10 +200,13 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
         if let Some(k) = g("kernel") {
             parts.push(format!("kernel {k}"));
         }
-        for k in ["virtualized", "governor", "smt_active", "clocksource"] {
+        for k in ["virtualized", "hypervisor", "governor", "smt_active", "clocksource"] {
             if let Some(v) = g(k) {
                 parts.push(format!("{k}: {v}"));
             }
+        }
+        if h.get("emulated").and_then(Value::as_bool) == Some(true) {
+            parts.push("EMULATED CPU: timings are not overhead figures".into());
         }
         out.push(("host".into(), if parts.is_empty() { short(h) } else { parts.join(", ") }));
     }
@@ -247,7 +250,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
         h.push_str(&esc(l));
         h.push('\n');
     }
-    h.push_str("</pre>\n<p class=\"note\">Modes of each tracer's latency (and instruction count where a PMU exists) at the fewest threads; the period is found from the iteration indices of the calls in each slower mode.</p>\n");
+    h.push_str("</pre>\n<p class=\"note\">Paths of each tracer's latency (and instruction count where a PMU exists) at the fewest threads. A periodic path is found by its period among the slow calls (however rare), with its phase, its extra cost over the fast path's median and how many calls on that period take it; the expected period comes from the tracer's own buffer geometry. Speed phases of the machine (long stretches at another speed) are not paths; slow calls on no path are outliers.</p>\n");
     if !r.survey_notes.is_empty() {
         h.push_str("<h2>Against the survey</h2>\n<ul>\n");
         for l in &r.survey_notes {

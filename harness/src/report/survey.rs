@@ -32,6 +32,24 @@ pub fn is_kernel(run: &Value) -> bool {
         || run.get("mode").and_then(Value::as_str).map(|m| m.eq_ignore_ascii_case("kernel")).unwrap_or(false)
 }
 
+/// Why the run's timings cannot be compared with the survey's, if they cannot: an emulated CPU
+/// (the kernel lab's qemu TCG guest records `host.emulated: true` and `host.guest`) or a clock
+/// that run.json marks unstable.
+pub fn emulated(run: &Value) -> Option<String> {
+    let host = run.get("host");
+    let guest = host.and_then(|h| h.get("guest")).and_then(Value::as_str).unwrap_or("");
+    if host.and_then(|h| h.get("emulated")).and_then(Value::as_bool) == Some(true)
+        || guest.to_ascii_uppercase().contains("TCG")
+    {
+        let what = if guest.is_empty() { "an emulated CPU".to_string() } else { guest.to_string() };
+        return Some(format!("the run's timings are emulated ({what})"));
+    }
+    if run.get("clock").and_then(|c| c.get("stable")).and_then(Value::as_bool) == Some(false) {
+        return Some("run.json marks the clock as unstable".into());
+    }
+    None
+}
+
 /// The clock an ftrace row used, from its run.json config (`clock` or `trace_clock`).
 pub fn ftrace_clock(config: &Value) -> Option<String> {
     ["clock", "trace_clock", "ftrace_clock"]
@@ -122,6 +140,14 @@ mod tests {
         assert_eq!(reference("printf", false).unwrap().mean, 250.0);
         assert_eq!(reference("ftrace", true).unwrap().mean, 116.0);
         assert!(reference("spin:300", false).is_none());
+    }
+
+    #[test]
+    fn emulation_is_recognised() {
+        let lab = serde_json::json!({"host": {"guest": "qemu TCG, 1 vCPU", "emulated": true}});
+        assert!(emulated(&lab).unwrap().contains("qemu TCG"));
+        assert!(emulated(&serde_json::json!({"host": {"virtualized": "hypervisor flag set"}})).is_none());
+        assert!(emulated(&serde_json::json!({"clock": {"stable": false}})).is_some());
     }
 
     #[test]

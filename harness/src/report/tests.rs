@@ -98,3 +98,77 @@ fn base64_matches_rfc4648() {
     assert_eq!(base64(b"fo"), "Zm8=");
     assert_eq!(base64(b"foobar"), "Zm9vYmFy");
 }
+
+#[test]
+fn speed_phases_are_not_code_paths() {
+    // A machine that drifts between two speeds (60 ns and 130 ns per call in stretches of 7000 to
+    // 13000 calls), with a real slow path every 500 calls (+900 ns) and interrupt-like outliers.
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 1, 200, vec![1], false);
+    let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
+    let mut x = 0x2545F4914F6CDD1Du64;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut slow_phase, mut left) = (false, 10_000u64);
+    for i in 0..100_000u64 {
+        if left == 0 {
+            slow_phase = !slow_phase;
+            left = 7000 + rnd() % 6000;
+        }
+        left -= 1;
+        let mut lat = if slow_phase { 130.0 } else { 60.0 } + (rnd() % 2) as f64 * 10.0;
+        if i % 500 == 321 {
+            lat += 900.0;
+        }
+        if rnd() % 1000 == 0 {
+            lat += 200.0 + (rnd() % 3000) as f64;
+        }
+        ev.push_str(&format!("none,1,0,1,{i},{lat:.2},0,0\n"));
+    }
+    std::fs::write(d.path().join("none/events.csv"), ev).unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    let line = r.code_paths.iter().find(|l| l.starts_with("none:")).unwrap();
+    assert!(line.contains("two speed phases of the machine, not code paths"), "{line}");
+    assert!(line.contains("slow path every 500 events"), "{line}");
+    assert!(!line.contains("middle path") && !line.contains("faster path"), "{line}");
+    assert!(!line.contains("every 1 events") && !line.contains("about every"), "{line}");
+    let stretches: u64 = line.split(" in ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((4..=9).contains(&stretches), "{stretches}: {line}");
+}
+
+#[test]
+fn emulated_runs_make_no_timing_comparison() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 3, 3000, vec![1, 2], false);
+    let p = d.path().join("run.json");
+    let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    run["host"]["guest"] = "qemu TCG, 1 vCPU".into();
+    run["host"]["emulated"] = true.into();
+    std::fs::write(&p, run.to_string()).unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    assert!(r.survey_notes[0].starts_with("No timing comparison with the survey"), "{:?}", r.survey_notes);
+    assert!(!r.survey_notes.iter().any(|l| l.contains("Agrees") || l.contains("Departs")), "{:?}", r.survey_notes);
+}
+
+#[test]
+fn too_short_a_run_says_how_many_calls_would_settle_it() {
+    // lttng-ust in the synthetic data: 256 events per sub-buffer (geometry in run.json), but the
+    // run holds fewer than 4 of them.
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 5, 4000, vec![1], false);
+    let p = d.path().join("run.json");
+    let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let t = run["tracers"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "lttng-ust").unwrap();
+    t["cells"] = serde_json::json!([{"after_run": {"geometry": {
+        "subbuf_bytes": 16384, "event_bytes": 10.0, "header_bytes": 84.0, "events_per_subbuf": 1630}}}]);
+    std::fs::write(&p, run.to_string()).unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    let l = r.survey_notes.iter().find(|l| l.contains("sub-buffer")).unwrap();
+    assert!(l.starts_with("Cannot tell yet") && l.contains("-n 10000"), "{l}");
+    let cp = r.code_paths.iter().find(|l| l.starts_with("lttng-ust")).unwrap();
+    assert!(cp.contains("[expected: sub-buffer 16384 B (84 B header) / event 10.0 B = 1630"), "{cp}");
+}
