@@ -133,10 +133,21 @@ pub struct SlowPath {
     pub extra_ns: Option<f64>,
 }
 
-/// The main periodic slow path of one summary row, from the code-path analysis of its events.
+/// The main periodic slow path of one summary row (the costliest path the code-path analysis
+/// finds with an exact period, survey 7.1), from the row's events.csv; empty when none.
 pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {
-    let _ = (out, plan, row);
-    SlowPath::default()
+    let Some(r) = plan.rows.iter().find(|r| r.name == row.tracer) else { return SlowPath::default() };
+    let events = out.path.join(&r.dir).join(crate::results::EVENTS_CSV);
+    let Ok(a) = crate::report::analyze::analyze(&events, Some(row.threads as u32), 0, 0) else {
+        return SlowPath::default();
+    };
+    let main = a
+        .code_paths
+        .iter()
+        .filter(|c| c.metric == "latency")
+        .flat_map(|c| c.periodic.iter())
+        .max_by(|x, y| x.extra.total_cmp(&y.extra));
+    SlowPath { period: main.map(|p| p.period), extra_ns: main.map(|p| p.extra) }
 }
 
 /// One line of sweep.csv.
