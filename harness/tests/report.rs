@@ -112,3 +112,42 @@ fn lttng_ust_sub_buffer_switch_at_two_sizes() {
         assert!(stdout.contains("Agrees with the survey: lttng-ust takes a slow path every"), "{stdout}");
     }
 }
+
+/// The report of a sweep draws its curves and states each curve's law; the report of several
+/// directories puts them side by side with each run's host.
+#[test]
+fn report_of_a_sweep_and_of_several_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let sw = d.path().join("sw");
+    let o = common::tb()
+        .args(["sweep", "--tracer", "none,spin:400", "--vary", "threads=1,2", "-n", "2000", "--quiet", "--out"])
+        .arg(&sw)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = common::tb().arg("report").arg(&sw).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("spin:400: mean ") && text.contains("at threads 1 / 2"), "{text}");
+    for f in ["report.md", "report.html", "figures/sweep-mean.svg", "figures/sweep-p90.png"] {
+        assert!(sw.join(f).is_file(), "{f}");
+    }
+    let md = std::fs::read_to_string(sw.join("report.md")).unwrap();
+    assert!(md.contains("| spin:400 | 1 | 1 |") || md.contains("| spin:400 | 2 | 2 |"), "{md}");
+
+    let out = d.path().join("both");
+    let o = common::tb()
+        .arg("report")
+        .arg(sw.join("threads=1"))
+        .arg(sw.join("threads=2"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("threads=1 mean ns") && md.contains("threads=2 mean ns"), "{md}");
+    assert!(md.contains("threads=1: ") && md.contains("Linux"), "each run's host and kernel: {md}");
+    let o = common::tb().arg("report").arg(sw.join("threads=1")).arg(sw.join("threads=2")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "several directories need --out");
+}

@@ -286,3 +286,85 @@ impl Figure for ScalingFigure {
         Ok(())
     }
 }
+
+/// One line per series of y (log scale) against x: a sweep's curve (survey Figure 9 shape).
+/// `x_names` labels categorical values (x = 0, 1, 2...); `log_x` when numeric values span
+/// decades.
+pub struct CurveFigure {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub log_x: bool,
+    pub x_names: Option<Vec<String>>,
+    pub series: Vec<Series<(f64, f64)>>,
+}
+
+impl Figure for CurveFigure {
+    fn size(&self) -> (u32, u32) {
+        (1100, 650)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled_with_legend(root, &self.title, &self.series)?;
+        let all = || self.series.iter().flat_map(|s| s.points.iter());
+        let xlo = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let xhi = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+        let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+        let yhi = all().map(|p| p.1).fold(0f64, f64::max);
+        let (ylo, yhi) = log_range(ylo, yhi);
+        let names = self.x_names.clone();
+        let y_axis = (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi));
+        macro_rules! finish {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc(self.x_desc.as_str())
+                    .y_desc(self.y_desc.as_str())
+                    .x_label_formatter(&|v| match &names {
+                        Some(n) if (v - v.round()).abs() < 1e-9 && *v >= 0.0 => {
+                            n.get(v.round() as usize).cloned().unwrap_or_default()
+                        }
+                        Some(_) => String::new(),
+                        None => fmt_num(*v),
+                    })
+                    .y_label_formatter(&|v| fmt_num(*v))
+                    .label_style((FAMILY, 15))
+                    .axis_desc_style((FAMILY, 17))
+                    .draw()
+                    .map_err(e)?;
+                for s in &self.series {
+                    let c = colour(s.colour);
+                    chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
+                    for p in &s.points {
+                        if marker(s.colour) > 0 {
+                            draw_marker(chart.plotting_area(), *p, s.colour)?;
+                        } else {
+                            chart.plotting_area().draw(&Circle::new(*p, 4, c.filled())).map_err(e)?;
+                        }
+                    }
+                }
+                Ok(())
+            }};
+        }
+        if self.log_x {
+            let (lo, hi) = log_range(xlo, xhi);
+            finish!(ChartBuilder::on(&area)
+                .margin(15)
+                .x_label_area_size(55)
+                .y_label_area_size(75)
+                .build_cartesian_2d((lo..hi).log_scale().with_key_points(log_ticks(lo, hi)), y_axis)
+                .map_err(e)?)
+        } else {
+            let pad = ((xhi - xlo) * 0.05).max(0.5);
+            finish!(ChartBuilder::on(&area)
+                .margin(15)
+                .x_label_area_size(55)
+                .y_label_area_size(75)
+                .build_cartesian_2d((xlo - pad)..(xhi + pad), y_axis)
+                .map_err(e)?)
+        }
+    }
+}

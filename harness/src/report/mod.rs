@@ -7,9 +7,12 @@
 pub mod analyze;
 #[cfg(test)]
 mod browser_test;
+mod compare;
 pub mod load;
+mod page;
 mod render;
 pub mod survey;
+pub mod sweep;
 pub mod synth;
 #[cfg(test)]
 mod tests;
@@ -28,8 +31,13 @@ use load::{SummaryRow, TracerMeta};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// Results directory written by `tracebench run` or `tracebench scale`.
-    pub dir: PathBuf,
+    /// Results directory written by `tracebench run`, `scale` or `sweep`; several directories
+    /// (with --out) give one report with the runs side by side.
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the report of several directories goes (a new directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Calls per tracer drawn in the latency-against-counter figures (a uniform sample).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
     pub points: u64,
@@ -142,6 +150,33 @@ impl crate::error::ExitCode for ReportError {
 }
 
 fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
+    if args.dirs.len() > 1 {
+        let Some(out) = &args.out else {
+            return Err(ReportError::Usage(
+                "several directories make one report side by side: say where it goes with --out DIR".into(),
+            ));
+        };
+        let lines = compare::write(&args.dirs, out)?;
+        for l in lines {
+            println!("{l}");
+        }
+        println!("report: {} runs side by side -> {}", args.dirs.len(), out.join("report.html").display());
+        return Ok(0);
+    }
+    let dir = &args.dirs[0];
+    if args.out.is_some() {
+        return Err(ReportError::Usage(
+            "--out is for several directories; the report of one directory is written into it".into(),
+        ));
+    }
+    if sweep::is_sweep(dir) && args.synthetic.is_none() {
+        let lines = sweep::write(dir)?;
+        for l in lines {
+            println!("{l}");
+        }
+        println!("report: sweep -> {}", dir.join("report.html").display());
+        return Ok(0);
+    }
     if let Some(spec) = &args.synthetic {
         let bad = || ReportError::Usage(format!("--synthetic expects TRACERSxROWS, e.g. 10x100000, got '{spec}'"));
         let (t, r) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
@@ -149,17 +184,17 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         let rows: usize = r.trim().parse().ok().filter(|&r| (100..=100_000_000).contains(&r)).ok_or_else(bad)?;
         let t0 = Instant::now();
         synth::write(
-            &args.dir,
+            dir,
             &synth::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
         )?;
         eprintln!(
             "synthetic results ({tracers} tracers x {rows} rows) written to {} in {:.2} s",
-            args.dir.display(),
+            dir.display(),
             t0.elapsed().as_secs_f64()
         );
     }
     let t0 = Instant::now();
-    let report = build(&args.dir, args.points as usize, args.iterations as usize)?;
+    let report = build(dir, args.points as usize, args.iterations as usize)?;
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
     for l in report.code_paths.iter().chain(&report.survey_notes) {
@@ -170,7 +205,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         "report: {} tracers, {} figures -> {} and report.md in {:.2} s",
         report.tracers.len(),
         report.figures.len(),
-        args.dir.join("report.html").display(),
+        dir.join("report.html").display(),
         t0.elapsed().as_secs_f64()
     );
     Ok(0)

@@ -166,11 +166,11 @@ fn tables(r: &Report) -> Vec<Table> {
     out
 }
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-fn md_cell(s: &str) -> String {
+pub(super) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 

@@ -1,0 +1,261 @@
+//! The report of a sweep (`tracebench sweep`): per knob, latency (mean and p90) against the value,
+//! one line per tracer, the main slow path's period against the value, and the law each curve
+//! follows, stated only as far as the numbers in sweep.csv show it (survey 7.1: the slow path's
+//! period grows with the sub-buffer; 7.3 and Figure 9: cost against payload length).
+use std::path::Path;
+
+use super::page::Page;
+use super::ReportError;
+use crate::plot::{self, CurveFigure, Series};
+use crate::results::table::Table;
+
+/// Within this relative change, a curve is called flat; a period ratio within it of the value
+/// ratio is called proportional.
+const FLAT: f64 = 0.10;
+
+struct Curve {
+    tracer: String,
+    threads: String,
+    /// (value as typed in sweep.csv, mean, p90, period)
+    points: Vec<(String, f64, f64, Option<f64>, Option<f64>)>,
+}
+
+fn num(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Whether DIR is a sweep's output.
+pub fn is_sweep(dir: &Path) -> bool {
+    dir.join("sweep.csv").is_file()
+}
+
+/// Writes DIR/report.md, report.html and figures/sweep-*.{png,svg}; returns the page's lines.
+pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
+    let path = dir.join("sweep.csv");
+    let t = Table::read(&path).map_err(|e| ReportError::Usage(e.to_string()))?;
+    let col = |n: &str| t.col(n).ok_or_else(|| ReportError::MissingColumn { path: path.clone(), column: n.into() });
+    let (ct, cp, cv, cth, cmean, cp90, cper, cext) = (
+        col("tracer")?,
+        col("param")?,
+        col("value")?,
+        col("threads")?,
+        col("mean_ns")?,
+        col("p90_ns")?,
+        col("slow_period")?,
+        col("slow_extra_ns")?,
+    );
+    let knob = t.rows.first().map(|r| r[cp].clone()).unwrap_or_default();
+    let mut curves: Vec<Curve> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    for r in &t.rows {
+        if !values.contains(&r[cv]) {
+            values.push(r[cv].clone());
+        }
+        // Sweeping threads, the thread count is the x axis, not a curve of its own.
+        let key = (r[ct].clone(), if knob == "threads" { String::new() } else { r[cth].clone() });
+        let i = match curves.iter().position(|c| (c.tracer.clone(), c.threads.clone()) == key) {
+            Some(i) => i,
+            None => {
+                curves.push(Curve { tracer: key.0, threads: key.1, points: Vec::new() });
+                curves.len() - 1
+            }
+        };
+        let bad =
+            |what: &str| ReportError::Parse { path: path.clone(), line: 0, msg: format!("{what} is not a number") };
+        curves[i].points.push((
+            r[cv].clone(),
+            num(&r[cmean]).ok_or_else(|| bad("mean_ns"))?,
+            num(&r[cp90]).ok_or_else(|| bad("p90_ns"))?,
+            num(&r[cper]),
+            num(&r[cext]),
+        ));
+    }
+    let numeric = values.iter().all(|v| num(v).is_some());
+    let x_of =
+        |v: &str| if numeric { num(v).unwrap_or(0.0) } else { values.iter().position(|x| x == v).unwrap_or(0) as f64 };
+    let (lo, hi) = values.iter().filter_map(|v| num(v)).fold((f64::INFINITY, 0f64), |a, v| (a.0.min(v), a.1.max(v)));
+    let log_x = numeric && lo > 0.0 && hi / lo >= 16.0;
+    // A thread-count suffix only when the sweep holds several thread counts.
+    let several_threads = curves.iter().any(|c| c.threads != curves[0].threads);
+    let label = |c: &Curve| if several_threads { format!("{} x{}", c.tracer, c.threads) } else { c.tracer.clone() };
+    let unit = if matches!(knob.as_str(), "subbuf-size" | "payload-size") { " (bytes)" } else { "" };
+    let fdir = dir.join("figures");
+    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
+    let mut figures = Vec::new();
+    let mut draw = |name: &str,
+                    title: String,
+                    y: &str,
+                    pick: &dyn Fn(&(String, f64, f64, Option<f64>, Option<f64>)) -> Option<f64>|
+     -> Result<(), ReportError> {
+        let series: Vec<Series<(f64, f64)>> = curves
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Series {
+                name: label(c),
+                colour: i,
+                points: c.points.iter().filter_map(|p| pick(p).map(|y| (x_of(&p.0), y))).collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if series.is_empty() {
+            return Ok(());
+        }
+        let fig = CurveFigure {
+            title: title.clone(),
+            x_desc: format!("{knob}{unit}{}", if log_x { ", log scale" } else { "" }),
+            y_desc: y.into(),
+            log_x,
+            x_names: (!numeric).then(|| values.clone()),
+            series,
+        };
+        plot::save(&fig, &fdir, name)?;
+        figures.push((name.to_string(), title));
+        Ok(())
+    };
+    draw("sweep-mean", format!("Mean latency per call against {knob}"), "mean latency (ns, log scale)", &|p| {
+        Some(p.1)
+    })?;
+    draw("sweep-p90", format!("p90 latency per call against {knob}"), "p90 latency (ns, log scale)", &|p| Some(p.2))?;
+    draw(
+        "sweep-period",
+        format!("Period of the main slow path against {knob} (survey 7.1)"),
+        "slow-path period (calls, log scale)",
+        &|p| p.3,
+    )?;
+
+    let mut lines = Vec::new();
+    for c in &curves {
+        lines.push(latency_law(&label(c), &knob, &c.points));
+        if let Some(l) = period_law(&label(c), &knob, numeric, &c.points) {
+            lines.push(l);
+        }
+    }
+    lines.push(format!(
+        "Each value is an ordinary results directory ({knob}=VALUE/ beside sweep.csv) with its own report: tracebench report DIR/{knob}=VALUE."
+    ));
+    let head: Vec<String> = ["tracer", "threads", &knob, "mean ns", "p90 ns", "slow-path period", "slow-path extra ns"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows = curves
+        .iter()
+        .flat_map(|c| {
+            c.points.iter().map(move |p| {
+                vec![
+                    c.tracer.clone(),
+                    if c.threads.is_empty() { p.0.clone() } else { c.threads.clone() },
+                    p.0.clone(),
+                    format!("{:.1}", p.1),
+                    format!("{:.1}", p.2),
+                    p.3.map(|v| format!("{v:.0}")).unwrap_or_else(|| "none found".into()),
+                    p.4.map(|v| format!("{v:+.0}")).unwrap_or_default(),
+                ]
+            })
+        })
+        .collect();
+    Page {
+        title: format!("tracebench sweep over {knob}"),
+        lines: lines.clone(),
+        tables: vec![("sweep.csv".into(), head, rows)],
+        figures,
+    }
+    .write(dir)?;
+    Ok(lines)
+}
+
+fn fmt(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// "lw: mean 40.1 / 45.2 / 60.3 ns at 4 / 256 / 1024: grows x1.50 from 4 to 1024".
+fn latency_law(name: &str, knob: &str, pts: &[(String, f64, f64, Option<f64>, Option<f64>)]) -> String {
+    let means: Vec<String> = pts.iter().map(|p| fmt(p.1)).collect();
+    let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
+    let (min, max) = pts.iter().fold((f64::INFINITY, 0f64), |a, p| (a.0.min(p.1), a.1.max(p.1)));
+    let (first, last) = (pts[0].1, pts[pts.len() - 1].1);
+    let shape = if pts.len() < 2 {
+        "one value only, so no curve".to_string()
+    } else if max <= min * (1.0 + FLAT) {
+        format!("flat (all within {:.0}% of each other)", 100.0 * (max / min - 1.0))
+    } else if last > first {
+        format!("grows x{:.2} from {} to {}", last / first, vals[0], vals[vals.len() - 1])
+    } else {
+        format!("falls x{:.2} from {} to {}", first / last, vals[0], vals[vals.len() - 1])
+    };
+    format!("{name}: mean {} ns at {knob} {}: {shape}.", means.join(" / "), vals.join(" / "))
+}
+
+/// "lttng-ust: slow-path period 401 / 1630 / 6545 at subbuf-size 4096 / 16384 / 65536:
+/// proportional to subbuf-size (value x4.00, x16.0; period x4.06, x16.3)".
+fn period_law(
+    name: &str,
+    knob: &str,
+    numeric: bool,
+    pts: &[(String, f64, f64, Option<f64>, Option<f64>)],
+) -> Option<String> {
+    let with: Vec<&(String, f64, f64, Option<f64>, Option<f64>)> = pts.iter().filter(|p| p.3.is_some()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let per: Vec<String> =
+        pts.iter().map(|p| p.3.map(|v| format!("{v:.0}")).unwrap_or_else(|| "none".into())).collect();
+    let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
+    let mut s = format!("{name}: slow-path period {} at {knob} {}", per.join(" / "), vals.join(" / "));
+    if with.len() < pts.len() || with.len() < 2 || !numeric {
+        s.push_str(if with.len() < pts.len() {
+            ": no period at some values (a run too short for one, or no periodic path), so no law is stated."
+        } else {
+            "."
+        });
+        return Some(s);
+    }
+    let (v0, p0) = (num(&with[0].0).unwrap_or(1.0), with[0].3.unwrap_or(1.0));
+    let vr: Vec<f64> = with[1..].iter().map(|p| num(&p.0).unwrap_or(0.0) / v0).collect();
+    let pr: Vec<f64> = with[1..].iter().map(|p| p.3.unwrap_or(0.0) / p0).collect();
+    let fmt_r = |v: &[f64]| {
+        v.iter()
+            .map(|r| format!("x{}", if *r >= 10.0 { format!("{r:.1}") } else { format!("{r:.2}") }))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let proportional = vr.iter().zip(&pr).all(|(v, p)| (p / v - 1.0).abs() <= FLAT);
+    let flat = pr.iter().all(|p| (p - 1.0).abs() <= FLAT);
+    let law = if proportional {
+        format!("proportional to {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
+    } else if flat {
+        format!("independent of {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
+    } else {
+        format!("neither proportional to {knob} nor flat (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
+    };
+    s.push_str(&format!(": {law}."));
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(v: &str, mean: f64, per: Option<f64>) -> (String, f64, f64, Option<f64>, Option<f64>) {
+        (v.into(), mean, mean, per, per.map(|_| 900.0))
+    }
+
+    #[test]
+    fn laws_say_what_the_numbers_show() {
+        let pts = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, Some(1630.0)), p("65536", 71.0, Some(6545.0))];
+        let l = period_law("lttng-ust", "subbuf-size", true, &pts).unwrap();
+        assert!(l.contains("proportional to subbuf-size (value x4.00, x16.0; period x4.06, x16.3)"), "{l}");
+        let l = latency_law("lttng-ust", "subbuf-size", &pts);
+        assert!(l.contains("flat (all within 5% of each other)"), "{l}");
+        let grow = [p("4", 40.0, None), p("1024", 60.0, None)];
+        assert!(latency_law("lw", "payload-size", &grow).contains("grows x1.50 from 4 to 1024"));
+        assert!(period_law("lw", "payload-size", true, &grow).is_none());
+        let partial = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, None)];
+        assert!(period_law("x", "subbuf-size", true, &partial).unwrap().contains("no law is stated"));
+        let off = [p("4096", 1.0, Some(400.0)), p("16384", 1.0, Some(800.0))];
+        assert!(period_law("x", "subbuf-size", true, &off).unwrap().contains("neither proportional"));
+    }
+}
