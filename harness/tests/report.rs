@@ -151,3 +151,17 @@ fn report_of_a_sweep_and_of_several_runs() {
     let o = common::tb().arg("report").arg(sw.join("threads=1")).arg(sw.join("threads=2")).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "several directories need --out");
 }
+
+/// The report's header is prose, not JSON dumps: the clock, what was counted and how.
+#[test]
+fn report_header_is_prose() {
+    let (_d, out) = run_ok(&["--tracer", "none,lw", "-n", "1000", "--counters", "task-clock,cycles"]);
+    let o = common::tb().arg("report").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let header: String = md.lines().take_while(|l| !l.starts_with("## ")).collect::<Vec<_>>().join("\n");
+    assert!(!header.contains("{\""), "no JSON in the header: {header}");
+    assert!(header.contains("advances in") && header.contains("ns steps"), "{header}");
+    assert!(header.contains("task-clock (set 1) read with"), "{header}");
+    assert!(header.contains("[run.json](run.json)"), "{header}");
+}

@@ -210,12 +210,121 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
         }
         out.push(("host".into(), if parts.is_empty() { short(h) } else { parts.join(", ") }));
     }
-    for k in ["command_line", "mode", "iterations", "repeats", "threads", "clock", "counters", "tracebench"] {
-        if let Some(v) = run.get(k) {
-            out.push((k.to_string(), short(v)));
+    if let Some(c) = run.get("command_line").and_then(Value::as_str) {
+        out.push(("command".into(), c.to_string()));
+    }
+    let n = |k: &str| run.get(k).map(|v| short(v)).unwrap_or_else(|| "?".into());
+    out.push((
+        "measured".into(),
+        format!(
+            "{} kept calls per thread and cell, {} repetition(s), thread counts {} ({} mode)",
+            n("iterations"),
+            n("repeats"),
+            n("threads"),
+            run.get("mode").and_then(Value::as_str).unwrap_or("run")
+        ),
+    ));
+    if let Some(c) = clock_prose(run) {
+        out.push(("clock".into(), c));
+    }
+    out.push(("counters".into(), counters_prose(run)));
+    if let Some(d) = run.get("disturbance").filter(|d| !d.is_null()) {
+        let watched = d.get("watched").and_then(Value::as_array).map_or(0, Vec::len);
+        let missing: Vec<String> = d
+            .get("missing")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter_map(|x| x.get(0).and_then(Value::as_str).map(String::from)).collect())
+            .unwrap_or_default();
+        let mut t = format!("{watched} event sources watched around every call (interrupts, softirqs, NMIs, context switches, migrations, page faults)");
+        if !missing.is_empty() {
+            t.push_str(&format!("; not available here: {}", missing.join(", ")));
+        }
+        if let Some(w) = d.get("weak").and_then(Value::as_str) {
+            t = w.to_string();
+        }
+        out.push(("disturbance detector".into(), t));
+    }
+    if let Some(t) = run.get("tracebench") {
+        let v = t.get("version").and_then(Value::as_str).unwrap_or("?");
+        let c = t.get("git_commit").and_then(Value::as_str).unwrap_or("?");
+        out.push(("tracebench".into(), format!("{v} (commit {c})")));
+    }
+    out.push(("all facts".into(), "run.json in this directory".into()));
+    out
+}
+
+/// "TSC 2.596 GHz, invariant, advances in 10.0 ns steps; empty window (the floor every latency
+/// includes) 10.0 ns median, 14.5 ns mean".
+fn clock_prose(run: &Value) -> Option<String> {
+    let c = run.get("clock")?;
+    let info = c.get("info")?;
+    let f = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
+    let mut s = match info.get("kind").and_then(Value::as_str) {
+        Some("tsc") => format!(
+            "TSC {:.3} GHz, {}",
+            f(info, "tsc_hz").unwrap_or(0.0) / 1e9,
+            if info.get("invariant_tsc").and_then(Value::as_bool) == Some(true) {
+                "invariant"
+            } else {
+                "not flagged invariant"
+            }
+        ),
+        Some(k) => k.replace('_', " "),
+        None => "unknown clock".into(),
+    };
+    if let Some(r) = f(info, "resolution_ns") {
+        s.push_str(&format!(", advances in {r:.1} ns steps"));
+    }
+    if let Some(fl) = c.get("floor") {
+        if let (Some(m), Some(a)) = (f(fl, "median_ns"), f(fl, "mean_ns")) {
+            s.push_str(&format!("; empty window (the floor every latency includes) {m:.1} ns median, {a:.1} ns mean"));
         }
     }
-    out
+    Some(s)
+}
+
+/// What was counted, per counter (how it was read, whether it counted the whole run, its
+/// discards), and what could not be.
+fn counters_prose(run: &Value) -> String {
+    let c = &run["counters"];
+    let mut parts = Vec::new();
+    for p in c["per_counter"].as_array().into_iter().flatten() {
+        let ran = match p["scheduled_fraction_min"].as_f64() {
+            Some(f) if f >= 0.9999 => "counting the whole run".to_string(),
+            Some(f) => format!("counting only {:.1}% of the run", 100.0 * f),
+            None => "time counting unknown".into(),
+        };
+        parts.push(format!(
+            "{} (set {}) read with {}, {ran}, {} samples discarded as counter-not-running",
+            p["name"].as_str().unwrap_or("?"),
+            p["set"],
+            p["read"].as_str().unwrap_or("?"),
+            p["samples_discarded_not_running"]
+        ));
+    }
+    let mut missing: Vec<String> = Vec::new();
+    let mut why = String::new();
+    for set in c["sets"].as_array().into_iter().flatten() {
+        for u in set["unsupported"].as_array().into_iter().flatten() {
+            if let Some(name) = u.get(0).and_then(Value::as_str) {
+                if !missing.iter().any(|m| m == name) {
+                    missing.push(name.to_string());
+                }
+                if why.is_empty() {
+                    why = u.get(1).and_then(Value::as_str).unwrap_or("").to_string();
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let head = if parts.is_empty() { "none available" } else { "not available" };
+        parts.push(format!("{head}: {} ({why}); their columns are left out, never written as 0", missing.join(", ")));
+    }
+    if parts.is_empty() {
+        "none requested".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 pub fn write(r: &Report) -> Result<(), ReportError> {
@@ -242,7 +351,14 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     }
     h.push_str(&format!("<p>Results directory: <code>{}</code></p>\n<ul>\n", esc(&r.dir.display().to_string())));
     for (k, v) in &facts {
-        h.push_str(&format!("<li><b>{}</b>: <code>{}</code></li>\n", esc(k), esc(v)));
+        // Prose, except the command line, which is code.
+        if k == "command" {
+            h.push_str(&format!("<li><b>{}</b>: <code>{}</code></li>\n", esc(k), esc(v)));
+        } else if k == "all facts" {
+            h.push_str("<li><b>all facts</b>: <a href=\"run.json\">run.json</a></li>\n");
+        } else {
+            h.push_str(&format!("<li><b>{}</b>: {}</li>\n", esc(k), esc(v)));
+        }
     }
     h.push_str("</ul>\n");
     h.push_str("<h2>Code paths (survey section 7.1)</h2>\n<pre>");
@@ -305,7 +421,11 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     }
     m.push_str(&format!("Results directory: `{}`\n\n", r.dir.display()));
     for (k, v) in &facts {
-        m.push_str(&format!("- **{k}**: `{}`\n", v.replace('`', "'")));
+        match k.as_str() {
+            "command" => m.push_str(&format!("- **{k}**: `{}`\n", v.replace('`', "'"))),
+            "all facts" => m.push_str("- **all facts**: [run.json](run.json)\n"),
+            _ => m.push_str(&format!("- **{k}**: {v}\n")),
+        }
     }
     m.push_str("\n## Code paths (survey section 7.1)\n\n```\n");
     for l in &r.code_paths {
