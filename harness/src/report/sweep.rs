@@ -125,7 +125,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
 
     let mut lines = Vec::new();
     for c in &curves {
-        lines.push(latency_law(&label(c), &knob, &c.points));
+        lines.push(latency_law(&label(c), &knob, numeric, &c.points));
         if let Some(l) = period_law(&label(c), &knob, numeric, &c.points) {
             lines.push(l);
         }
@@ -171,20 +171,27 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// "lw: mean 40.1 / 45.2 / 60.3 ns at 4 / 256 / 1024: grows x1.50 from 4 to 1024".
-fn latency_law(name: &str, knob: &str, pts: &[(String, f64, f64, Option<f64>, Option<f64>)]) -> String {
+/// "lw: mean 40.1 / 45.2 / 60.3 ns at 4 / 256 / 1024: grows x1.50 from 4 to 1024". A curve is
+/// said to grow or fall only when it is monotonic over numeric values; otherwise the page names
+/// its lowest and highest values.
+fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[(String, f64, f64, Option<f64>, Option<f64>)]) -> String {
     let means: Vec<String> = pts.iter().map(|p| fmt(p.1)).collect();
     let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
     let (min, max) = pts.iter().fold((f64::INFINITY, 0f64), |a, p| (a.0.min(p.1), a.1.max(p.1)));
     let (first, last) = (pts[0].1, pts[pts.len() - 1].1);
+    let rising = pts.windows(2).all(|w| w[1].1 >= w[0].1);
+    let falling = pts.windows(2).all(|w| w[1].1 <= w[0].1);
+    let at = |v: f64| pts.iter().find(|p| p.1 == v).map(|p| p.0.as_str()).unwrap_or("?");
     let shape = if pts.len() < 2 {
         "one value only, so no curve".to_string()
     } else if max <= min * (1.0 + FLAT) {
         format!("flat (all within {:.0}% of each other)", 100.0 * (max / min - 1.0))
-    } else if last > first {
+    } else if numeric && rising {
         format!("grows x{:.2} from {} to {}", last / first, vals[0], vals[vals.len() - 1])
-    } else {
+    } else if numeric && falling {
         format!("falls x{:.2} from {} to {}", first / last, vals[0], vals[vals.len() - 1])
+    } else {
+        format!("lowest at {} ({} ns), highest at {} ({} ns, x{:.2})", at(min), fmt(min), at(max), fmt(max), max / min)
     };
     format!("{name}: mean {} ns at {knob} {}: {shape}.", means.join(" / "), vals.join(" / "))
 }
@@ -205,6 +212,11 @@ fn period_law(
         pts.iter().map(|p| p.3.map(|v| format!("{v:.0}")).unwrap_or_else(|| "none".into())).collect();
     let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
     let mut s = format!("{name}: slow-path period {} at {knob} {}", per.join(" / "), vals.join(" / "));
+    let all_same = with.len() == pts.len() && with.iter().all(|p| p.3 == with[0].3);
+    if all_same && pts.len() > 1 {
+        s.push_str(": the same at every value.");
+        return Some(s);
+    }
     if with.len() < pts.len() || with.len() < 2 || !numeric {
         s.push_str(if with.len() < pts.len() {
             ": no period at some values (a run too short for one, or no periodic path), so no law is stated."
@@ -248,10 +260,15 @@ mod tests {
         let pts = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, Some(1630.0)), p("65536", 71.0, Some(6545.0))];
         let l = period_law("lttng-ust", "subbuf-size", true, &pts).unwrap();
         assert!(l.contains("proportional to subbuf-size (value x4.00, x16.0; period x4.06, x16.3)"), "{l}");
-        let l = latency_law("lttng-ust", "subbuf-size", &pts);
+        let l = latency_law("lttng-ust", "subbuf-size", true, &pts);
         assert!(l.contains("flat (all within 5% of each other)"), "{l}");
         let grow = [p("4", 40.0, None), p("1024", 60.0, None)];
-        assert!(latency_law("lw", "payload-size", &grow).contains("grows x1.50 from 4 to 1024"));
+        assert!(latency_law("lw", "payload-size", true, &grow).contains("grows x1.50 from 4 to 1024"));
+        let clocks =
+            [p("local", 406.0, Some(145.0)), p("global", 439.0, Some(145.0)), p("counter", 381.0, Some(145.0))];
+        let l = latency_law("ftrace", "ftrace-clock", false, &clocks);
+        assert!(l.contains("lowest at counter (381 ns), highest at global (439 ns"), "{l}");
+        assert!(period_law("ftrace", "ftrace-clock", false, &clocks).unwrap().ends_with("the same at every value."));
         assert!(period_law("lw", "payload-size", true, &grow).is_none());
         let partial = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, None)];
         assert!(period_law("x", "subbuf-size", true, &partial).unwrap().contains("no law is stated"));
