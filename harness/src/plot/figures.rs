@@ -235,6 +235,7 @@ pub struct ScalingFigure {
     pub series: Vec<Series<(f64, f64)>>,
 }
 
+/// A sweep over thread counts: drawn as a [`CurveFigure`].
 impl Figure for ScalingFigure {
     fn size(&self) -> (u32, u32) {
         (1100, 650)
@@ -243,47 +244,15 @@ impl Figure for ScalingFigure {
     where
         DB::ErrorType: 'static,
     {
-        let area = titled_with_legend(root, &self.title, &self.series)?;
-        let all = || self.series.iter().flat_map(|s| s.points.iter());
-        let xmax = all().map(|p| p.0).fold(1f64, f64::max);
-        let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-        let yhi = all().map(|p| p.1).fold(0f64, f64::max);
-        let (ylo, yhi) = log_range(ylo, yhi);
-        let mut chart = ChartBuilder::on(&area)
-            .margin(15)
-            .x_label_area_size(55)
-            .y_label_area_size(75)
-            .build_cartesian_2d(0.5f64..xmax + 0.5, (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)))
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("threads tracing at once (one per core)")
-            .y_desc("mean latency per call (ns, log scale)")
-            .x_labels((xmax as usize + 1).min(17))
-            .x_label_formatter(&|v| {
-                if (v - v.round()).abs() < 1e-9 {
-                    format!("{}", v.round())
-                } else {
-                    String::new()
-                }
-            })
-            .y_label_formatter(&|v| fmt_num(*v))
-            .label_style((FAMILY, 15))
-            .axis_desc_style((FAMILY, 17))
-            .draw()
-            .map_err(e)?;
-        for s in &self.series {
-            let c = colour(s.colour);
-            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
-            for p in &s.points {
-                if marker(s.colour) > 0 {
-                    draw_marker(chart.plotting_area(), *p, s.colour)?;
-                } else {
-                    chart.plotting_area().draw(&Circle::new(*p, 4, c.filled())).map_err(e)?;
-                }
-            }
+        CurveFigure {
+            title: self.title.clone(),
+            x_desc: "threads tracing at once (one per core)".into(),
+            y_desc: "mean latency per call (ns, log scale)".into(),
+            log_x: false,
+            x_names: None,
+            series: self.series.clone(),
         }
-        Ok(())
+        .draw(root)
     }
 }
 
@@ -315,6 +284,8 @@ impl Figure for CurveFigure {
         let yhi = all().map(|p| p.1).fold(0f64, f64::max);
         let (ylo, yhi) = log_range(ylo, yhi);
         let names = self.x_names.clone();
+        // Whole-number values (thread counts, sizes) get whole-number labels only.
+        let integer_x = all().all(|p| p.0.fract() == 0.0);
         let y_axis = (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi));
         macro_rules! finish {
             ($chart:expr) => {{
@@ -328,6 +299,7 @@ impl Figure for CurveFigure {
                             n.get(v.round() as usize).cloned().unwrap_or_default()
                         }
                         Some(_) => String::new(),
+                        None if integer_x && !self.log_x && v.fract().abs() > 1e-9 => String::new(),
                         None => fmt_num(*v),
                     })
                     .y_label_formatter(&|v| fmt_num(*v))
