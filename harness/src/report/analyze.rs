@@ -16,7 +16,8 @@ use std::path::Path;
 
 use super::load::{Event, Events};
 use super::ReportError;
-use crate::stats::hist::{find_lattices, find_modes, spacing, LogHistogram, Mode, SlowSeq, NBINS};
+use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
+use crate::stats::period::{find_lattices, spacing, Lattice, SlowSeq};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
 /// ~10 ns steps, which would otherwise split one path into a comb of modes).
@@ -460,7 +461,7 @@ pub fn analyze(
         // when it is closer to the path's cost than to the fast path's. A lattice that most of
         // its calls skip (a page crossed every 83.4 events lands on no single integer period)
         // is dropped, and its calls count as on no path.
-        let cut_of = |l: &crate::stats::hist::Lattice| {
+        let cut_of = |l: &Lattice| {
             let mut v: Vec<f32> = l.calls.iter().flatten().map(|c| c.1).collect();
             v.sort_by(|a, b| a.total_cmp(b));
             let med = v.get(v.len() / 2).copied().unwrap_or(f32::NAN) as f64;
@@ -489,7 +490,7 @@ pub fn analyze(
                 .collect();
             (calls, slots)
         };
-        let mut kept: Vec<crate::stats::hist::Lattice> = Vec::new();
+        let mut kept: Vec<Lattice> = Vec::new();
         for mut l in lattices {
             let (_, cut) = cut_of(&l);
             // The path may come every d calls for a divisor d of the period found: the threshold
@@ -523,7 +524,7 @@ pub fn analyze(
             }
         }
         let lattices = kept;
-        let on_lattice = |seq_pos: usize, it: u64, ls: &[crate::stats::hist::Lattice]| {
+        let on_lattice = |seq_pos: usize, it: u64, ls: &[Lattice]| {
             ls.iter().any(|l| l.residues[seq_pos].is_some_and(|r| it % l.period == r))
         };
         let mut periodic: Vec<PeriodicPath> = lattices

@@ -1,4 +1,4 @@
-//! Reading a results directory (output contract in ARCHITECTURE.md): run.json, summary.csv,
+//! Reading a results directory (output contract in docs/ARCHITECTURE.md): run.json, summary.csv,
 //! repetitions.csv and the per-tracer events.csv, always by column name.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `tracebench report DIR`: tables, figures and code-path analysis from a results directory,
 //! written as DIR/report.html (self-contained), DIR/report.md and DIR/figures/*.png + *.svg.
 //!
-//! Like every step after the measurement it reads files only (ARCHITECTURE.md, "Honesty"), and
+//! Like every step after the measurement it reads files only (docs/ARCHITECTURE.md, "Honesty"), and
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
 //! moments), so memory does not grow with the number of rows.
 pub mod analyze;
@@ -72,16 +72,8 @@ pub enum ReportError {
     Usage(String),
 }
 
-/// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all().ok();
-    drop(f);
-    std::fs::rename(&tmp, path)
-}
+/// Report files go through the results module's one atomic writer (docs/ARCHITECTURE.md).
+pub use crate::results::write_atomic_io as write_atomic;
 
 /// One tracer row as the report sees it.
 pub struct TracerReport {

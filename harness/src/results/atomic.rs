@@ -62,6 +62,15 @@ pub fn write_atomic(dest: impl AsRef<Path>, bytes: &[u8]) -> Result<(), Error> {
     f.commit()
 }
 
+/// [`write_atomic`] for callers whose errors carry a `std::io::Error` (report, plot); the path
+/// is theirs to add, so only the reason is kept.
+pub fn write_atomic_io(dest: impl AsRef<Path>, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic(dest, bytes).map_err(|e| match e {
+        Error::Io { why, .. } => std::io::Error::other(why),
+        e => std::io::Error::other(e.to_string()),
+    })
+}
+
 /// Pretty JSON, atomically.
 pub fn write_json<T: serde::Serialize>(dest: impl AsRef<Path>, v: &T) -> Result<(), Error> {
     let mut s = serde_json::to_string_pretty(v).map_err(|e| Error::io(dest.as_ref(), e))?;

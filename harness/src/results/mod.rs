@@ -18,7 +18,7 @@ pub mod table;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use atomic::{write_atomic, write_json, AtomicFile};
+pub use atomic::{write_atomic, write_atomic_io, write_json, AtomicFile};
 
 use crate::error::Error;
 

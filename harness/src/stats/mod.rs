@@ -4,6 +4,7 @@
 //! number from the CSV files alone.
 pub mod bootstrap;
 pub mod hist;
+pub mod period;
 
 use serde::Serialize;
 

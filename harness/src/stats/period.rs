@@ -1,0 +1,368 @@
+//! Period detection: which calls of a sequence recur at a fixed period.
+//!
+//! Survey section 7.1 explains LTTng's slow path as one event per sub-buffer, i.e. a path taken
+//! every SUB-BUFFER_SIZE / EVENT_SIZE calls; the middle path every PAGE_SIZE / EVENT_SIZE. A
+//! periodic path is established by its lattice (calls exactly P apart, phase included), which
+//! is far stronger evidence than its share of calls (issue 12).
+
+/// How regularly a set of events recurs in an iteration sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Periodicity {
+    /// The period, in iterations (calls).
+    pub period: u64,
+    /// Share of the events that sit on one residue class modulo `period` (1.0: perfectly
+    /// periodic; noise events and phase jumps lower it).
+    pub on_lattice: f64,
+    /// Events seen.
+    pub events: usize,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Finds the period of events given their iteration indices, one sorted list per sequence (a
+/// sequence is one thread of one repetition: indices restart in each).
+///
+/// Candidates are the most common differences between consecutive events and their pairwise
+/// GCDs (a discarded slow call leaves a gap of 2P; a noise event splits P into two parts that sum
+/// to P). Each candidate is scored by how many events sit on its best residue class; the
+/// largest candidate that keeps at least 90 % of the best score wins, so a true period P beats
+/// its divisors (which score the same) and noise barely moves it. Returns `None` when fewer than
+/// 4 events exist, or the winner puts less than half the events on one lattice or leaves more
+/// than half of that lattice's slots empty.
+pub fn detect_period(seqs: &[Vec<u64>]) -> Option<Periodicity> {
+    let events: usize = seqs.iter().map(|s| s.len()).sum();
+    if events < 4 {
+        return None;
+    }
+    let mut diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for s in seqs {
+        for w in s.windows(2) {
+            if w[1] > w[0] {
+                *diffs.entry(w[1] - w[0]).or_default() += 1;
+            }
+        }
+    }
+    let mut common: Vec<(u64, usize)> = diffs.into_iter().collect();
+    common.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    common.truncate(4);
+    let mut cands: Vec<u64> = common.iter().map(|c| c.0).collect();
+    for i in 0..common.len() {
+        for j in i + 1..common.len() {
+            cands.push(gcd(common[i].0, common[j].0));
+        }
+    }
+    cands.retain(|&p| p >= 2);
+    cands.sort_unstable();
+    cands.dedup();
+    // (events on the best residue class, lattice slots between the first and last of them)
+    let score = |p: u64| -> (usize, u64) {
+        seqs.iter()
+            .map(|s| {
+                let mut by_res: std::collections::HashMap<u64, (usize, u64, u64)> = std::collections::HashMap::new();
+                for &i in s {
+                    let e = by_res.entry(i % p).or_insert((0, i, i));
+                    e.0 += 1;
+                    e.2 = i;
+                }
+                by_res.values().max_by_key(|e| e.0).map(|e| (e.0, (e.2 - e.1) / p + 1)).unwrap_or((0, 0))
+            })
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    let scored: Vec<(u64, (usize, u64))> = cands.iter().map(|&p| (p, score(p))).collect();
+    let best = scored.iter().map(|s| s.1 .0).max()?;
+    let (period, (on, slots)) =
+        scored.iter().filter(|s| s.1 .0 as f64 >= 0.9 * best as f64).max_by_key(|s| s.0).copied()?;
+    let on_lattice = on as f64 / events as f64;
+    // Half the events on one lattice, and that lattice mostly filled: random events put 1/p of
+    // themselves on a lattice but leave almost all of its slots empty.
+    if on_lattice < 0.5 || (on as f64) < 0.5 * slots as f64 {
+        return None;
+    }
+    Some(Periodicity { period, on_lattice, events })
+}
+
+/// Median spacing between consecutive events and the share of spacings within 10 % of it, for
+/// paths that recur without an exact period (a printf buffer flush every ~N events, where N
+/// drifts as the formatted length changes).
+pub fn spacing(seqs: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let mut d: Vec<f64> =
+        seqs.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    if d.len() < 3 {
+        return None;
+    }
+    d.sort_by(|a, b| a.total_cmp(b));
+    let med = super::percentile_sorted(&d, 50.0);
+    let near = d.iter().filter(|x| (**x - med).abs() <= 0.1 * med).count();
+    Some((med, near as f64 / d.len() as f64))
+}
+
+/// The calls of one sequence (one thread of one repetition) that stand above the fast path:
+/// (iteration, value), sorted by iteration, with the first and last iteration of the sequence.
+#[derive(Debug, Clone, Default)]
+pub struct SlowSeq {
+    pub first: u64,
+    pub last: u64,
+    pub calls: Vec<(u64, f32)>,
+}
+
+/// A periodic path: slow calls at iterations `r + k * period` of each sequence (survey section
+/// 7.1: the slow path every SUB-BUFFER_SIZE / EVENT_SIZE events).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lattice {
+    pub period: u64,
+    /// The phase in each input sequence (None where the sequence holds no call on it).
+    pub residues: Vec<Option<u64>>,
+    /// Slow calls on the lattice, and their (iteration, value) per sequence.
+    pub hits: usize,
+    pub calls: Vec<Vec<(u64, f32)>>,
+    /// Lattice iterations between each sequence's first and last iteration (discarded calls
+    /// included: the report counts the kept ones in a later pass).
+    pub slots: u64,
+    /// log10 of the chance that slow calls falling anywhere would fill a lattice this well,
+    /// counting every period and phase tried (Bonferroni): -6 means one in a million.
+    pub log10_chance: f64,
+}
+
+/// Slots of the lattice `r mod p` inside `first..=last`.
+fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
+    let on = first + (r + p - first % p) % p;
+    if on > last {
+        0
+    } else {
+        (last - on) / p + 1
+    }
+}
+
+/// The best-supported lattice among the slow calls, if any beats chance by 1000:1.
+fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
+    let slow: usize = seqs.iter().map(|s| s.calls.len()).sum();
+    if slow < 4 || rows == 0 {
+        return None;
+    }
+    let q = (slow as f64 / rows as f64).clamp(1e-9, 0.999);
+    // How far ahead to look for calls of like cost: far enough to step over a few hundred
+    // outliers between two calls of a path, bounded so that the work stays ~4M comparisons.
+    let reach = (4_000_000 / slow.max(1)).clamp(64, 4096);
+    let mut like_diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    // Candidate periods: differences to the next few slow calls. Interrupts and other outliers
+    // mixed in split a period into parts, but the period itself still appears between a call and
+    // its second or third successor.
+    let mut diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for s in seqs {
+        for (i, a) in s.calls.iter().enumerate() {
+            for b in s.calls.iter().skip(i + 1).take(8) {
+                if b.0 > a.0 {
+                    *diffs.entry(b.0 - a.0).or_default() += 1;
+                }
+            }
+            // When outliers outnumber the path's calls between two of them, the period shows
+            // between calls of like cost: the next few within 25 % of this one's value.
+            let mut like = 0;
+            for b in s.calls.iter().skip(i + 9).take(reach) {
+                if (b.1 - a.1).abs() <= 0.25 * a.1.max(b.1) && b.0 > a.0 {
+                    *like_diffs.entry(b.0 - a.0).or_default() += 1;
+                    like += 1;
+                    if like == 16 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // The most frequent of each kind: among many outliers the nearest-neighbour differences are
+    // dominated by small random gaps, while the like-cost ones still single out the period.
+    let top = |m: std::collections::HashMap<u64, usize>| {
+        let mut v: Vec<(u64, usize)> = m.into_iter().filter(|d| d.1 >= 3 && d.0 >= 2).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(24);
+        v
+    };
+    let mut cands = top(diffs);
+    cands.extend(top(like_diffs));
+    cands.sort_unstable();
+    cands.dedup_by_key(|c| c.0);
+    let ln_cands = (cands.len().max(1) as f64).ln();
+    let mut best: Option<(f64, Lattice)> = None;
+    for &(p, _) in &cands {
+        let mut residues = Vec::with_capacity(seqs.len());
+        let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
+        for s in seqs {
+            let mut by: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+            for c in &s.calls {
+                *by.entry(c.0 % p).or_default() += 1;
+            }
+            match by.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))) {
+                Some((r, n)) if n >= 2 => {
+                    hits += n;
+                    slots += lattice_slots(s.first, s.last, p, r);
+                    ln_tests += (p.min(s.last - s.first + 1) as f64).ln();
+                    residues.push(Some(r));
+                }
+                _ => residues.push(None),
+            }
+        }
+        if hits < 4 || slots == 0 {
+            continue;
+        }
+        let fill = (hits as f64 / slots as f64).min(1.0);
+        if fill < 0.5 || fill <= q {
+            continue;
+        }
+        // Log-likelihood ratio of "the lattice's calls are slow with probability `fill`" against
+        // "any call is slow with probability q".
+        let miss = if fill < 1.0 { (slots - hits as u64) as f64 * ((1.0 - fill) / (1.0 - q)).ln() } else { 0.0 };
+        let llr = hits as f64 * (fill / q).ln() + miss;
+        let margin = llr - ln_tests;
+        if margin < 1000f64.ln() {
+            continue;
+        }
+        if best.as_ref().map(|b| margin > b.0).unwrap_or(true) {
+            let calls = seqs
+                .iter()
+                .zip(&residues)
+                .map(|(s, r)| match r {
+                    Some(r) => s.calls.iter().filter(|c| c.0 % p == *r).copied().collect(),
+                    None => Vec::new(),
+                })
+                .collect();
+            best = Some((
+                margin,
+                Lattice { period: p, residues, hits, calls, slots, log10_chance: -margin / std::f64::consts::LN_10 },
+            ));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// Finds up to `max` periodic paths among slow calls: the best-supported lattice first, then
+/// again among the calls it does not hold (a second path with its own period, such as LTTng's
+/// kernel page crossing beside its sub-buffer switch). `rows` is the number of calls the slow
+/// ones were drawn from. A handful of calls exactly P apart is strong evidence when slow calls
+/// are rare: 5 calls on one lattice of 1 in 800, among 30 slow calls in 5000, happen by chance
+/// with odds below 1e-20.
+pub fn find_lattices(seqs: &[SlowSeq], rows: u64, max: usize) -> Vec<Lattice> {
+    let mut cur: Vec<SlowSeq> = seqs.to_vec();
+    let mut out = Vec::new();
+    while out.len() < max {
+        let Some(l) = best_lattice(&cur, rows) else { break };
+        for (s, r) in cur.iter_mut().zip(&l.residues) {
+            if let Some(r) = r {
+                s.calls.retain(|c| c.0 % l.period != *r);
+            }
+        }
+        out.push(l);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn period_with_gaps_and_noise() {
+        // Every 64th call (phase 17), two lost to discards, plus three noise events.
+        let mut s: Vec<u64> =
+            (0..200).map(|k| 17 + 64 * k).filter(|&i| i != 17 + 64 * 5 && i != 17 + 64 * 90).collect();
+        s.extend([100, 2000, 5003]);
+        s.sort_unstable();
+        let p = detect_period(&[s.clone(), s.iter().map(|i| i + 3).collect()]).unwrap();
+        assert_eq!(p.period, 64);
+        assert!(p.on_lattice > 0.95);
+    }
+
+    #[test]
+    fn spacing_of_a_drifting_flush() {
+        let mut s = vec![0u64];
+        for k in 0..40u64 {
+            // The formatted line grows and shrinks: the flush comes every 405..416 calls.
+            s.push(s.last().unwrap() + 405 + (k * 7) % 12);
+        }
+        assert_eq!(detect_period(&[s.clone()]), None);
+        let (med, near) = spacing(&[s]).unwrap();
+        assert!((405.0..=416.0).contains(&med) && near > 0.9, "{med} {near}");
+    }
+
+    fn noisy(n: u64, p: u64, phase: u64, noise: usize, seed: u64) -> SlowSeq {
+        let mut x = seed;
+        let mut calls: Vec<(u64, f32)> = (0..n).filter(|i| i % p == phase).map(|i| (i, 1000.0)).collect();
+        for _ in 0..noise {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            calls.push((x % n, 300.0));
+        }
+        calls.sort_by_key(|c| c.0);
+        calls.dedup_by_key(|c| c.0);
+        SlowSeq { first: 0, last: n - 1, calls }
+    }
+
+    #[test]
+    fn lattice_of_six_calls_among_noise() {
+        // LTTng-UST at 8 KiB: 6 switches 810 apart (phase 120) in 5000 calls, with 40 outliers.
+        let s = noisy(5000, 810, 120, 40, 7);
+        let l = find_lattices(&[s], 5000, 4);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!((l[0].period, l[0].residues[0]), (810, Some(120)));
+        assert!(l[0].hits >= 6 && l[0].log10_chance < -6.0, "{:?}", l[0]);
+    }
+
+    #[test]
+    fn lattice_among_hundreds_of_outliers() {
+        // A noisy 16 KiB LTTng-UST run: 12 switches 1630 apart (+900..1100 ns) among 540
+        // outliers of every cost from 100 ns to 10 us (log-uniform), ~45 between two switches.
+        let mut x = 0x9E3779B97F4A7C15u64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut calls: Vec<(u64, f32)> =
+            (0..20_000u64).filter(|i| i % 1630 == 920).map(|i| (i, 950.0 + (i % 7) as f32 * 25.0)).collect();
+        for _ in 0..540 {
+            let i = rnd() % 20_000;
+            let v = 100.0 * 100f64.powf((rnd() % 1000) as f64 / 1000.0);
+            calls.push((i, v as f32));
+        }
+        calls.sort_by_key(|c| c.0);
+        calls.dedup_by_key(|c| c.0);
+        let l = find_lattices(&[SlowSeq { first: 0, last: 19_999, calls }], 20_000, 4);
+        assert!(l.iter().any(|l| l.period == 1630 && l.residues[0] == Some(920)), "{l:?}");
+    }
+
+    #[test]
+    fn two_lattices_and_none_in_noise() {
+        let mut a = noisy(20_000, 1630, 920, 60, 3);
+        a.calls.extend((0..20_000u64).filter(|i| i % 97 == 5).map(|i| (i, 400.0)));
+        a.calls.sort_by_key(|c| c.0);
+        a.calls.dedup_by_key(|c| c.0);
+        let mut l = find_lattices(&[a], 20_000, 4);
+        l.sort_by_key(|x| x.period);
+        assert_eq!(l.iter().map(|x| x.period).collect::<Vec<_>>(), vec![97, 1630], "{l:?}");
+        let r = noisy(20_000, 20_001, 0, 300, 11);
+        assert!(find_lattices(&[r], 20_000, 4).is_empty());
+    }
+
+    #[test]
+    fn no_period_for_random_events() {
+        let mut x = 88172645463325252u64;
+        let mut s: Vec<u64> = (0..300)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 100_000
+            })
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        assert_eq!(detect_period(&[s]), None);
+        assert_eq!(detect_period(&[vec![1, 2]]), None);
+    }
+}
