@@ -7,7 +7,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::model::contain;
 use super::*;
+use crate::results::table::Table;
 
 const SCHEMA: &str = include_str!("fixtures/bmf.schema.json");
 const BMF_EXAMPLE: &str = include_str!("fixtures/bmf-example.json");
