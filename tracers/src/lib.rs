@@ -10,6 +10,7 @@
 pub mod clock;
 pub mod ftrace;
 pub mod hpc;
+pub mod kernel;
 pub mod lttng;
 pub mod lw;
 pub mod none;
@@ -26,6 +27,7 @@ pub mod dynamic;
 #[cfg(feature = "ebpf")]
 pub mod ebpf;
 pub mod perf;
+pub mod perf_ring;
 pub mod probe_site;
 pub mod systemtap;
 pub mod tool_process;

@@ -18,56 +18,15 @@ use crate::sys::kernel_release;
 use crate::uprobe::UprobeEvent;
 use crate::{CreateOptions, Tracer, TracerError};
 
-const PAGE: usize = 4096;
+use crate::perf_ring::{self, Target, PAGE, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
+
 /// Data pages per ring: 4 x 4 KiB = 16 KiB, the survey's per-CPU buffer size.
 pub const DATA_PAGES: usize = 4;
-
-const PERF_TYPE_TRACEPOINT: u32 = 2;
-const PERF_SAMPLE_IP: u64 = 1 << 0;
-const PERF_SAMPLE_TID: u64 = 1 << 1;
-const PERF_SAMPLE_TIME: u64 = 1 << 2;
-const PERF_SAMPLE_CPU: u64 = 1 << 7;
-const PERF_SAMPLE_RAW: u64 = 1 << 10;
-const SAMPLE_TYPE: u64 = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-const FLAG_DISABLED: u64 = 1 << 0;
-const FLAG_WRITE_BACKWARD: u64 = 1 << 27;
-const PERF_RECORD_SAMPLE: u32 = 9;
-const PERF_RECORD_LOST: u32 = 2;
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
-
-/// `struct perf_event_attr`, PERF_ATTR_SIZE_VER8 (136 bytes).
-#[repr(C)]
-#[derive(Default)]
-struct PerfEventAttr {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    branch_sample_type: u64,
-    sample_regs_user: u64,
-    sample_stack_user: u32,
-    clockid: i32,
-    sample_regs_intr: u64,
-    aux_watermark: u32,
-    sample_max_stack: u16,
-    reserved_2: u16,
-    aux_sample_size: u32,
-    reserved_3: u32,
-    sig_data: u64,
-    config3: u64,
-}
-
-/// Head of `struct perf_event_mmap_page` up to the fields we read (data_head at 1024).
-const DATA_HEAD_OFFSET: usize = 1024;
+const SAMPLE_TYPE: u64 = perf_ring::PERF_SAMPLE_IP
+    | perf_ring::PERF_SAMPLE_TID
+    | perf_ring::PERF_SAMPLE_TIME
+    | perf_ring::PERF_SAMPLE_CPU
+    | perf_ring::PERF_SAMPLE_RAW;
 
 pub fn availability() -> Result<(), (String, String)> {
     crate::uprobe::availability()?;
@@ -84,40 +43,22 @@ fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
     TracerError::Setup { name: name.into(), why: why.into() }
 }
 
-/// One thread's perf event and its mapped ring.
+/// One thread's perf ring.
 struct Ring {
-    fd: libc::c_int,
-    base: *mut u8,
-    len: usize,
+    ring: perf_ring::Ring,
     tid: i32,
 }
 
-// SAFETY: the mapping is only read, after the run, under the Mutex.
-unsafe impl Send for Ring {}
-
 impl Ring {
     fn data_head(&self) -> u64 {
-        // SAFETY: the first page is the mmap control page; data_head is a u64 at offset 1024.
-        unsafe { std::ptr::read_volatile(self.base.add(DATA_HEAD_OFFSET) as *const u64) }
+        self.ring.data_head()
     }
-
-    /// Reads `n` bytes at ring position `pos` (modulo the data size).
     fn bytes(&self, pos: u64, n: usize) -> Vec<u8> {
-        let size = (DATA_PAGES * PAGE) as u64;
-        // SAFETY: the data area is DATA_PAGES pages after the control page.
-        (0..n as u64).map(|i| unsafe { *self.base.add(PAGE + ((pos + i) % size) as usize) }).collect()
+        self.ring.bytes(pos, n)
     }
-
-    /// Events counted by the kernel for this thread (read(2) on the event fd).
+    /// Events counted by the kernel for this thread (0 when the read fails).
     fn count(&self) -> u64 {
-        let mut v = 0u64;
-        // SAFETY: reading 8 bytes into v.
-        let n = unsafe { libc::read(self.fd, &mut v as *mut u64 as *mut libc::c_void, 8) };
-        if n == 8 {
-            v
-        } else {
-            0
-        }
+        self.ring.count().unwrap_or(0)
     }
 
     /// Walks the backward ring from the newest record: (samples present, lost records, newest
@@ -157,17 +98,6 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    fn drop(&mut self) {
-        // SAFETY: fd and mapping were created in Perf::open_ring and are released once.
-        unsafe {
-            libc::ioctl(self.fd, PERF_EVENT_IOC_DISABLE as _, 0);
-            libc::munmap(self.base as *mut libc::c_void, self.len);
-            libc::close(self.fd);
-        }
-    }
-}
-
 pub struct Perf {
     name: String,
     tp_id: u64,
@@ -189,41 +119,9 @@ impl Perf {
     }
 
     fn open_ring(&self) -> Result<Ring, String> {
-        let attr = PerfEventAttr {
-            type_: PERF_TYPE_TRACEPOINT,
-            size: std::mem::size_of::<PerfEventAttr>() as u32,
-            config: self.tp_id,
-            sample_period: 1,
-            sample_type: SAMPLE_TYPE,
-            flags: FLAG_DISABLED | FLAG_WRITE_BACKWARD,
-            wakeup_events: 0,
-            ..Default::default()
-        };
-        // SAFETY: attr is a valid perf_event_attr of the size it declares; pid 0 = this thread.
-        let fd = unsafe {
-            libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)
-        } as libc::c_int;
-        if fd < 0 {
-            return Err(format!("perf_event_open(tracepoint {}): {}", self.tp_id, std::io::Error::last_os_error()));
-        }
-        let len = (1 + DATA_PAGES) * PAGE;
-        // PROT_READ only: with write_backward this is the overwrite ring (no data_tail to honour).
-        // SAFETY: mapping a perf fd as the kernel documents.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
-        if base == libc::MAP_FAILED {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: fd is ours.
-            unsafe { libc::close(fd) };
-            return Err(format!("mmap of the perf ring ({len} bytes): {e}"));
-        }
-        let ring = Ring { fd, base: base as *mut u8, len, tid: unsafe { libc::gettid() } };
-        // Touch the ring's pages now, not in the timed window (section 6.2.4).
-        let _ = ring.bytes(0, DATA_PAGES * PAGE);
-        // SAFETY: enabling our own event.
-        if unsafe { libc::ioctl(fd, PERF_EVENT_IOC_ENABLE as _, 0) } != 0 {
-            return Err(format!("PERF_EVENT_IOC_ENABLE: {}", std::io::Error::last_os_error()));
-        }
-        Ok(ring)
+        let ring = perf_ring::Ring::open(self.tp_id, Target::ThisThread, SAMPLE_TYPE, DATA_PAGES)?;
+        // SAFETY: gettid has no preconditions.
+        Ok(Ring { ring, tid: unsafe { libc::gettid() } })
     }
 }
 

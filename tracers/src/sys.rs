@@ -43,3 +43,16 @@ pub fn signal_name(sig: libc::c_int) -> String {
     };
     format!("{name} ({sig})")
 }
+
+/// The id of tracepoint `subsys:event`, read from tracefs (perf-event2's `with_name` looks under
+/// /sys/kernel/debug, which is not mounted on many machines).
+pub fn tracepoint_id(spec: &str) -> Option<u64> {
+    let (sys, ev) = spec.split_once(':')?;
+    if sys.contains('/') || ev.contains('/') || sys.contains("..") || ev.contains("..") {
+        return None;
+    }
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .find_map(|root| std::fs::read_to_string(format!("{root}/events/{sys}/{ev}/id")).ok())
+        .and_then(|s| s.trim().parse().ok())
+}

@@ -57,18 +57,8 @@ fn kind_of(name: &str) -> Result<Kind, Error> {
     }
 }
 
-/// The id of tracepoint `subsys:event`, read from tracefs (perf-event2's `with_name` looks
-/// under /sys/kernel/debug, which is not mounted on many machines).
-pub fn tracepoint_id(spec: &str) -> Option<u64> {
-    let (sys, ev) = spec.split_once(':')?;
-    if sys.contains('/') || ev.contains('/') || sys.contains("..") || ev.contains("..") {
-        return None;
-    }
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .find_map(|root| std::fs::read_to_string(format!("{root}/events/{sys}/{ev}/id")).ok())
-        .and_then(|s| s.trim().parse().ok())
-}
+/// The id of tracepoint `subsys:event` (one lookup, in the tracers crate's `sys`).
+pub use tracebench_tracers::sys::tracepoint_id;
 
 /// Checks that every name is one we know (an unknown name is a usage error).
 pub fn validate(names: &[String]) -> Result<(), Error> {

@@ -4,23 +4,17 @@
 //! module's tracepoint, asks the module for the samples, tears the tracer down, and writes the
 //! same cell files as a user-space cell, so the parent's merge, summary and report are unchanged.
 //!
-//! Kernel tracers driven here: `none` (the tracepoint with no probe attached), `ftrace` (the
-//! module's event in a private instance, 16 KiB per CPU, overwrite, `--ftrace-clock`, default
-//! global as in survey 6.2.3) and `perf` (the tracepoint recorded into a per-CPU perf ring that is
-//! never read during the run). LTTng kernel, eBPF and SystemTap need their own modules or
-//! programs built for the running kernel; the kernel lab (scripts/kernel-lab) runs them.
+//! The kernel tracers themselves (`none`, `ftrace`, `perf`: 16 KiB per CPU, survey 6.2.3) are
+//! backends of the tracers crate (`tracebench_tracers::kernel`), like the userspace ones.
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 
 use super::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::error::Error;
 use crate::kernel::{self, KernelCellConfig, KernelClock, KernelCounter};
 use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter};
 use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV};
+use tracebench_tracers::kernel::{self as ktracer, KERNEL_TRACERS};
 
-/// Tracers `--kernel` can drive, for validation in the parent.
-pub const KERNEL_TRACERS: [&str; 3] = ["none", "ftrace", "perf"];
 /// 16 KiB per CPU, the survey's buffer size for every tracer (6.2.3).
 const BUFFER_BYTES: u64 = 16 * 1024;
 
@@ -46,110 +40,6 @@ pub fn validate(specs: &[String], payload: u32) -> Result<(), Error> {
     Ok(())
 }
 
-fn event_name(payload: u32) -> String {
-    format!("kbench_event_{payload}")
-}
-
-/// A kernel tracer attached to the module's tracepoint; `Drop` detaches it.
-enum Attached {
-    None,
-    Ftrace { instance: PathBuf },
-    Perf { fds: Vec<(i32, *mut libc::c_void, usize)> },
-}
-
-impl Drop for Attached {
-    fn drop(&mut self) {
-        match self {
-            Attached::None => {}
-            Attached::Ftrace { instance } => {
-                let _ = std::fs::write(instance.join("tracing_on"), "0");
-                let _ = std::fs::remove_dir(&*instance);
-            }
-            Attached::Perf { fds } => {
-                for (fd, map, len) in fds.drain(..) {
-                    // SAFETY: mapped and opened in `attach`, released once here.
-                    unsafe {
-                        libc::munmap(map, len);
-                        libc::close(fd);
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn tracefs() -> PathBuf {
-    PathBuf::from("/sys/kernel/tracing")
-}
-
-fn attach(spec: &CellSpec, payload: u32) -> Result<(Attached, serde_json::Value), Error> {
-    let ev = event_name(payload);
-    match spec.spec.as_str() {
-        "none" => Ok((Attached::None, serde_json::json!({"event": format!("kbench:{ev}"), "probe": "none"}))),
-        "ftrace" => {
-            let inst = tracefs().join("instances").join(format!("tracebench-k{}", std::process::id()));
-            std::fs::create_dir(&inst).map_err(|e| Error::io(&inst, e))?;
-            let guard = Attached::Ftrace { instance: inst.clone() };
-            let clock = spec.opts.ftrace_clock.clone().unwrap_or_else(|| "global".into());
-            for (f, v) in [
-                ("buffer_size_kb", "16".to_string()),
-                ("options/overwrite", "1".into()),
-                ("trace_clock", clock.clone()),
-                (&format!("events/kbench/{ev}/enable"), "1".into()),
-                ("tracing_on", "1".into()),
-            ] {
-                std::fs::write(inst.join(f), &v).map_err(|e| Error::io(inst.join(f), e))?;
-            }
-            Ok((
-                guard,
-                serde_json::json!({"event": format!("kbench:{ev}"), "instance": inst, "buffer_size_kb": 16, "overwrite": true, "trace_clock": clock}),
-            ))
-        }
-        "perf" => {
-            let id = crate::counters::tracepoint_id(&format!("kbench:{ev}"))
-                .ok_or_else(|| Error::Measurement(format!("tracepoint kbench:{ev} not found in tracefs")))?;
-            let mut fds = Vec::new();
-            for &cpu in &spec.cpus {
-                // SAFETY: perf_event_attr is plain data; zeroed is a valid starting point.
-                let mut attr: perf_event_open_sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
-                attr.type_ = perf_event_open_sys::bindings::PERF_TYPE_TRACEPOINT;
-                attr.size = std::mem::size_of_val(&attr) as u32;
-                attr.config = id;
-                attr.__bindgen_anon_1.sample_period = 1;
-                attr.sample_type = (perf_event_open_sys::bindings::PERF_SAMPLE_TIME
-                    | perf_event_open_sys::bindings::PERF_SAMPLE_RAW
-                    | perf_event_open_sys::bindings::PERF_SAMPLE_CPU) as u64;
-                attr.set_write_backward(1);
-                // SAFETY: valid attr; pid -1 + cpu = every task on that CPU (the kthread included).
-                let fd = unsafe { perf_event_open_sys::perf_event_open(&mut attr, -1, cpu as i32, -1, 0) };
-                if fd < 0 {
-                    return Err(Error::Measurement(format!(
-                        "perf_event_open on CPU {cpu}: {}",
-                        std::io::Error::last_os_error()
-                    )));
-                }
-                let len = (BUFFER_BYTES + 4096) as usize;
-                // SAFETY: read-only mapping of the event's ring: perf's overwrite (backward) mode.
-                let map = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
-                if map == libc::MAP_FAILED {
-                    // SAFETY: fd was just opened.
-                    unsafe { libc::close(fd) };
-                    return Err(Error::Measurement(format!(
-                        "mmap of the perf ring: {}",
-                        std::io::Error::last_os_error()
-                    )));
-                }
-                fds.push((fd, map, len));
-            }
-            Ok((
-                Attached::Perf { fds },
-                serde_json::json!({"event": format!("kbench:{ev}"), "ring_bytes_per_cpu": BUFFER_BYTES, "mode": "write_backward, never read"}),
-            ))
-        }
-        other => Err(Error::Usage(format!("--kernel cannot drive '{other}'"))),
-    }
-}
-
 /// A counter name as the module's in-kernel counter: its perf_event_attr (type, config), from
 /// the one counter table.
 fn kernel_counter(name: &str) -> Option<KernelCounter> {
@@ -159,7 +49,14 @@ fn kernel_counter(name: &str) -> Option<KernelCounter> {
 /// The measuring child of a kernel cell.
 pub fn main(spec: &CellSpec) -> Result<i32, Error> {
     let payload = spec.payload_size.unwrap_or(4);
-    let (attached, cfg_json) = attach(spec, payload)?;
+    let (attached, cfg_json) = ktracer::attach(
+        &spec.spec,
+        &ktracer::event_name(payload),
+        &spec.cpus,
+        BUFFER_BYTES,
+        spec.opts.ftrace_clock.as_deref(),
+    )
+    .map_err(Error::Measurement)?;
     // Warm-up wraps the 16 KiB buffer at least once with the smallest event (survey 6.2.4).
     let warmup = crate::steady_state::wrap_calls(BUFFER_BYTES / 8);
     let cfg = KernelCellConfig {
@@ -265,8 +162,3 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
     write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(0)
 }
-
-// The perf fds are only touched by this process's one thread.
-unsafe impl Send for Attached {}
-#[allow(dead_code)]
-fn _assert_fd(_: &dyn AsRawFd) {}
