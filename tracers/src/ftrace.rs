@@ -13,6 +13,10 @@
 //! - `ftrace-raw-syscall`: the same with `raw_syscalls:sys_enter`/`sys_exit` (every system call
 //!   of the machine is recorded, which is what tools such as `trace-cmd -e raw_syscalls` do).
 //!
+//! - `ftrace-open`: `open()` of a name of `--payload-size` bytes with
+//!   `syscalls:sys_{enter,exit}_openat` enabled (survey Figure 9; the name is in `open.rs`): the
+//!   event records the name's pointer, not the string, and `open` is its baseline.
+//!
 //! Configuration follows survey section 6.2.3: 16 KiB per CPU (`buffer_size_kb=16`, the same as
 //! LTTng's 2 x 8 KiB), overwrite mode, no reader during the run, and the global clock unless
 //! `--ftrace-clock` says otherwise (the survey switched ftrace from its default local clock to the
@@ -38,6 +42,7 @@ pub enum Mode {
     MarkerRaw,
     Syscall,
     RawSyscall,
+    OpenSyscall,
 }
 
 impl Mode {
@@ -47,6 +52,7 @@ impl Mode {
             Mode::MarkerRaw => "ftrace-raw",
             Mode::Syscall => "ftrace-syscall",
             Mode::RawSyscall => "ftrace-raw-syscall",
+            Mode::OpenSyscall => "ftrace-open",
         }
     }
     /// Event directories (under `events/`) this mode enables.
@@ -55,6 +61,7 @@ impl Mode {
             Mode::Marker | Mode::MarkerRaw => &[],
             Mode::Syscall => &["syscalls/sys_enter_getppid", "syscalls/sys_exit_getppid"],
             Mode::RawSyscall => &["raw_syscalls/sys_enter", "raw_syscalls/sys_exit"],
+            Mode::OpenSyscall => &["syscalls/sys_enter_openat", "syscalls/sys_exit_openat"],
         }
     }
     /// Fewest bytes one call adds to the buffer: ring-buffer header 4 + trace_entry 8 + the
@@ -70,6 +77,8 @@ impl Mode {
             Mode::Syscall => (4 + 8 + 8) + (4 + 8 + 16),
             // raw sys_enter: id 8 + args 6 x 8; raw sys_exit: id 8 + ret 8.
             Mode::RawSyscall => (4 + 8 + 56) + (4 + 8 + 16),
+            // sys_enter_openat: nr 8 + dfd, filename (a pointer), flags, mode 4 x 8; exit as above.
+            Mode::OpenSyscall => (4 + 8 + 40) + (4 + 8 + 16),
         }
     }
 }
@@ -175,6 +184,8 @@ pub struct Ftrace {
     ncpu: usize,
     /// CPUs the measuring threads run on (from `thread_init`).
     measuring_cpus: std::sync::Mutex<Vec<usize>>,
+    /// `ftrace-open`: the name it opens.
+    open: Option<crate::open::OpenName>,
     // Declared last: dropped after `fd` is closed in `Drop`.
     instance: Instance,
 }
@@ -229,7 +240,11 @@ impl Ftrace {
                 }
                 fd
             }
-            Mode::Syscall | Mode::RawSyscall => -1,
+            Mode::Syscall | Mode::RawSyscall | Mode::OpenSyscall => -1,
+        };
+        let open = match mode {
+            Mode::OpenSyscall => Some(crate::open::OpenName::new(opts.payload_size).map_err(|e| setup_err(mode, e))?),
+            _ => None,
         };
         // SAFETY: sysconf has no preconditions.
         let ncpu = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
@@ -241,6 +256,7 @@ impl Ftrace {
             subbuf_size_kb,
             ncpu,
             measuring_cpus: std::sync::Mutex::new(Vec::new()),
+            open,
             instance,
         };
         me.instance.write("tracing_on", "1").map_err(err)?;
@@ -316,7 +332,9 @@ impl Tracer for Ftrace {
                 Mode::Marker => "write(trace_marker, decimal payload)",
                 Mode::MarkerRaw => "write(trace_marker_raw, {u32 id, u32 payload})",
                 Mode::Syscall | Mode::RawSyscall => "getppid()",
+                Mode::OpenSyscall => "openat(AT_FDCWD, name, O_RDONLY)",
             },
+            "open": self.open.as_ref().map(|o| o.config()),
             "events": self.mode.events(),
             "buffer_size_kb_requested": BUFFER_SIZE_KB,
             // What the kernel reports after rounding up to whole ring-buffer pages.
@@ -359,6 +377,11 @@ impl Tracer for Ftrace {
             Mode::Syscall | Mode::RawSyscall => {
                 // SAFETY: getppid has no preconditions.
                 core::hint::black_box(unsafe { libc::getppid() });
+            }
+            Mode::OpenSyscall => {
+                if let Some(o) = &self.open {
+                    o.call();
+                }
             }
         }
     }

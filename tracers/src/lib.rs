@@ -14,6 +14,7 @@ pub mod kernel;
 pub mod lttng;
 pub mod lw;
 pub mod none;
+pub mod open;
 pub mod plugin;
 pub mod printf;
 pub mod reason;

@@ -10,7 +10,7 @@
 //! - [`create`] in the measuring child: sets the tracer up; its `Drop` tears it down.
 use std::any::Any;
 
-use crate::{ftrace, lttng, syscall};
+use crate::{ftrace, lttng, open, syscall};
 use crate::{hpc, lw::Lw, none::NoneTracer, plugin, printf::Printf, spin::Spin, Tracer, TracerError};
 
 /// What the harness hands a backend at creation. Options a backend does not use are ignored.
@@ -107,6 +107,21 @@ pub fn known() -> Vec<TracerInfo> {
             availability: syscall::strace_availability(),
             in_all: true,
         },
+        always("open", "open", "untraced open() of a missing name of --payload-size bytes: baseline of *-open", true),
+        TracerInfo {
+            name: "ftrace-open",
+            spec: "ftrace-open",
+            description: "open() with syscalls:sys_{enter,exit}_openat enabled (records the name's pointer)",
+            availability: ftrace::availability(ftrace::Mode::OpenSyscall),
+            in_all: true,
+        },
+        TracerInfo {
+            name: "strace-open",
+            spec: "strace-open",
+            description: "open() in a child run under strace -f -qq -o /dev/null (reads up to 32 chars)",
+            availability: syscall::strace_availability(),
+            in_all: true,
+        },
         always("plugin", "plugin:PATH[:ARGS]", "out-of-tree tracer: a .so exporting tracebench_tracer_v1", false),
     ];
     // Survey 5.2 HPC tracers: available only where the user has built them (see hpc.rs).
@@ -148,6 +163,9 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
         "ftrace-raw-syscall" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::RawSyscall, opts)?)),
         "syscall" => no_arg(Box::new(syscall::Syscall::new(syscall::Mode::Plain)?)),
         "strace" => no_arg(Box::new(syscall::Syscall::new(syscall::Mode::Strace)?)),
+        "open" => no_arg(Box::new(open::Open::new(false, opts)?)),
+        "strace-open" => no_arg(Box::new(open::Open::new(true, opts)?)),
+        "ftrace-open" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::OpenSyscall, opts)?)),
         "plugin" => Ok(Box::new(plugin::Plugin::create(spec)?)),
         "extrae" => no_arg(Box::new(hpc::create(&hpc::EXTRAE)?)),
         "scorep" => no_arg(Box::new(hpc::create(&hpc::SCOREP)?)),
@@ -191,6 +209,15 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
     let kind = split(spec).0;
+    if OPEN_KINDS.contains(&kind) {
+        if (1..=open::MAX_NAME).contains(&size) {
+            return Ok(());
+        }
+        return Err(TracerError::BadSpec {
+            spec: spec.into(),
+            why: format!("--payload-size is the open() name's length: 1..={} bytes, not {size}", open::MAX_NAME),
+        });
+    }
     if size == 4 || PAYLOAD_KINDS.contains(&kind) {
         return Ok(());
     }
@@ -205,7 +232,9 @@ pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
 }
 
 /// Backends whose payload size can be set.
-pub const PAYLOAD_KINDS: &[&str] = &[];
+pub const PAYLOAD_KINDS: &[&str] = &["open", "ftrace-open", "strace-open"];
+/// The open() rows (survey Figure 9): their payload size is the name's length.
+pub const OPEN_KINDS: &[&str] = &["open", "ftrace-open", "strace-open"];
 
 /// The row name of a spec in results when the user gives no `--label`: the spec itself, except
 /// for `plugin:PATH[:ARGS]`, whose row is the plugin's own `name` (read in a forked child, init
@@ -233,7 +262,7 @@ pub fn parent_guard(spec: &str, _opts: &CreateOptions) -> Result<Option<Box<dyn 
 /// Empty for most tracers.
 pub fn launch_prefix(spec: &str) -> Vec<String> {
     match split(spec).0 {
-        "strace" => syscall::STRACE_PREFIX.iter().map(|s| s.to_string()).collect(),
+        "strace" | "strace-open" => syscall::STRACE_PREFIX.iter().map(|s| s.to_string()).collect(),
         _ => Vec::new(),
     }
 }

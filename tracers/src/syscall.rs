@@ -51,29 +51,30 @@ fn read_strace_version() -> String {
         .unwrap_or_default()
 }
 
+/// Checks that this process runs under strace (the harness starts the measuring child under
+/// [`STRACE_PREFIX`]), and returns strace's version. Refuses to time an untraced call under a
+/// strace label. Shared by `strace` and `strace-open`.
+pub fn require_strace(row: &str) -> Result<String, TracerError> {
+    if let Err((why, fix)) = strace_availability() {
+        return Err(TracerError::Unavailable { name: row.into(), why, fix });
+    }
+    let pid = tracer_pid();
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if pid == 0 || comm.trim() != "strace" {
+        return Err(TracerError::Setup {
+            name: row.into(),
+            why: format!(
+                "this process is not running under strace (TracerPid {pid}); the harness must start it under `{}`",
+                STRACE_PREFIX.join(" ")
+            ),
+        });
+    }
+    Ok(read_strace_version())
+}
+
 impl Syscall {
     pub fn new(mode: Mode) -> Result<Self, TracerError> {
-        let mut strace_version = String::new();
-        if mode == Mode::Strace {
-            if let Err((why, fix)) = strace_availability() {
-                return Err(TracerError::Unavailable { name: "strace".into(), why, fix });
-            }
-            // Refuse to time an untraced call under the `strace` label: the prefix must have
-            // been applied by whoever started this process.
-            let pid = tracer_pid();
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            if pid == 0 || comm.trim() != "strace" {
-                return Err(TracerError::Setup {
-                    name: "strace".into(),
-                    why: format!(
-                        "this process is not running under strace (TracerPid {pid}); the harness must start \
-                         it under `{}`",
-                        STRACE_PREFIX.join(" ")
-                    ),
-                });
-            }
-            strace_version = read_strace_version();
-        }
+        let strace_version = if mode == Mode::Strace { require_strace("strace")? } else { String::new() };
         Ok(Syscall { mode, strace_version })
     }
 }

@@ -184,3 +184,44 @@ fn strace_refuses_to_run_untraced() {
     assert_eq!(tracebench_tracers::launch_prefix("strace")[0], "strace");
     assert!(create("syscall", &opts()).is_ok());
 }
+
+#[test]
+fn ftrace_open_records_the_name_pointer_not_the_name() {
+    let test = "ftrace_open_records_the_name_pointer_not_the_name";
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !available(test, "ftrace-open") {
+        return;
+    }
+    let t = ftrace::Ftrace::new(ftrace::Mode::OpenSyscall, &CreateOptions { payload_size: 300, ..opts() }).unwrap();
+    let path = t.instance_path().to_path_buf();
+    for i in 0..5u32 {
+        t.fire(i);
+    }
+    let trace = std::fs::read_to_string(path.join("trace")).unwrap();
+    // SAFETY: gettid has no preconditions. The trace names threads, not processes.
+    let tid = unsafe { libc::gettid() };
+    let ours: Vec<&str> =
+        trace.lines().filter(|l| l.contains("sys_openat(") && l.contains(&format!("-{tid} "))).collect();
+    assert!(ours.len() >= 5, "{trace}");
+    // The event carries `filename: 0x...` (the pointer), never the name's characters.
+    assert!(ours.iter().all(|l| l.contains("filename: 0x") && !l.contains("tracebench-no-such-file")), "{trace}");
+    let exits = trace.lines().filter(|l| l.contains("sys_openat -> 0xfffffffffffffffe")).count();
+    assert!(exits >= 5, "openat must fail with ENOENT (-2): {trace}");
+    drop(t);
+    assert!(!path.exists());
+}
+
+#[test]
+fn open_names_and_strace_open_refusal() {
+    let t = create("open", &CreateOptions { payload_size: 4095, ..opts() }).unwrap();
+    assert_eq!(t.config()["name_bytes"], 4095);
+    assert!(tracebench_tracers::registry::validate_payload("open", 0).is_err());
+    assert!(tracebench_tracers::registry::validate_payload("open", 4096).is_err());
+    assert!(tracebench_tracers::registry::validate_payload("ftrace-open", 1).is_ok());
+    if !available("open_names_and_strace_open_refusal", "strace-open") {
+        return;
+    }
+    let e = create("strace-open", &opts()).err().expect("must refuse").to_string();
+    assert!(e.contains("not running under strace"), "{e}");
+    assert_eq!(tracebench_tracers::launch_prefix("strace-open")[0], "strace");
+}

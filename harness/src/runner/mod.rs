@@ -233,8 +233,18 @@ fn probe_counters(sets: &[Vec<String>]) -> Result<Vec<Availability>, Error> {
     let mut avail = Vec::new();
     for (i, set) in sets.iter().enumerate() {
         let a = counters::probe(set)?;
+        // One line per reason: a VM without a PMU refuses every hardware event the same way.
+        let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
         for (n, why) in &a.unsupported {
-            eprintln!("tracebench: counter {n} (set {}) unavailable: {why}; its column is left out", i + 1);
+            match by_why.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, names)) => names.push(n),
+                None => by_why.push((why, vec![n])),
+            }
+        }
+        for (why, names) in by_why {
+            let (what, col) =
+                if names.len() == 1 { ("counter", "its column is") } else { ("counters", "their columns are") };
+            eprintln!("tracebench: {what} {} (set {}) unavailable: {why}; {col} left out", names.join(", "), i + 1);
         }
         avail.push(a);
     }

@@ -84,7 +84,7 @@ pub fn parse(spec: &str) -> Result<Vary, Error> {
 fn applies_to(knob: &str) -> Option<&'static [&'static str]> {
     match knob {
         "subbuf-size" | "num-subbuf" => Some(&["lttng-ust", "lttng-tracef"]),
-        "ftrace-clock" => Some(&["ftrace", "ftrace-raw", "ftrace-syscall", "ftrace-raw-syscall"]),
+        "ftrace-clock" => Some(&["ftrace", "ftrace-raw", "ftrace-syscall", "ftrace-raw-syscall", "ftrace-open"]),
         "probe-site" => Some(&["uprobe", "ebpf", "perf", "bpftrace", "systemtap"]),
         _ => None,
     }
