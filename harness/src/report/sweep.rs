@@ -130,6 +130,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
             lines.push(l);
         }
     }
+    for c in &curves {
+        if let Some(l) = baseline_line(c, &curves, &knob) {
+            lines.push(l);
+        }
+    }
     lines.push(format!(
         "Each value is an ordinary results directory ({knob}=VALUE/ beside sweep.csv) with its own report: tracebench report DIR/{knob}=VALUE."
     ));
@@ -161,6 +166,47 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     }
     .write(dir)?;
     Ok(lines)
+}
+
+/// The row a tracer's cost is read against: the untraced call of the same family (survey 6.2.1
+/// "None" row; 7.3 for system calls).
+fn baseline_of(tracer: &str) -> Option<&'static str> {
+    match tracer {
+        "none" | "syscall" | "open" => None,
+        "ftrace-open" | "strace-open" => Some("open"),
+        "ftrace-syscall" | "ftrace-raw-syscall" | "strace" => Some("syscall"),
+        _ => Some("none"),
+    }
+}
+
+/// "ftrace-open over open: +606 / +704 / +609 / +710 ns at payload-size 4 / 256 / 1024 / 4095;
+/// from 4 to 4095 it changes +104 ns, open itself +766 ns": what the tracer adds at each value,
+/// when the sweep has its baseline row, so that a reader sees whether the tracer's own cost
+/// follows the knob (survey Figure 9: a tracer that copies the string grows, one that records
+/// the pointer does not). Numbers only: no law is claimed for a difference of two noisy means.
+fn baseline_line(c: &Curve, curves: &[Curve], knob: &str) -> Option<String> {
+    let base = curves.iter().find(|b| Some(b.tracer.as_str()) == baseline_of(&c.tracer) && b.threads == c.threads)?;
+    let pairs: Vec<(&str, f64, f64)> = c
+        .points
+        .iter()
+        .filter_map(|p| base.points.iter().find(|q| q.0 == p.0).map(|q| (p.0.as_str(), p.1 - q.1, q.1)))
+        .collect();
+    if pairs.len() < 2 {
+        return None;
+    }
+    let (first, last) = (pairs[0], pairs[pairs.len() - 1]);
+    Some(format!(
+        "{} over {}: {} ns at {knob} {}; from {} to {} it changes {:+.0} ns, {} itself {:+.0} ns.",
+        c.tracer,
+        base.tracer,
+        pairs.iter().map(|p| format!("{:+.0}", p.1)).collect::<Vec<_>>().join(" / "),
+        pairs.iter().map(|p| p.0).collect::<Vec<_>>().join(" / "),
+        first.0,
+        last.0,
+        last.1 - first.1,
+        base.tracer,
+        last.2 - first.2
+    ))
 }
 
 fn fmt(v: f64) -> String {
@@ -272,6 +318,19 @@ mod tests {
         assert!(period_law("lw", "payload-size", true, &grow).is_none());
         let partial = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, None)];
         assert!(period_law("x", "subbuf-size", true, &partial).unwrap().contains("no law is stated"));
+        let curve = |t: &str, m: &[f64]| Curve {
+            tracer: t.into(),
+            threads: "1".into(),
+            points: ["4", "1024", "4095"].iter().zip(m).map(|(v, &m)| p(v, m, None)).collect(),
+        };
+        let cs = [curve("open", &[1028.0, 1141.0, 1794.0]), curve("ftrace-open", &[1641.0, 1749.0, 2503.0])];
+        let l = baseline_line(&cs[1], &cs, "payload-size").unwrap();
+        assert_eq!(
+            l,
+            "ftrace-open over open: +613 / +608 / +709 ns at payload-size 4 / 1024 / 4095; from 4 to 4095 it changes \
+             +96 ns, open itself +766 ns."
+        );
+        assert!(baseline_line(&cs[0], &cs, "payload-size").is_none());
         let off = [p("4096", 1.0, Some(400.0)), p("16384", 1.0, Some(800.0))];
         assert!(period_law("x", "subbuf-size", true, &off).unwrap().contains("neither proportional"));
     }
