@@ -46,15 +46,20 @@ pub fn print_table(
     println!("results: {}", out.display());
 }
 
+/// ` [payload-size 1..4095 B]` for a backend whose payload size can be set.
+fn payload(i: &tracebench_tracers::TracerInfo) -> String {
+    i.payload.map(|(lo, hi)| format!(" [payload-size {lo}..{hi} B]")).unwrap_or_default()
+}
+
 /// `tracebench list`.
 pub fn list() -> Result<i32, Error> {
     let known = tracebench_tracers::known();
     let w = known.iter().map(|i| i.spec.len()).max().unwrap_or(10);
     for i in &known {
         match &i.availability {
-            Ok(()) => println!("{:<w$}  available    {}", i.spec, i.description),
+            Ok(()) => println!("{:<w$}  available    {}{}", i.spec, i.description, payload(i)),
             Err((why, fix)) => {
-                println!("{:<w$}  unavailable  {}", i.spec, i.description);
+                println!("{:<w$}  unavailable  {}{}", i.spec, i.description, payload(i));
                 println!("{:<w$}               why: {why}", "");
                 println!("{:<w$}               fix: {fix}", "");
             }

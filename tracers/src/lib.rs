@@ -7,6 +7,7 @@
 //! Set-up happens in a backend's constructor and teardown in its `Drop`, so that an error or a
 //! signal unwinding through the harness restores the system as it was found.
 
+pub mod backends;
 pub mod clock;
 pub mod ftrace;
 pub mod hpc;

@@ -80,13 +80,13 @@ pub fn parse(spec: &str) -> Result<Vary, Error> {
     Ok(Vary { knob: knob.to_string(), values })
 }
 
-/// Which backends a knob applies to; `None`: every backend.
-fn applies_to(knob: &str) -> Option<&'static [&'static str]> {
+/// Which backends a knob applies to (the backend table's knobs); `None`: every backend
+/// (`payload-size` is checked value by value against each backend's range, `threads` applies
+/// to all).
+fn applies_to(knob: &str) -> Option<Vec<&'static str>> {
     match knob {
-        "subbuf-size" | "num-subbuf" => Some(&["lttng-ust", "lttng-tracef"]),
-        "ftrace-clock" => Some(&["ftrace", "ftrace-raw", "ftrace-syscall", "ftrace-raw-syscall", "ftrace-open"]),
-        "probe-site" => Some(&["uprobe", "ebpf", "perf", "bpftrace", "systemtap"]),
-        _ => None,
+        "payload-size" | "threads" => None,
+        k => Some(tracebench_tracers::backends::with_knob(k)),
     }
 }
 
