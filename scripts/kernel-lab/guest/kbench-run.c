@@ -420,9 +420,18 @@ static int cmd_loop(int argc, char **argv)
 				for (k = 0; k < rd.copied; k++) {
 					struct kbench_sample *s = &buf[k];
 
-					if (s->flags & KBENCH_SAMPLE_DISCARDED_NMI) {
-						fprintf(dc, "%s,%u,%u,%u,%llu,%llu" ",nmi,0\n", o.row, cfg.n_cpus, i,
-							s->cpu, s->iteration, s->latency_ns);
+					if (s->flags) {
+						/* reason names as in tracers/src/reason.rs */
+						const char *why = (s->flags & KBENCH_SAMPLE_DISCARDED_ALL) ==
+									  KBENCH_SAMPLE_DISCARDED_ALL
+									  ? "nmi+counter-not-running"
+								  : s->flags & KBENCH_SAMPLE_DISCARDED_NMI ? "nmi"
+								  : s->flags & KBENCH_SAMPLE_DISCARDED_COUNTER
+									  ? "counter-not-running"
+									  : "unknown";
+
+						fprintf(dc, "%s,%u,%u,%u,%llu,%llu,%s,0\n", o.row, cfg.n_cpus, i, s->cpu,
+							s->iteration, s->latency_ns, why);
 						continue;
 					}
 					fprintf(ev, "%s,%u,%u,%u,%llu,%llu", o.row, cfg.n_cpus, i, s->cpu,
