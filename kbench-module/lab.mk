@@ -6,7 +6,7 @@
 # kbench-module: build kbench.ko for the running kernel (bare metal; needs its headers).
 .PHONY: kernel-lab kbench-module kbench-module-clean
 kernel-lab:
-	KERNELS=$(or $(KERNELS),bookworm,trixie) bash scripts/kernel-lab/test.sh
+	KERNELS="$(KERNELS)" bash scripts/kernel-lab/test.sh
 kbench-module:
 	$(MAKE) -C kbench-module
 kbench-module-clean:
