@@ -81,13 +81,15 @@ else log "SKIP tracebench-kernel: cargo is not installed"; fi
 
 # ---- optional tracers (each says why when it cannot be built, and the lab goes on) ----
 LTTNG_OK=0; STAP_OK=0
+rm -f "$BUILD/lttng-skip.txt" "$BUILD/stap-skip.txt"
 if [ -x "$LAB_DIR/build-lttng.sh" ]; then
     if bash "$LAB_DIR/build-lttng.sh" > "$BUILD/lttng-build.log" 2>&1; then LTTNG_OK=1; log "lttng-modules ready";
-    else log "SKIP lttng: lttng-modules do not build for $KVER: $(tail -n 1 "$BUILD/lttng-build.log")"; fi
+    else log "SKIP lttng: lttng-modules do not build for $KVER: $(tail -n 1 "$BUILD/lttng-build.log")"
+         tail -n 1 "$BUILD/lttng-build.log" > "$BUILD/lttng-skip.txt"; fi
 fi
 if [ -x "$LAB_DIR/build-stap.sh" ]; then
     if bash "$LAB_DIR/build-stap.sh" > "$BUILD/stap-build.log" 2>&1; then STAP_OK=1; log "SystemTap probe ready";
-    else log "SKIP systemtap: $(tail -n 1 "$BUILD/stap-build.log")"; fi
+    else log "SKIP systemtap: $(tail -n 1 "$BUILD/stap-build.log")"; tail -n 1 "$BUILD/stap-build.log" > "$BUILD/stap-skip.txt"; fi
 fi
 
 # ---- initramfs ----
@@ -99,6 +101,8 @@ cp "$LAB_DIR/guest/init" "$IR/init"; chmod +x "$IR/init"
 cp "$LAB_DIR/guest/guest.sh" "$IR/lab/guest.sh"
 cp "$BUILD/kbench-module/kbench.ko" "$IR/lab/kbench.ko"
 cp "$BUILD/kbench-run" "$IR/bin/kbench-run"
+# Why a tracer could not be built, for the guest's skip line (and so for check.py and the merged view).
+for f in lttng-skip.txt stap-skip.txt; do [ -f "$BUILD/$f" ] && cp "$BUILD/$f" "$IR/lab/$f"; done
 mkdir -p "$IR/var"; ln -s ../run "$IR/var/run"   # lttng-sessiond creates /var/run/lttng
 printf 'root:x:0:0:root:/root:/bin/sh\n' > "$IR/etc/passwd"
 printf 'root:x:0:\ntracing:x:999:\n' > "$IR/etc/group"

@@ -93,7 +93,7 @@ ebpf_loop() {
 
 lttng_loop() {
     d=$R/lttng
-    [ -d /lib/modules/$KVER/extra/lttng ] || { skip lttng "lttng-modules are not built for $KVER (see lab.log)"; return; }
+    [ -d /lib/modules/$KVER/extra/lttng ] || { skip lttng "lttng-modules are not built for $KVER: $(cat /lab/lttng-skip.txt 2>/dev/null)"; return; }
     has lttng || { skip lttng "lttng-tools are not in the initramfs"; return; }
     modprobe lttng-probe-kbench || { skip lttng "modprobe lttng-probe-kbench failed"; return; }
     lttng-sessiond --daemonize >> /out/lttng-sessiond.log 2>&1 || { skip lttng "lttng-sessiond did not start"; return; }
@@ -122,7 +122,7 @@ lttng_loop() {
 
 stap_loop() {
     d=$R/systemtap
-    [ -f /lab/kbench_stp.ko ] || { skip systemtap "the SystemTap probe module was not built (see lab.log)"; return; }
+    [ -f /lab/kbench_stp.ko ] || { skip systemtap "the SystemTap probe module was not built: $(cat /lab/stap-skip.txt 2>/dev/null)"; return; }
     has staprun || { skip systemtap "staprun is not in the initramfs"; return; }
     mkdir -p $d
     staprun -o /tmp/stap.out /lab/kbench_stp.ko > $d/staprun.log 2>&1 &
@@ -172,7 +172,7 @@ ioctl_strace() {
 
 ioctl_lttng() {
     d=$R/ioctl-lttng
-    [ -d /lib/modules/$KVER/extra/lttng ] || { skip ioctl-lttng "lttng-modules are not built for $KVER"; return; }
+    [ -d /lib/modules/$KVER/extra/lttng ] || { skip ioctl-lttng "lttng-modules are not built for $KVER: $(cat /lab/lttng-skip.txt 2>/dev/null)"; return; }
     has lttng || { skip ioctl-lttng "lttng-tools are not in the initramfs"; return; }
     pidof lttng-sessiond > /dev/null || lttng-sessiond --daemonize >> /out/lttng-sessiond.log 2>&1
     lttng create kbench-sys --snapshot -o /tmp/lttng-sys > /dev/null &&
