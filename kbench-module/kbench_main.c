@@ -86,6 +86,16 @@ static atomic64_t kbench_run_ids = ATOMIC64_INIT(0);
 /* Payload bytes of the large events, filled once at load time (out of the timed window). */
 static u8 kbench_data[KBENCH_PAYLOAD_1024];
 
+/*
+ * This CPU's NMI count. Newer x86 kernels keep the interrupt counts in an array (irq_stat.counts[IRQ_COUNT_NMI]),
+ * older ones in named fields (irq_stat.__nmi_count); Kbuild tells which from the headers (backports included).
+ */
+#ifdef KBENCH_NMI_COUNT_ARRAY
+#define kbench_nmi_count() this_cpu_read(irq_stat.counts[IRQ_COUNT_NMI])
+#else
+#define kbench_nmi_count() this_cpu_read(irq_stat.__nmi_count)
+#endif
+
 static bool kbench_tsc_stable(void)
 {
 	/* Prefer the TSC only when it ticks at a constant rate through C-states and the kernel trusts it. */
@@ -178,7 +188,7 @@ static __always_inline u32 kbench_iter(struct kbench_cpu_run *c, unsigned int n,
 		local_irq_restore(flags);
 		return KBENCH_ITER_WRONG_CPU;
 	}
-	nmi = this_cpu_read(irq_stat.__nmi_count);
+	nmi = kbench_nmi_count();
 	live = kbench_counters_live(c, n, cpu);
 	for (i = 0; i < n; i++)
 		c0[i] = c->events[i] ? kbench_counter_read(c->events[i]) : 0;
@@ -189,7 +199,7 @@ static __always_inline u32 kbench_iter(struct kbench_cpu_run *c, unsigned int n,
 		c1[i] = c->events[i] ? kbench_counter_read(c->events[i]) : 0;
 	live = live && kbench_counters_live(c, n, cpu);
 	/* Read before re-enabling interrupts: an NMI during a later interrupt handler does not concern us. */
-	if (nmi != this_cpu_read(irq_stat.__nmi_count))
+	if (nmi != kbench_nmi_count())
 		why |= KBENCH_SAMPLE_DISCARDED_NMI;
 	local_irq_restore(flags);
 
