@@ -6,7 +6,7 @@ set -euo pipefail
 ST=$STROOT/usr/share/systemtap
 if [ -n "$SYSROOT" ]; then
     # stap -p4 runs the kernel's module build with the host's compiler; this kernel needs its suite's (in $SYSROOT).
-    echo "SystemTap 4.8 (bookworm) builds its module with the host's gcc-12 and kbuild; $KVER needs trixie's gcc-14 and kbuild (glibc 2.38): not built"
+    echo "SystemTap 4.8 (bookworm) builds its module with the host's gcc-12 and kbuild; $KVER needs $LAB_KERNEL's gcc-$GCCV and kbuild (glibc 2.38+): not built"
     exit 1
 fi
 # Cached: rebuild only when the probe, the trace header or this script changed.

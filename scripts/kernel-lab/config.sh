@@ -8,6 +8,8 @@
 #                    glibc 2.38, neither of which a bookworm host has: its modules are built in a small trixie
 #                    sysroot (apt-get download + dpkg -x of gcc-14, make, libc6-dev and their dependencies, used
 #                    with chroot), with the kernel headers extracted into it.
+#   sid (newest)     the same for unstable's current kernel (7.2 when written) and its gcc (16). Not in the default
+#                    matrix: unstable moves under it; KERNELS=bookworm,trixie,sid adds it.
 LAB_KERNEL=${LAB_KERNEL:-bookworm}
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$LAB_DIR/../.." && pwd)
@@ -33,26 +35,32 @@ case $LAB_KERNEL in
         SYSROOT=
         KBUILD_PKG=linux-kbuild-6.1
         ;;
-    trixie|6.12)
-        LAB_KERNEL=trixie
-        KCACHE=$CACHE/trixie
+    trixie|6.12|sid|unstable|newest)
+        case $LAB_KERNEL in
+            trixie|6.12)
+                LAB_KERNEL=trixie; GCCV=14
+                SUITE_SOURCES="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security trixie-security main" ;;
+            *)
+                LAB_KERNEL=sid; GCCV=16
+                SUITE_SOURCES="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main" ;;
+        esac
+        KCACHE=$CACHE/$LAB_KERNEL
         KVER=${KVER:-$(cat "$KCACHE/kver" 2>/dev/null || true)}   # empty until fetch.sh resolved it
         DEBS=$KCACHE/debs
         SYSROOT=$KCACHE/root     # the trixie toolchain, the kernel image, headers and kbuild, extracted
         KROOT=$SYSROOT
-        SROOT=$KCACHE/src        # trixie's lttng-modules source (2.13.18: knows 6.12)
+        SROOT=$KCACHE/src        # the suite's lttng-modules source (trixie: 2.13.18, knows 6.12)
         BUILD=$SYSROOT/lab-build # inside the sysroot, so that the chroot'ed make sees it at /lab-build
         KBUILD_PKG=linux-kbuild-${KVER%-amd64}
-        # The private apt of the trixie suite (lists and state under the cache; the host's apt is not touched).
+        # The private apt of the suite (lists and state under the cache; the host's apt is not touched).
         APTD=$KCACHE/apt
-        SUITE_SOURCES="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security trixie-security main"
         # What the sysroot needs to build modules (apt adds their dependencies); dwarves: pahole, for the BTF
         # of modules that the trixie kernel (CONFIG_DEBUG_INFO_BTF_MODULES) wants.
-        SYSROOT_PKGS=(gcc-14 make libc6-dev libelf1t64 dwarves bash dash coreutils sed grep mawk findutils diffutils kmod)
+        SYSROOT_PKGS=(gcc-$GCCV make libc6-dev libelf1t64 dwarves bash dash coreutils sed grep mawk findutils diffutils kmod)
         ;;
     *)
-        echo "kernel-lab: unknown kernel '$LAB_KERNEL' (use bookworm or trixie, or 6.1 or 6.12)" >&2
+        echo "kernel-lab: unknown kernel '$LAB_KERNEL' (use bookworm, trixie or sid; or 6.1, 6.12 or newest)" >&2
         exit 2
         ;;
 esac
@@ -63,8 +71,11 @@ KHDR=$KROOT/usr/src/linux-headers-$KVER
 # Paths and make as the kernel build sees them: on the host for bookworm, in the chroot for trixie.
 if [ -n "$SYSROOT" ]; then
     rpath() { echo "/${1#"$SYSROOT"/}"; }
+    # A private mount namespace with /proc mounted in the sysroot (newer objtool reads /proc/self/limits); the
+    # mount goes away with the namespace.
     kmake() {
-        chroot "$SYSROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
+        unshare --mount --fork --mount-proc="$SYSROOT/proc" \
+            chroot "$SYSROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
             make DEB_BUILD_ARCH=amd64 "$@"
     }
 else

@@ -126,14 +126,14 @@ else
             tar -x -C "$SYSROOT" --keep-directory-symlink; done
         # What maintainer scripts would have made: /bin/sh, the unversioned compiler name, /dev/null.
         ln -sf dash "$SYSROOT/usr/bin/sh"; ln -sf mawk "$SYSROOT/usr/bin/awk"
-        ln -sf gcc-14 "$SYSROOT/usr/bin/gcc"; ln -sf x86_64-linux-gnu-gcc-14 "$SYSROOT/usr/bin/cc"
+        ln -sf gcc-$GCCV "$SYSROOT/usr/bin/gcc"; ln -sf x86_64-linux-gnu-gcc-$GCCV "$SYSROOT/usr/bin/cc"
         mkdir -p "$SYSROOT"/{dev,tmp,proc}; chmod 1777 "$SYSROOT/tmp"
         mknod -m 666 "$SYSROOT/dev/null" c 1 3; mknod -m 666 "$SYSROOT/dev/zero" c 1 5
         mknod -m 444 "$SYSROOT/dev/urandom" c 1 9
         echo "${ROOT_PKGS[*]} ${KERNEL_PKGS[*]}" > "$SYSROOT/.extracted"
     fi
-    chroot "$SYSROOT" /usr/bin/x86_64-linux-gnu-gcc-14 --version > /dev/null || {
-        echo "kernel-lab: the $LAB_KERNEL sysroot's gcc-14 does not run in chroot (are we root?)" >&2; exit 1; }
+    chroot "$SYSROOT" /usr/bin/x86_64-linux-gnu-gcc-$GCCV --version > /dev/null || {
+        echo "kernel-lab: the $LAB_KERNEL sysroot's gcc-$GCCV does not run in chroot (are we root?)" >&2; exit 1; }
 fi
 # The image package ships no modules.dep (depmod runs at install time): make it with the downloaded kmod.
 [ -f "$KROOT/lib/modules/$KVER/modules.dep" ] || "$DEPMOD" -b "$KROOT" "$KVER"
