@@ -130,6 +130,13 @@ def check_robustness(lab):
     figures = [ln for ln in fz.splitlines() if ln.startswith("fuzz: calls=") or ln.startswith("fuzz: results:")]
     res("rc=0" in fz and calls >= FUZZ_MIN_CALLS,
         f"fuzz: {calls} random and mutated ioctls (want >= {FUZZ_MIN_CALLS}): {' | '.join(figures) or 'no output'}")
+    # Bad input gets EINVAL/EFAULT/ENOTTY, a READ before any run ENODATA, a huge legal run maybe ENOMEM. Anything
+    # else (EBUSY: a run lock left held; EIO, ...) means the module misbehaved.
+    m = re.search(r"^fuzz: results: (.*)$", fz, re.M)
+    seen_errnos = {kv.split("=")[0] for kv in m.group(1).split()} - {"ok"} if m else set()
+    odd = sorted(seen_errnos - {"EINVAL", "EFAULT", "ENOTTY", "ENODATA", "ENOMEM"})
+    res(m is not None and not odd, "fuzz: only EINVAL, EFAULT, ENOTTY, ENODATA or ENOMEM as errors" +
+        (f" (also {', '.join(odd)})" if odd else ""))
     rb = read(os.path.join(lab, "robust.txt"))
     seen = set()
     for ln in rb.splitlines():
