@@ -96,7 +96,9 @@ else
     fi
     if [ -z "$KVER" ]; then
         # The kernel linux-image-amd64 points at, pinned from then on for this cache.
-        dep=$(sapt apt-cache show linux-image-amd64 2>/dev/null | sed -n 's/^Depends: linux-image-\([^ ,]*\).*/\1/p' | head -n 1)
+        # (sid's Depends starts with linux-base-amd64: take the linux-image- one wherever it is.)
+        dep=$(sapt apt-cache show linux-image-amd64 2>/dev/null | grep -m 1 '^Depends:' | grep -o 'linux-image-[^ ,]*' \
+            | head -n 1 | sed 's/^linux-image-//')
         [ -n "$dep" ] || { echo "kernel-lab: linux-image-amd64 of $LAB_KERNEL names no kernel" >&2; exit 1; }
         echo "$dep" > "$KCACHE/kver"
         echo "kernel-lab: $LAB_KERNEL kernel: $dep"
