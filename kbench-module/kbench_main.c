@@ -5,17 +5,20 @@
  * An ioctl on /dev/kbench (root only, 0600) runs a tight loop that calls one of the module's tracepoints
  * (kbench_trace.h) on each requested CPU, one pinned kthread per CPU, started together. Per iteration:
  *
- *   local_irq_save; nmi = this CPU's NMI count; read counters; t0 = clock; tracepoint(payload); t1 = clock;
- *   read counters; nmi_changed = NMI count moved; local_irq_restore
+ *   local_irq_save; still on our CPU?; nmi = this CPU's NMI count; counters active here?; read counters;
+ *   t0 = clock; tracepoint(payload); t1 = clock; read counters; counters still active?; nmi_changed; local_irq_restore
  *
- * and the sample is kept only when no NMI hit *this* iteration (the survey's code read the count once per run).
+ * and the sample is kept only when no NMI hit *this* iteration (the survey's code read the count once per run) and
+ * every counter was on this CPU's PMU throughout. A loop that finds itself on another CPU (hotplug) aborts the run.
  * Discarded iterations are stored too, flagged, so that user space can write discarded.csv and every sample keeps
  * its iteration index. Results stay in memory owned by the open file and are copied out in chunks
  * (KBENCH_IOC_READ): nothing is overwritten. The ABI is include/kbench_abi.h.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/version.h>
 #include <linux/module.h>
+#include <linux/capability.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/uaccess.h>
@@ -83,6 +86,16 @@ static atomic64_t kbench_run_ids = ATOMIC64_INIT(0);
 /* Payload bytes of the large events, filled once at load time (out of the timed window). */
 static u8 kbench_data[KBENCH_PAYLOAD_1024];
 
+/*
+ * This CPU's NMI count. Newer x86 kernels keep the interrupt counts in an array (irq_stat.counts[IRQ_COUNT_NMI]),
+ * older ones in named fields (irq_stat.__nmi_count); Kbuild tells which from the headers (backports included).
+ */
+#ifdef KBENCH_NMI_COUNT_ARRAY
+#define kbench_nmi_count() this_cpu_read(irq_stat.counts[IRQ_COUNT_NMI])
+#else
+#define kbench_nmi_count() this_cpu_read(irq_stat.__nmi_count)
+#endif
+
 static bool kbench_tsc_stable(void)
 {
 	/* Prefer the TSC only when it ticks at a constant rate through C-states and the kernel trusts it. */
@@ -98,14 +111,34 @@ static __always_inline u64 kbench_now(const unsigned int clock)
 }
 
 /*
- * perf_event_read_local() is not exported on Debian's 6.1, so read the counter the way it does: update the count
- * from the PMU, then read it. Only valid for an event active on this CPU with interrupts off, which is the case in
- * the loop (pinned CPU counters, checked at creation).
+ * perf_event_read_local() is exported by no kernel from 6.1 to 6.12 (Debian's Module.symvers), so read the counter
+ * the way it does: update the count from the PMU, then read it. That is only valid for an event that is active on
+ * this CPU, with interrupts off: kbench_counters_live() checks it around each iteration.
  */
 static __always_inline u64 kbench_counter_read(struct perf_event *ev)
 {
 	ev->pmu->read(ev);
 	return local64_read(&ev->count);
+}
+
+/*
+ * Whether every counter of the iteration is on the PMU of this CPU right now. A pinned counter can still be
+ * descheduled mid-run (put in error state by a competing pinned CPU-wide event, or removed by a hotplug); its
+ * pmu->read() then returns a stale count and the delta would be garbage. perf takes an event off a CPU through an
+ * IPI, which cannot arrive while interrupts are off, so checking before the first and after the last read (both
+ * with interrupts off) covers the whole iteration.
+ */
+static __always_inline bool kbench_counters_live(struct kbench_cpu_run *c, unsigned int n, int cpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct perf_event *ev = c->events[i];
+
+		if (ev && (READ_ONCE(ev->state) != PERF_EVENT_STATE_ACTIVE || READ_ONCE(ev->oncpu) != cpu))
+			return false;
+	}
+	return true;
 }
 
 static __always_inline void kbench_fire(const unsigned int size, u32 seq)
@@ -126,21 +159,37 @@ static __always_inline void kbench_fire(const unsigned int size, u32 seq)
 	}
 }
 
+/* kbench_iter() result: KBENCH_SAMPLE_* discard flags, or this bit when the loop is not on its CPU any more. */
+#define KBENCH_ITER_WRONG_CPU 0x80000000u
+
 /*
  * One iteration of Algorithm 1. size and clock are compile-time constants in every instantiation, so the timed
- * window holds only the two clock reads and the tracepoint. Returns true when an NMI hit the iteration.
+ * window holds only the two clock reads and the tracepoint. Returns 0 for a sample to keep, else the reasons to
+ * discard it (an NMI hit the iteration, a counter was not active on this CPU), or KBENCH_ITER_WRONG_CPU.
  */
-static __always_inline bool kbench_iter(struct kbench_cpu_run *c, unsigned int n, const unsigned int size,
-					const unsigned int clock, u32 seq, u64 *ticks, u64 *deltas)
+static __always_inline u32 kbench_iter(struct kbench_cpu_run *c, unsigned int n, const unsigned int size,
+				       const unsigned int clock, u32 seq, u64 *ticks, u64 *deltas)
 {
 	u64 c0[KBENCH_MAX_COUNTERS], c1[KBENCH_MAX_COUNTERS];
 	unsigned long flags;
 	unsigned int nmi, i;
-	bool hit;
+	u32 why = 0;
+	bool live;
+	int cpu;
 	u64 t0, t1;
 
 	local_irq_save(flags);
-	nmi = this_cpu_read(irq_stat.__nmi_count);
+	/*
+	 * The kthread is bound to c->cpu, but offlining that CPU breaks the binding and migrates it: it would then read
+	 * another CPU's counters and NMI count and record the wrong CPU. The caller aborts the run.
+	 */
+	cpu = smp_processor_id();
+	if (unlikely(cpu != c->cpu || !cpu_online(cpu))) {
+		local_irq_restore(flags);
+		return KBENCH_ITER_WRONG_CPU;
+	}
+	nmi = kbench_nmi_count();
+	live = kbench_counters_live(c, n, cpu);
 	for (i = 0; i < n; i++)
 		c0[i] = c->events[i] ? kbench_counter_read(c->events[i]) : 0;
 	t0 = kbench_now(clock);
@@ -148,14 +197,25 @@ static __always_inline bool kbench_iter(struct kbench_cpu_run *c, unsigned int n
 	t1 = kbench_now(clock);
 	for (i = 0; i < n; i++)
 		c1[i] = c->events[i] ? kbench_counter_read(c->events[i]) : 0;
+	live = live && kbench_counters_live(c, n, cpu);
 	/* Read before re-enabling interrupts: an NMI during a later interrupt handler does not concern us. */
-	hit = nmi != this_cpu_read(irq_stat.__nmi_count);
+	if (nmi != kbench_nmi_count())
+		why |= KBENCH_SAMPLE_DISCARDED_NMI;
 	local_irq_restore(flags);
 
+	if (!live)
+		why |= KBENCH_SAMPLE_DISCARDED_COUNTER;
 	*ticks = t1 - t0;
 	for (i = 0; i < n; i++)
 		deltas[i] = c1[i] - c0[i];
-	return hit;
+	return why;
+}
+
+static noinline int kbench_wrong_cpu(struct kbench_cpu_run *c)
+{
+	pr_warn_ratelimited("run aborted: the loop for CPU %u found itself on CPU %d (CPU offlined mid-run?)\n", c->cpu,
+			    raw_smp_processor_id());
+	return -EXDEV;
 }
 
 static __always_inline int kbench_loop(struct kbench_run *r, struct kbench_cpu_run *c, const unsigned int size,
@@ -168,7 +228,8 @@ static __always_inline int kbench_loop(struct kbench_run *r, struct kbench_cpu_r
 
 	/* Warm-up through the very same path: fills the tracer's ring buffer at least once (survey 6.2.4). */
 	for (w = 0; w < r->cfg.warmup; w++) {
-		kbench_iter(c, n, size, clock, seq++, &ticks, deltas);
+		if (kbench_iter(c, n, size, clock, seq++, &ticks, deltas) == KBENCH_ITER_WRONG_CPU)
+			return kbench_wrong_cpu(c);
 		if ((w % KBENCH_RESCHED_EVERY) == KBENCH_RESCHED_EVERY - 1) {
 			if (READ_ONCE(r->stop) || kthread_should_stop())
 				return -EINTR;
@@ -178,17 +239,19 @@ static __always_inline int kbench_loop(struct kbench_run *r, struct kbench_cpu_r
 
 	while (c->kept < r->cfg.iterations && c->records < c->capacity) {
 		struct kbench_sample *s = &c->samples[c->records];
-		bool hit = kbench_iter(c, n, size, clock, seq++, &ticks, deltas);
+		u32 why = kbench_iter(c, n, size, clock, seq++, &ticks, deltas);
 		unsigned int i;
 
+		if (unlikely(why == KBENCH_ITER_WRONG_CPU))
+			return kbench_wrong_cpu(c);
 		s->iteration = it++;
 		s->ticks = ticks;
 		s->cpu = c->cpu;
-		s->flags = hit ? KBENCH_SAMPLE_DISCARDED_NMI : 0;
+		s->flags = why;
 		for (i = 0; i < n; i++)
 			s->counters[i] = deltas[i];
 		c->records++;
-		if (hit)
+		if (why)
 			c->discarded++;
 		else
 			c->kept++;
@@ -572,10 +635,26 @@ static long kbench_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+/*
+ * The node is 0600, but that is not enough: kernel counters bypass perf_event_paranoid and raw events take any
+ * config, so opening the device needs the capability perf itself asks for CPU-wide counters.
+ */
+static bool kbench_capable(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 8, 0)
+	return perfmon_capable();
+#else
+	return capable(CAP_SYS_ADMIN);
+#endif
+}
+
 static int kbench_open(struct inode *inode, struct file *file)
 {
-	struct kbench_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct kbench_file *f;
 
+	if (!kbench_capable())
+		return -EPERM;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
 	mutex_init(&f->lock);
@@ -598,7 +677,10 @@ static const struct file_operations kbench_fops = {
 	.release = kbench_release,
 	.unlocked_ioctl = kbench_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	/* Removed in 6.12, where a NULL llseek plus nonseekable_open() gives the same -ESPIPE. */
 	.llseek = no_llseek,
+#endif
 };
 
 static struct miscdevice kbench_dev = {

@@ -15,8 +15,8 @@ use std::mem::size_of;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-/// `KBENCH_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 1;
+/// `KBENCH_ABI_VERSION` (2: samples can be discarded for a counter that was not running).
+pub const ABI_VERSION: u32 = 2;
 /// Default device node of the module (`KBENCH_DEVICE`).
 pub const DEVICE: &str = "/dev/kbench";
 pub const MAX_COUNTERS: usize = 4;
@@ -29,7 +29,11 @@ pub const PAYLOAD_SIZES: [u32; 4] = [4, 64, 256, 1024];
 const CLOCK_AUTO: u32 = 0;
 const CLOCK_TSC: u32 = 1;
 const CLOCK_KTIME: u32 = 2;
+/// `kbench_sample.flags`: why the module discarded an iteration (bits; one sample can have both).
 pub const SAMPLE_DISCARDED_NMI: u32 = 1;
+/// A counter was not active on the CPU's PMU for the whole iteration: its delta is not the call's.
+pub const SAMPLE_DISCARDED_COUNTER: u32 = 2;
+pub const SAMPLE_DISCARDED_ALL: u32 = SAMPLE_DISCARDED_NMI | SAMPLE_DISCARDED_COUNTER;
 const INFO_TSC_STABLE: u32 = 1;
 
 /// `struct kbench_info`.
@@ -135,12 +139,16 @@ const _: () = assert!(IOC_EMPTY == 0xbe04);
 
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
-    #[error("{path}: {source}; load the module first (sudo insmod kbench-module/kbench.ko) and run as root")]
+    #[error("{path}: {source}; load the module first (sudo insmod kbench-module/kbench.ko) and run as root (the module also wants CAP_PERFMON)")]
     Open { path: PathBuf, source: std::io::Error },
     #[error("kbench ABI mismatch: module has version {module} ({detail}), tracebench expects {ABI_VERSION}; rebuild the module from this checkout (make -C kbench-module)")]
     Abi { module: u32, detail: String },
     #[error("kbench {op} ioctl failed: {source}")]
     Ioctl { op: &'static str, source: std::io::Error },
+    #[error("kbench RUN aborted: the kernel loop found itself on another CPU than requested (a requested CPU went offline mid-run); keep the CPUs online and run again")]
+    CpuLost,
+    #[error("kbench RUN refused: another run of the module is in progress (one at a time); wait for it to finish")]
+    Busy,
     #[error("invalid kernel cell: {0}")]
     Config(String),
     #[error("writing {path}: {source}")]
@@ -247,6 +255,13 @@ pub struct CpuSamples {
     pub samples: Vec<KbenchSample>,
 }
 
+impl CpuSamples {
+    /// Discarded samples per reason bit (`SAMPLE_DISCARDED_*`); a sample with both bits counts in both.
+    pub fn discarded_with(&self, flag: u32) -> u64 {
+        self.samples.iter().filter(|s| s.flags & flag != 0).count() as u64
+    }
+}
+
 /// Result of [`run_kernel_cell`].
 #[derive(Debug, Clone)]
 pub struct KernelSamples {
@@ -257,6 +272,11 @@ pub struct KernelSamples {
     pub warmup: u64,
     pub counters: Vec<CounterStatus>,
     pub per_cpu: Vec<CpuSamples>,
+    /// Kept samples requested per CPU: a CPU with fewer (`kept < iterations`) stopped short because its record
+    /// buffer (iterations + max_discarded) filled with discards first.
+    pub iterations: u64,
+    /// The discard budget per CPU the module was given.
+    pub max_discarded: u64,
 }
 
 impl KernelSamples {
@@ -264,6 +284,11 @@ impl KernelSamples {
     /// the module's events must equal the sum of these.
     pub fn fired(&self) -> u64 {
         self.per_cpu.iter().map(|c| self.warmup + c.samples.len() as u64).sum()
+    }
+
+    /// The CPUs whose run stopped short of the requested kept samples.
+    pub fn short_cpus(&self) -> Vec<&CpuSamples> {
+        self.per_cpu.iter().filter(|c| c.kept < self.iterations).collect()
     }
 }
 
@@ -324,7 +349,12 @@ impl Device {
         // SAFETY: IOC_RUN reads and writes exactly one KbenchConfig.
         let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), IOC_RUN as _, &mut c as *mut KbenchConfig) };
         if rc != 0 {
-            return Err(KernelError::Ioctl { op: "RUN", source: std::io::Error::last_os_error() });
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::EXDEV) => KernelError::CpuLost,
+                Some(libc::EBUSY) => KernelError::Busy,
+                _ => KernelError::Ioctl { op: "RUN", source: e },
+            });
         }
         let mut per_cpu = Vec::with_capacity(cfg.cpus.len());
         for (i, &cpu) in cfg.cpus.iter().enumerate() {
@@ -348,6 +378,8 @@ impl Device {
             warmup: cfg.warmup,
             counters,
             per_cpu,
+            iterations: cfg.iterations,
+            max_discarded: c.max_discarded,
         })
     }
 
@@ -539,7 +571,14 @@ mod tests {
                 discarded: 1,
                 samples: vec![s(0, 100, 0), s(1, 9000, SAMPLE_DISCARDED_NMI), s(2, 120, 0)],
             }],
+            iterations: 2,
+            max_discarded: 100,
         };
         assert_eq!(k.fired(), 13);
+        assert!(k.short_cpus().is_empty());
+        assert_eq!(k.per_cpu[0].discarded_with(SAMPLE_DISCARDED_NMI), 1);
+        assert_eq!(k.per_cpu[0].discarded_with(SAMPLE_DISCARDED_COUNTER), 0);
+        let short = KernelSamples { iterations: 3, ..k };
+        assert_eq!(short.short_cpus().len(), 1);
     }
 }

@@ -10,9 +10,12 @@
  * the same for C and Rust (#[repr(C)]) on x86-64.
  *
  * Flow (survey section 6.2, Algorithm 1):
- *   fd = open("/dev/kbench", O_RDWR)            root only (mode 0600)
+ *   fd = open("/dev/kbench", O_RDWR)            root only (mode 0600) and perfmon_capable(), else EPERM
  *   ioctl(fd, KBENCH_IOC_INFO, &info)           ABI version, clock, limits
- *   ioctl(fd, KBENCH_IOC_RUN, &cfg)             blocks until every requested CPU has its samples
+ *   ioctl(fd, KBENCH_IOC_RUN, &cfg)             blocks until every requested CPU has its samples; EBUSY while
+ *                                               another run is going on, EINTR when killed, EXDEV when a loop
+ *                                               found itself on another CPU (CPU offlined): the run is aborted.
+ *                                               kept[i] < iterations when max_discarded was reached first
  *   ioctl(fd, KBENCH_IOC_READ, &rd) ...         copies the samples of one CPU out in chunks
  *   ioctl(fd, KBENCH_IOC_EMPTY)                 the empty system call of the syscall benchmark (survey 7.3)
  */
@@ -27,7 +30,8 @@
 #include <sys/ioctl.h>
 #endif
 
-#define KBENCH_ABI_VERSION 1u
+/* 2: KBENCH_SAMPLE_DISCARDED_COUNTER (a client of version 1 would keep those samples). */
+#define KBENCH_ABI_VERSION 2u
 #define KBENCH_DEVICE "/dev/kbench"
 
 #define KBENCH_MAX_COUNTERS 4u      /* the survey reads 4 hardware counters per run (section 6.2) */
@@ -48,6 +52,10 @@
 
 /* kbench_sample.flags */
 #define KBENCH_SAMPLE_DISCARDED_NMI 1u /* an NMI hit this iteration: discarded (Algorithm 1) */
+/* a counter was not active on this CPU's PMU for the whole iteration (descheduled, error state): its delta is not
+ * the call's, so the sample is discarded (the harness's reason "counter-not-running") */
+#define KBENCH_SAMPLE_DISCARDED_COUNTER 2u
+#define KBENCH_SAMPLE_DISCARDED_ALL (KBENCH_SAMPLE_DISCARDED_NMI | KBENCH_SAMPLE_DISCARDED_COUNTER)
 
 /* kbench_info.flags */
 #define KBENCH_INFO_TSC_STABLE 1u

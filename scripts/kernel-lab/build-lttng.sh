@@ -1,5 +1,6 @@
 #!/bin/bash
-# Build lttng-modules (Debian's lttng-modules-dkms source, 2.13.9) and kbench's LTTng probe for the pinned kernel.
+# Build lttng-modules (Debian's lttng-modules-dkms source of the kernel's suite: 2.13.9 for bookworm, 2.13.18 for
+# trixie) and kbench's LTTng probe for the lab's kernel (kmake: on the host, or in the suite's sysroot).
 # Cached: a second run with the same kernel and sources does nothing. The last line says what failed, if anything.
 set -euo pipefail
 . "$(dirname "$0")/config.sh"
@@ -12,8 +13,9 @@ LTTNG_PROBES=${LTTNG_PROBES:-minimal}
 STAMP=$L/.built-$KVER-$LTTNG_PROBES
 if [ ! -f "$STAMP" ]; then
     rm -rf "$L"; cp -r "$SRC" "$L"
-    # Debian's 6.1.192 added "bool was_armed" to the hrtimer_start tracepoint; lttng-modules 2.13.9 predates it and
-    # fails with "conflicting types for 'trace_hrtimer_start'". Patch only when the kernel has the new prototype.
+    # Debian's 6.1.192 and 6.12.118 added "bool was_armed" to the hrtimer_start tracepoint; lttng-modules 2.13.9 and
+    # 2.13.18 predate it and fail with "conflicting types for 'trace_hrtimer_start'". Patch only when the kernel has
+    # the new prototype.
     if grep -q 'enum hrtimer_mode mode, bool was_armed' "$KROOT/usr/src/linux-headers-$KVER_COMMON/include/trace/events/timer.h"; then
         python3 - "$L/include/instrumentation/events/timer.h" <<'PY'
 import sys
@@ -41,7 +43,7 @@ print("lttng-modules: building the core, the sched/irq/timer/statedump probes on
 PY
     fi
     echo "building lttng-modules for $KVER (a few minutes, cached afterwards)"
-    make -C "$L" KERNELDIR="$KHDR" -j"$(nproc)" > "$L/build.log" 2>&1 || {
+    kmake -C "$(rpath "$L")" KERNELDIR="$(rpath "$KHDR")" -j"$(nproc)" > "$L/build.log" 2>&1 || {
         grep -m 5 -E 'error' "$L/build.log" || true
         echo "lttng-modules $(basename "$SRC") does not build against $KVER (see $L/build.log)"; exit 1; }
     touch "$STAMP"
@@ -51,6 +53,6 @@ rm -rf "$P"; mkdir -p "$P"
 cp "$REPO"/kbench-module/lttng/* "$P"/ 2>/dev/null || true
 cp -r "$REPO/kbench-module/lttng/instrumentation" "$P/"
 cp "$REPO/kbench-module/kbench_trace.h" "$P/"
-make -C "$KHDR" M="$P" LTTNG_SRC="$L" modules > "$P/build.log" 2>&1 || {
+kmake -C "$(rpath "$KHDR")" M="$(rpath "$P")" LTTNG_SRC="$(rpath "$L")" modules > "$P/build.log" 2>&1 || {
     grep -m 5 error "$P/build.log" || true; echo "the kbench LTTng probe does not build (see $P/build.log)"; exit 1; }
 echo "lttng-modules and lttng-probe-kbench.ko built"

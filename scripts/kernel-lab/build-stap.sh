@@ -4,6 +4,11 @@
 set -euo pipefail
 . "$(dirname "$0")/config.sh"
 ST=$STROOT/usr/share/systemtap
+if [ -n "$SYSROOT" ]; then
+    # stap -p4 runs the kernel's module build with the host's compiler; this kernel needs its suite's (in $SYSROOT).
+    echo "SystemTap 4.8 (bookworm) builds its module with the host's gcc-12 and kbuild; $KVER needs $LAB_KERNEL's gcc-$GCCV and kbuild (glibc 2.38+): not built"
+    exit 1
+fi
 # Cached: rebuild only when the probe, the trace header or this script changed.
 KEY=$(cat "$LAB_DIR/stap-probe.stp" "$REPO/kbench-module/kbench_trace.h" "$0" | sha256sum | cut -c1-16)
 if [ -f "$BUILD/kbench_stp.ko" ] && [ "$(cat "$BUILD/kbench_stp.key" 2>/dev/null)" = "$KEY-$KVER" ]; then

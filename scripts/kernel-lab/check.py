@@ -8,8 +8,13 @@ ioctls returned errors with the guest still alive."""
 import csv
 import json
 import os
+import re
 import sys
 
+# What a healthy kernel log never says: BUG/Oops/WARN, lockups, RCU stalls, hung tasks.
+BAD_WORDS = ("BUG:", "Oops", "WARNING:", "general protection", "soft lockup", "hard LOCKUP", "RCU stall",
+             "detected stall", "blocked for more than")
+FUZZ_MIN_CALLS = 10000
 LOOP_ROWS = ["none", "ftrace", "ftrace-local", "ebpf", "perf", "lttng", "systemtap"]
 SYSCALL_ROWS = ["ioctl", "ioctl-ftrace", "ioctl-strace", "ioctl-lttng"]
 passed = failed = 0
@@ -107,6 +112,45 @@ def check_tracebench_kernel(lab, skips):
             + ("" if p.returncode == 0 else f": {p.stderr.strip().splitlines()[-1:]}") + ")")
         res("No timing comparison with the survey" in p.stdout and "Departs from the survey" not in p.stdout,
             "tracebench report compares no emulated timing with the survey")
+
+
+def read(path):
+    return open(path).read() if os.path.exists(path) else ""
+
+
+def check_robustness(lab):
+    """Issue 17: the build had no warning; the fuzz made its calls; two RUNs at once, SIGKILL mid-run, open without
+    CAP_PERFMON and rmmod while open behaved; a valid run after each was correct; dmesg stayed clean after each."""
+    status = read(os.path.join(lab, "kbench-build.status")).strip()
+    res(status == "clean", f"kbench.ko built without compiler warnings ({status or 'no build status'}; "
+        "lab/kbench-build.log)")
+    fz = read(os.path.join(lab, "fuzz.txt"))
+    m = re.search(r"^fuzz_calls=(\d+)", fz, re.M)
+    calls = int(m.group(1)) if m else 0
+    figures = [ln for ln in fz.splitlines() if ln.startswith("fuzz: calls=") or ln.startswith("fuzz: results:")]
+    res("rc=0" in fz and calls >= FUZZ_MIN_CALLS,
+        f"fuzz: {calls} random and mutated ioctls (want >= {FUZZ_MIN_CALLS}): {' | '.join(figures) or 'no output'}")
+    # Bad input gets EINVAL/EFAULT/ENOTTY, a READ before any run ENODATA, a huge legal run maybe ENOMEM. Anything
+    # else (EBUSY: a run lock left held; EIO, ...) means the module misbehaved.
+    m = re.search(r"^fuzz: results: (.*)$", fz, re.M)
+    seen_errnos = {kv.split("=")[0] for kv in m.group(1).split()} - {"ok"} if m else set()
+    odd = sorted(seen_errnos - {"EINVAL", "EFAULT", "ENOTTY", "ENODATA", "ENOMEM"})
+    res(m is not None and not odd, "fuzz: only EINVAL, EFAULT, ENOTTY, ENODATA or ENOMEM as errors" +
+        (f" (also {', '.join(odd)})" if odd else ""))
+    rb = read(os.path.join(lab, "robust.txt"))
+    seen = set()
+    for ln in rb.splitlines():
+        if ln.startswith(("PASS ", "FAIL ")):
+            res(ln.startswith("PASS "), ln[5:])
+            seen.add(ln[5:].split(":")[0])
+    for t in ("fuzz", "busy", "kill", "eperm", "rmmod-open"):
+        if t not in seen:
+            res(False, f"{t}: no result in lab/robust.txt")
+    for t in ("fuzz", "busy", "kill", "eperm", "rmmod-open"):
+        dm = read(os.path.join(lab, f"dmesg-after-{t}.txt"))
+        bad = [w for w in BAD_WORDS if w in dm]
+        res(dm != "" and not bad, f"dmesg after {t}: no BUG/Oops/WARNING/lockup/stall" +
+            (f" (found {bad})" if bad else "" if dm else " (not saved)"))
 
 
 def main():
@@ -213,10 +257,11 @@ def main():
     res("rc=0" in bad and ", 0 failed" in bad, "bad ioctls (oversized counts, bad pointers, offline CPU) "
         "return errors: " + (bad.strip().splitlines()[-2] if bad.strip() else "no output"))
     res(os.path.exists(os.path.join(lab, "alive.txt")), "guest alive and module usable after the bad ioctls")
+    check_robustness(lab)
     dm = open(os.path.join(lab, "dmesg.txt")).read() if os.path.exists(os.path.join(lab, "dmesg.txt")) else ""
-    bad_words = [w for w in ("BUG:", "Oops", "WARNING:", "general protection", "soft lockup", "RCU stall") if w in dm]
-    res(not bad_words, "no kernel BUG/Oops/WARNING/lockup in the guest's dmesg" +
-        (f" (found {bad_words})" if bad_words else ""))
+    bad_words = [w for w in BAD_WORDS if w in dm]
+    res(dm != "" and not bad_words, "no kernel BUG/Oops/WARNING/lockup/stall in the guest's dmesg" +
+        (f" (found {bad_words})" if bad_words else "" if dm else " (dmesg.txt missing)"))
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

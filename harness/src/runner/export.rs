@@ -102,6 +102,7 @@ fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
             "cpus": c.spec.cpus, "seconds": c.seconds, "error": c.error,
             "after_run": c.result.as_ref().map(|x| x.after_run.clone()),
             "stopped": c.result.as_ref().map(|x| x.stopped),
+            "warnings": c.result.as_ref().map(|x| x.warnings.clone()),
             "per_thread": c.result.as_ref().map(|x| x.threads.iter().map(|t| json!({
                 "thread": t.thread, "cpu": t.cpu, "kept": t.kept, "discarded": t.discarded, "reasons": t.reasons,
                 "warmup_calls": t.warmup_calls, "wrap_calls": t.wrap_calls, "steady": t.steady,

@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 
 use super::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
+use crate::disturbance::Reason;
 use crate::error::Error;
-use crate::kernel::{self, KernelCellConfig, KernelClock, KernelCounter};
+use crate::kernel::{self, KernelCellConfig, KernelClock, KernelCounter, KernelSamples};
 use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter};
 use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV};
 use tracebench_tracers::kernel::{self as ktracer, KERNEL_TRACERS};
@@ -38,6 +39,64 @@ pub fn validate(specs: &[String], payload: u32) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// The module's discard flags (kbench_abi.h `KBENCH_SAMPLE_DISCARDED_*`) and the one reason table
+/// (`tracers/src/reason.rs`) they are written with.
+const MODULE_REASONS: [(u32, Reason); 2] =
+    [(kernel::SAMPLE_DISCARDED_NMI, Reason::Nmi), (kernel::SAMPLE_DISCARDED_COUNTER, Reason::CounterNotRunning)];
+// Every flag the ABI defines has a reason here: a new flag without one fails the build.
+const _: () = assert!(MODULE_REASONS[0].0 | MODULE_REASONS[1].0 == kernel::SAMPLE_DISCARDED_ALL);
+
+/// A sample's flags as a mask of `Reason`s (0: kept). Flags the ABI does not define count as
+/// discarded too, so that a sample the module did not vouch for is never kept.
+fn reason_mask(flags: u32) -> u16 {
+    let mut mask = 0;
+    for (flag, reason) in MODULE_REASONS {
+        if flags & flag != 0 {
+            mask |= reason as u16;
+        }
+    }
+    if flags & !kernel::SAMPLE_DISCARDED_ALL != 0 {
+        mask |= Reason::Lost as u16;
+    }
+    mask
+}
+
+/// A run that kept fewer samples than requested on some CPU (the module's record buffer,
+/// iterations + max_discarded, filled with discarded iterations first): what `run.json` records
+/// under `after_run.short_run`, and one warning line per CPU saying why and how to fix it.
+fn short_run(samples: &KernelSamples) -> (Vec<serde_json::Value>, Vec<String>) {
+    let mut marks = Vec::new();
+    let mut warnings = Vec::new();
+    for c in samples.short_cpus() {
+        let nmi = c.discarded_with(kernel::SAMPLE_DISCARDED_NMI);
+        let counter = c.discarded_with(kernel::SAMPLE_DISCARDED_COUNTER);
+        let mut fixes = Vec::new();
+        if counter > 0 {
+            fixes.push("request fewer counters or stop other users of the PMU (perf, the NMI watchdog) so that the kernel counters stay scheduled");
+        }
+        if nmi > 0 {
+            fixes.push("quiet the CPU's NMIs (sysctl kernel.nmi_watchdog=0, no perf sampling on it)");
+        }
+        fixes.push("or request fewer iterations (-n) so that the discard budget covers them");
+        marks.push(serde_json::json!({
+            "cpu": c.cpu, "kept": c.kept, "requested": samples.iterations, "discarded": c.discarded,
+            "discarded_nmi": nmi, "discarded_counter_not_running": counter,
+            "record_buffer": samples.iterations + samples.max_discarded,
+        }));
+        warnings.push(format!(
+            "short run on CPU {}: kept {} of {} requested samples; the module's record buffer ({} iterations + {} discards) filled first with {} discarded iterations (nmi: {nmi}, counter-not-running: {counter}); to fix: {}",
+            c.cpu,
+            c.kept,
+            samples.iterations,
+            samples.iterations,
+            samples.max_discarded,
+            c.discarded,
+            fixes.join("; ")
+        ));
+    }
+    (marks, warnings)
 }
 
 /// A counter name as the module's in-kernel counter: its perf_event_attr (type, config), from
@@ -92,7 +151,8 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
     for (t, c) in samples.per_cpu.iter().enumerate() {
         let mut kept = 0;
         for s in &c.samples {
-            if s.flags & kernel::SAMPLE_DISCARDED_NMI != 0 {
+            let mask = reason_mask(s.flags);
+            if mask != 0 {
                 ds.row(&DiscardRow {
                     tracer: &spec.label,
                     threads: spec.threads,
@@ -100,7 +160,7 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
                     cpu: s.cpu,
                     iteration: s.iteration,
                     latency_ns: s.latency_ns as f64,
-                    reason: "nmi",
+                    reason: &Reason::names(mask),
                     repetition: spec.repetition,
                 })?;
                 continue;
@@ -122,8 +182,11 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             })?;
         }
         let mut reasons = BTreeMap::new();
-        if c.discarded > 0 {
-            reasons.insert("nmi".to_string(), c.discarded);
+        for (flag, reason) in MODULE_REASONS {
+            let n = c.discarded_with(flag);
+            if n > 0 {
+                reasons.insert(reason.name().to_string(), n);
+            }
         }
         threads.push(ThreadResult {
             thread: t,
@@ -143,6 +206,7 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
     }
     ev.commit()?;
     ds.commit()?;
+    let (short, warnings) = short_run(&samples);
     let result = CellResult {
         tracer_version: format!("kbench-module ABI {} on {}", kernel::ABI_VERSION, crate::host::describe().kernel),
         tracer_config: serde_json::json!({
@@ -151,13 +215,13 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             "steady_state": format!("fixed warm-up of {warmup} calls per CPU (wraps a 16 KiB buffer with 8-byte events)"),
             "counters_unsupported": unsupported,
         }),
-        after_run: serde_json::json!({"fired": samples.fired()}),
+        after_run: serde_json::json!({"fired": samples.fired(), "short_run": short}),
         buffer_events: BUFFER_BYTES / 8,
-        counter_read: "in kernel (pmu->read)".into(),
-        detector: serde_json::json!({"kernel": "interrupts masked; NMI count checked per iteration"}),
+        counter_read: "in kernel (pmu->read; the event checked active on the CPU around each iteration)".into(),
+        detector: serde_json::json!({"kernel": "interrupts masked; NMI count and counter state checked per iteration"}),
         threads,
         stopped: false,
-        warnings: Vec::new(),
+        warnings,
     };
     write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(0)

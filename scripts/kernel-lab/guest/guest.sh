@@ -13,6 +13,8 @@ for x in $(cat /proc/cmdline); do
         kbench_w=*) W=${x#*=} ;;
         kbench_strace_n=*) SN=${x#*=} ;;
         kbench_tb_n=*) TBN=${x#*=} ;;
+        kbench_fuzz_s=*) FZS=${x#*=} ;;
+        kbench_fuzz_n=*) FZN=${x#*=} ;;
         kbench_tracers=*) TRACERS=$(echo ${x#*=} | tr , ' ') ;;
     esac
 done
@@ -91,7 +93,7 @@ ebpf_loop() {
 
 lttng_loop() {
     d=$R/lttng
-    [ -d /lib/modules/$KVER/extra/lttng ] || { skip lttng "lttng-modules are not built for $KVER (see lab.log)"; return; }
+    [ -d /lib/modules/$KVER/extra/lttng ] || { skip lttng "lttng-modules are not built for $KVER: $(cat /lab/lttng-skip.txt 2>/dev/null)"; return; }
     has lttng || { skip lttng "lttng-tools are not in the initramfs"; return; }
     modprobe lttng-probe-kbench || { skip lttng "modprobe lttng-probe-kbench failed"; return; }
     lttng-sessiond --daemonize >> /out/lttng-sessiond.log 2>&1 || { skip lttng "lttng-sessiond did not start"; return; }
@@ -120,7 +122,7 @@ lttng_loop() {
 
 stap_loop() {
     d=$R/systemtap
-    [ -f /lab/kbench_stp.ko ] || { skip systemtap "the SystemTap probe module was not built (see lab.log)"; return; }
+    [ -f /lab/kbench_stp.ko ] || { skip systemtap "the SystemTap probe module was not built: $(cat /lab/stap-skip.txt 2>/dev/null)"; return; }
     has staprun || { skip systemtap "staprun is not in the initramfs"; return; }
     mkdir -p $d
     staprun -o /tmp/stap.out /lab/kbench_stp.ko > $d/staprun.log 2>&1 &
@@ -170,7 +172,7 @@ ioctl_strace() {
 
 ioctl_lttng() {
     d=$R/ioctl-lttng
-    [ -d /lib/modules/$KVER/extra/lttng ] || { skip ioctl-lttng "lttng-modules are not built for $KVER"; return; }
+    [ -d /lib/modules/$KVER/extra/lttng ] || { skip ioctl-lttng "lttng-modules are not built for $KVER: $(cat /lab/lttng-skip.txt 2>/dev/null)"; return; }
     has lttng || { skip ioctl-lttng "lttng-tools are not in the initramfs"; return; }
     pidof lttng-sessiond > /dev/null || lttng-sessiond --daemonize >> /out/lttng-sessiond.log 2>&1
     lttng create kbench-sys --snapshot -o /tmp/lttng-sys > /dev/null &&
@@ -235,6 +237,36 @@ echo "rc=$?" >> /out/bad.txt
 if kbench-run loop -t alive -o /tmp/alive -n 100 -w 10 > /dev/null 2>&1 && [ -s /tmp/alive/alive/events.csv ]; then
     echo alive > /out/alive.txt
 fi
+
+# ---- robustness (issue 17). After each test: a valid run must still be correct (kbench-run verify), and the kernel
+# log is saved (dmesg-after-<test>.txt) for check.py to look for BUG/WARNING/Oops/lockups/stalls. ----
+dm() { dmesg > /out/dmesg-after-$1.txt; }
+RB=/out/robust.txt
+log "fuzz: ${FZS:=15} s, at least ${FZN:=10000} random and mutated ioctls"
+kbench-run fuzz $FZS $FZN > /out/fuzz.txt 2>&1
+echo "rc=$?" >> /out/fuzz.txt
+cat /out/fuzz.txt
+dm fuzz
+kbench-run verify fuzz >> $RB 2>&1
+log "two RUNs at once"
+kbench-run busy >> $RB 2>&1; dm busy
+log "SIGKILL mid-run"
+kbench-run kill >> $RB 2>&1; dm kill
+log "open without CAP_PERFMON"
+kbench-run eperm >> $RB 2>&1; dm eperm
+log "rmmod while /dev/kbench is open"
+exec 3<>/dev/kbench
+if rmmod kbench 2> /tmp/rmmod.err; then
+    echo "FAIL rmmod-open: rmmod succeeded while /dev/kbench was open" >> $RB
+elif grep -q '^kbench ' /proc/modules; then
+    echo "PASS rmmod-open: rmmod refused while /dev/kbench was open ($(head -n 1 /tmp/rmmod.err)), module still loaded" >> $RB
+else
+    echo "FAIL rmmod-open: rmmod failed but the module is gone" >> $RB
+fi
+exec 3<&-
+kbench-run verify rmmod-open >> $RB 2>&1; dm rmmod-open
+cat $RB
+
 rmmod kbench && echo unloaded >> /out/module.txt
 dmesg > /out/dmesg.txt
 echo ok > /out/done

@@ -11,6 +11,9 @@
  *   kbench-run loop    -t ROW -o DIR [-n N] [-w W] [-p PAYLOAD] [-C cpu,...] [-k type:config:name,...] [--bpf]
  *   kbench-run syscall -t ROW -o DIR [-n N] [-w W]       the empty ioctl timed from user space (survey 7.3)
  *   kbench-run bad                                         invalid arguments must fail cleanly
+ *   kbench-run fuzz SECONDS MIN_CALLS                      random and mutated RUN/READ ioctls (issue 17)
+ *   kbench-run busy | kill | eperm | verify NAME           two RUNs at once, SIGKILL mid-run, open without
+ *                                                          CAP_PERFMON, a valid run checked sample by sample
  *
  * --bpf loads an eBPF program (raw instructions, no libbpf in the guest) on the loop's tracepoint; it writes
  * {ts, payload} into a per-CPU array ring and counts the events it saw in a per-CPU counter.
@@ -27,6 +30,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -420,9 +426,18 @@ static int cmd_loop(int argc, char **argv)
 				for (k = 0; k < rd.copied; k++) {
 					struct kbench_sample *s = &buf[k];
 
-					if (s->flags & KBENCH_SAMPLE_DISCARDED_NMI) {
-						fprintf(dc, "%s,%u,%u,%u,%llu,%llu" ",nmi,0\n", o.row, cfg.n_cpus, i,
-							s->cpu, s->iteration, s->latency_ns);
+					if (s->flags) {
+						/* reason names as in tracers/src/reason.rs */
+						const char *why = (s->flags & KBENCH_SAMPLE_DISCARDED_ALL) ==
+									  KBENCH_SAMPLE_DISCARDED_ALL
+									  ? "nmi+counter-not-running"
+								  : s->flags & KBENCH_SAMPLE_DISCARDED_NMI ? "nmi"
+								  : s->flags & KBENCH_SAMPLE_DISCARDED_COUNTER
+									  ? "counter-not-running"
+									  : "unknown";
+
+						fprintf(dc, "%s,%u,%u,%u,%llu,%llu,%s,0\n", o.row, cfg.n_cpus, i, s->cpu,
+							s->iteration, s->latency_ns, why);
 						continue;
 					}
 					fprintf(ev, "%s,%u,%u,%u,%llu,%llu", o.row, cfg.n_cpus, i, s->cpu,
@@ -673,6 +688,416 @@ static int cmd_bad(void)
 	return bad_failed ? 1 : 0;
 }
 
+/* ---- robustness (issue 17): random input, concurrency, SIGKILL, capability ---- */
+static __u64 rnd_state = 0x9e3779b97f4a7c15ull;
+
+static __u64 rnd(void)
+{
+	/* xorshift64*: reproducible from the seed printed at the start */
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return rnd_state * 0x2545f4914f6cdd1dull;
+}
+
+/* Values that sit on the module's limits, or far past them. */
+static __u64 interesting(void)
+{
+	static const __u64 v[] = { 0, 1, 2, 3, 7, 63, 64, 65, 100, 1000, 4096, 65535, 65536, 65537,
+				   KBENCH_MAX_RECORDS - 1, KBENCH_MAX_RECORDS, KBENCH_MAX_RECORDS + 1,
+				   (1ull << 31) - 1, 1ull << 31, 1ull << 32, (1ull << 32) - 1, 1ull << 63,
+				   ~0ull, ~0ull - 1, 1000000000ull, 1000000001ull };
+
+	if (rnd() % 4 == 0)
+		return rnd();
+	return v[rnd() % (sizeof(v) / sizeof(v[0]))];
+}
+
+#define FUZZ_ERRNOS 140
+struct fuzz_stats {
+	__u64 calls, ok, run_calls, read_calls, other_calls, children, timeouts;
+	__u64 err[FUZZ_ERRNOS];
+};
+
+struct fuzz_mem {
+	struct kbench_sample *big;        /* KBENCH_MAX_READ_CHUNK samples */
+	unsigned char *ro;                /* a read-only page holding a valid config */
+	unsigned char *unmapped;          /* an address with nothing mapped */
+	unsigned char *edge;              /* a page followed by a PROT_NONE page: structs cut short */
+	long page;
+};
+
+static void fuzz_good_cfg(struct kbench_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->abi_version = KBENCH_ABI_VERSION;
+	c->size = sizeof(*c);
+	c->payload_size = 4;
+	c->iterations = 1 + rnd() % 200;
+	c->warmup = rnd() % 100;
+	c->max_discarded = 10;
+	c->n_cpus = 1;
+	c->cpus[0] = 0;
+	if (rnd() % 2) {
+		c->n_counters = 1 + rnd() % 2;
+		c->counters[0].type = 1; /* software cpu-clock */
+		c->counters[1].type = rnd() % 2 ? 0 : 4; /* hardware cycles (none under TCG) or raw */
+		c->counters[1].config = rnd() % 3;
+	}
+}
+
+/* A pointer for the ioctl argument or a buffer: mostly good, else one of the bad kinds. */
+static void *fuzz_ptr(struct fuzz_mem *m, void *good, size_t len)
+{
+	switch (rnd() % 10) {
+	case 0:
+		return NULL;
+	case 1:
+		return m->unmapped + rnd() % 4096;
+	case 2:
+		return m->ro; /* copy_from_user works, copy_to_user faults */
+	case 3: /* the struct runs into the PROT_NONE page */
+		return m->edge + m->page - 1 - rnd() % (len < (size_t)m->page ? len : (size_t)m->page - 1);
+	case 4: {
+		static const __u64 k[] = { 0xffffffff81000000ull, 0xffff888000000000ull, ~0ull - 7, 0x10,
+					   0x00007ffffffff000ull, 0x0000800000000000ull };
+		return (void *)(uintptr_t)k[rnd() % (sizeof(k) / sizeof(k[0]))];
+	}
+	default:
+		return good;
+	}
+}
+
+static void fuzz_count(struct fuzz_stats *st, int rc)
+{
+	__sync_fetch_and_add(&st->calls, 1);
+	if (rc == 0)
+		__sync_fetch_and_add(&st->ok, 1);
+	else
+		__sync_fetch_and_add(&st->err[errno < FUZZ_ERRNOS ? errno : 0], 1);
+}
+
+static void fuzz_child(struct fuzz_stats *st, struct fuzz_mem *m, __u64 seed, int calls)
+{
+	struct kbench_config cfg;
+	struct kbench_read rd;
+	int fd = open_dev(), i;
+
+	rnd_state = seed | 1;
+	for (i = 0; i < calls; i++) {
+		unsigned int what = rnd() % 100;
+		unsigned int j, n;
+		int rc;
+
+		if (what < 50) { /* RUN */
+			fuzz_good_cfg(&cfg);
+			n = rnd() % 4;
+			if (rnd() % 5 == 0) { /* all random */
+				for (j = 0; j < sizeof(cfg); j += 8) {
+					__u64 r = rnd();
+
+					memcpy((char *)&cfg + j, &r, sizeof(cfg) - j < 8 ? sizeof(cfg) - j : 8);
+				}
+				if (rnd() % 2) { /* ... with a valid header, so that validation looks further */
+					cfg.abi_version = KBENCH_ABI_VERSION;
+					cfg.size = sizeof(cfg);
+				}
+			}
+			for (j = 0; j < n; j++) { /* mutations of single fields */
+				switch (rnd() % 12) {
+				case 0: cfg.abi_version = (__u32)interesting(); break;
+				case 1: cfg.size = (__u32)interesting(); break;
+				case 2: cfg.payload_size = (__u32)interesting(); break;
+				case 3: cfg.clock = (__u32)interesting(); break;
+				case 4: cfg.iterations = interesting(); break;
+				case 5: cfg.warmup = interesting(); break;
+				case 6: cfg.max_discarded = interesting(); break;
+				case 7: cfg.n_counters = (__u32)interesting(); break;
+				case 8: cfg.n_cpus = (__u32)interesting(); break;
+				case 9: cfg.cpus[rnd() % KBENCH_MAX_CPUS] = (__u32)interesting(); break;
+				case 10: cfg.counters[rnd() % KBENCH_MAX_COUNTERS].type = (__u32)interesting(); break;
+				default: ((unsigned char *)&cfg)[rnd() % sizeof(cfg)] ^= 1u << (rnd() % 8); break;
+				}
+			}
+			rc = ioctl(fd, KBENCH_IOC_RUN, fuzz_ptr(m, &cfg, sizeof(cfg)));
+			__sync_fetch_and_add(&st->run_calls, 1);
+		} else if (what < 90) { /* READ */
+			memset(&rd, 0, sizeof(rd));
+			rd.size = sizeof(rd);
+			rd.cpu_index = rnd() % 8 ? 0 : (__u32)interesting();
+			rd.offset = rnd() % 2 ? rnd() % 300 : interesting();
+			rd.count = rnd() % 2 ? 1 + rnd() % KBENCH_MAX_READ_CHUNK : interesting();
+			rd.buf = (uintptr_t)fuzz_ptr(m, m->big, rd.count * sizeof(struct kbench_sample));
+			if (rnd() % 8 == 0)
+				rd.size = (__u32)interesting();
+			if (rnd() % 8 == 0)
+				((unsigned char *)&rd)[rnd() % sizeof(rd)] ^= 1u << (rnd() % 8);
+			rc = ioctl(fd, KBENCH_IOC_READ, fuzz_ptr(m, &rd, sizeof(rd)));
+			__sync_fetch_and_add(&st->read_calls, 1);
+		} else if (what < 95) { /* INFO into good or bad memory */
+			struct kbench_info info;
+
+			rc = ioctl(fd, KBENCH_IOC_INFO, fuzz_ptr(m, &info, sizeof(info)));
+			__sync_fetch_and_add(&st->other_calls, 1);
+		} else { /* a random command number: the module's magic with other numbers, sizes, directions */
+			unsigned long cmd = rnd() % 2 ? _IOC(rnd() % 4, KBENCH_IOC_MAGIC, rnd() % 8, rnd() % 4096)
+						  : (unsigned long)(__u32)rnd();
+
+			if (cmd == KBENCH_IOC_RUN || cmd == KBENCH_IOC_READ)
+				cmd ^= 1u << 20; /* the real ones are covered above */
+			rc = ioctl(fd, cmd, fuzz_ptr(m, m->big, 4096));
+			__sync_fetch_and_add(&st->other_calls, 1);
+		}
+		fuzz_count(st, rc);
+	}
+	close(fd);
+}
+
+static int cmd_fuzz(int argc, char **argv)
+{
+	double secs = argc > 2 ? atof(argv[2]) : 10;
+	__u64 min_calls = argc > 3 ? strtoull(argv[3], NULL, 0) : 10000, seed;
+	struct fuzz_stats *st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct fuzz_mem m;
+	struct kbench_config good;
+	struct timespec t0, t;
+	double el = 0;
+	int e;
+
+	if (st == MAP_FAILED)
+		die("mmap");
+	memset(st, 0, sizeof(*st));
+	m.page = sysconf(_SC_PAGESIZE);
+	m.big = calloc(KBENCH_MAX_READ_CHUNK, sizeof(struct kbench_sample));
+	m.ro = mmap(NULL, m.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rnd_state = seed = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
+	fuzz_good_cfg(&good);
+	memcpy(m.ro, &good, sizeof(good));
+	mprotect(m.ro, m.page, PROT_READ);
+	m.unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(m.unmapped, 4096);
+	m.edge = mmap(NULL, 2 * m.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mprotect(m.edge + m.page, m.page, PROT_NONE);
+	if (!m.big || m.ro == MAP_FAILED || m.edge == MAP_FAILED)
+		die("fuzz memory");
+	printf("fuzz: seed=%llu, %.0f s and at least %llu calls\n", (unsigned long long)seed, secs,
+	       (unsigned long long)min_calls);
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Children of 500 calls each, killed by SIGALRM after 3 s: a mutated config can ask for a legal but long run
+	 * (up to 2^22 iterations, 10^9 warm-up), and killing it exercises the killable wait as well. */
+	while ((st->calls < min_calls || el < secs) && el < 6 * secs + 60) {
+		__u64 cs = rnd();
+		pid_t p = fork();
+		int status;
+
+		if (p < 0)
+			die("fork");
+		if (p == 0) {
+			alarm(3);
+			fuzz_child(st, &m, cs, 500);
+			_exit(0);
+		}
+		waitpid(p, &status, 0);
+		st->children++;
+		if (WIFSIGNALED(status))
+			st->timeouts++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		el = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+	}
+	printf("fuzz: calls=%llu (RUN %llu, READ %llu, other %llu) in %.1f s, %llu children, %llu killed by the 3 s "
+	       "alarm\n", st->calls, st->run_calls, st->read_calls, st->other_calls, el, st->children, st->timeouts);
+	printf("fuzz: results: ok=%llu", st->ok);
+	for (e = 0; e < FUZZ_ERRNOS; e++)
+		if (st->err[e])
+			printf(" %s=%llu", e ? strerrorname_np(e) ? strerrorname_np(e) : "?" : "errno>=140", st->err[e]);
+	printf("\n");
+	printf("fuzz_calls=%llu\nfuzz_seconds=%.1f\n", st->calls, el);
+	return st->calls >= min_calls ? 0 : 1;
+}
+
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A valid run of N iterations, checked sample by sample; prints one PASS/FAIL line. Returns 0 when correct. */
+static int verify_run(const char *what, __u64 n)
+{
+	struct kbench_config c;
+	struct kbench_read rd;
+	struct kbench_sample *buf = calloc(n + 100, sizeof(*buf));
+	__u64 i, kept = 0, bad = 0;
+	int fd = open_dev(), rc;
+
+	good_cfg(&c);
+	c.iterations = n;
+	c.warmup = 100;
+	c.max_discarded = 100;
+	rc = ioctl(fd, KBENCH_IOC_RUN, &c);
+	if (rc) {
+		printf("FAIL %s: a valid RUN after it: %s\n", what, strerror(errno));
+		return 1;
+	}
+	memset(&rd, 0, sizeof(rd));
+	rd.size = sizeof(rd);
+	rd.count = c.records[0];
+	rd.buf = (uintptr_t)buf;
+	if (ioctl(fd, KBENCH_IOC_READ, &rd) || rd.copied != c.records[0]) {
+		printf("FAIL %s: READ after a valid RUN: %s, copied %llu of %llu\n", what, strerror(errno), rd.copied,
+		       c.records[0]);
+		return 1;
+	}
+	for (i = 0; i < rd.copied; i++) {
+		if (buf[i].iteration != i || buf[i].cpu != 0 || (buf[i].flags & ~KBENCH_SAMPLE_DISCARDED_ALL))
+			bad++;
+		if (!buf[i].flags)
+			kept++;
+	}
+	rc = !(c.kept[0] == n && kept == n && c.records[0] == c.kept[0] + c.discarded[0] && !bad);
+	printf("%s %s: a valid run after it kept %llu of %llu, records %llu = kept + discarded %llu, %llu bad samples\n",
+	       rc ? "FAIL" : "PASS", what, c.kept[0], n, c.records[0], c.discarded[0], bad);
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+static int kbench_threads(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char p[300], comm[64] = "";
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/%s/comm", e->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "kbench/", 7))
+			n++;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Two processes call RUN at once: while one runs, the other must get EBUSY (one run at a time), and the first
+ * must still complete correctly. */
+static int cmd_busy(void)
+{
+	int pfd[2], status, busy = 0, other = 0, ok_mine = 0, fd = open_dev();
+	struct kbench_config c;
+	pid_t p;
+	char b;
+
+	if (pipe(pfd))
+		die("pipe");
+	p = fork();
+	if (p == 0) {
+		int cfd = open_dev();
+
+		good_cfg(&c);
+		c.iterations = 20000;
+		c.warmup = 1000000; /* seconds under TCG */
+		c.max_discarded = 1000;
+		close(pfd[0]);
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(3);
+		/* The parent may win the race for the first few ms (then its run comes first: serialized): retry. */
+		while (ioctl(cfd, KBENCH_IOC_RUN, &c))
+			if (errno != EBUSY)
+				_exit(1);
+		_exit(c.kept[0] == 20000 ? 0 : 4);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &b, 1) != 1)
+		die("busy: child");
+	/* Try until the child's run is over: every try while it runs must say EBUSY. */
+	while (waitpid(p, &status, WNOHANG) == 0) {
+		good_cfg(&c);
+		c.iterations = 10;
+		c.warmup = 0;
+		if (ioctl(fd, KBENCH_IOC_RUN, &c) == 0)
+			ok_mine++;
+		else if (errno == EBUSY)
+			busy++;
+		else
+			other++;
+		usleep(10000);
+	}
+	close(fd);
+	printf("%s busy: second RUN while the first ran: %d x EBUSY, %d x succeeded (serialized before it), %d x other "
+	       "errors; the first run exited %d (0: completed, kept all)\n",
+	       busy > 0 && other == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "PASS" : "FAIL", busy, ok_mine,
+	       other, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return (!(busy > 0 && other == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)) | verify_run("busy", 2000);
+}
+
+/* SIGKILL in the middle of a run: the process must die promptly, the kthreads must go, and the next run must work. */
+static int cmd_kill(void)
+{
+	struct kbench_config c;
+	int status, alive, left, rc;
+	double t0, dt;
+	pid_t p = fork();
+
+	if (p == 0) {
+		int fd = open_dev();
+
+		good_cfg(&c);
+		c.warmup = 1000000000ull; /* KBENCH_MAX_WARMUP: hours under TCG, the kill ends it */
+		ioctl(fd, KBENCH_IOC_RUN, &c);
+		_exit(0);
+	}
+	sleep(2);
+	alive = waitpid(p, &status, WNOHANG) == 0;
+	left = kbench_threads();
+	t0 = mono_s();
+	kill(p, SIGKILL);
+	waitpid(p, &status, 0);
+	dt = mono_s() - t0;
+	usleep(200000);
+	rc = !(alive && left == 1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && dt < 10 && kbench_threads() == 0);
+	printf("%s kill: SIGKILL mid-run (run going: %s, %d kbench kthread(s)): the process died in %.2f s by signal %d, "
+	       "%d kbench kthread(s) left\n",
+	       rc ? "FAIL" : "PASS", alive ? "yes" : "no", left, dt, WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+	       kbench_threads());
+	return rc | verify_run("kill", 2000);
+}
+
+/* open() needs CAP_PERFMON even when the node's mode lets the caller in. */
+static int cmd_eperm(void)
+{
+	int status, rc;
+	pid_t p;
+
+	if (chmod(KBENCH_DEVICE, 0666))
+		die("chmod");
+	p = fork();
+	if (p == 0) {
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		fd = open(KBENCH_DEVICE, O_RDWR);
+		_exit(fd >= 0 ? 0 : errno == EPERM ? 1 : 2);
+	}
+	waitpid(p, &status, 0);
+	chmod(KBENCH_DEVICE, 0600);
+	rc = !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	printf("%s eperm: open by uid 65534 without CAP_PERFMON (node made 0666 for the test): %s\n", rc ? "FAIL" : "PASS",
+	       !WIFEXITED(status) ? "crashed" : WEXITSTATUS(status) == 0 ? "opened (wrong)" :
+	       WEXITSTATUS(status) == 1 ? "EPERM" : WEXITSTATUS(status) == 3 ? "setuid failed" : "another errno");
+	return rc;
+}
+
 static int cmd_info(void)
 {
 	struct kbench_info info;
@@ -696,6 +1121,16 @@ int main(int argc, char **argv)
 		return cmd_bad();
 	if (argc >= 2 && !strcmp(argv[1], "info"))
 		return cmd_info();
-	fprintf(stderr, "usage: kbench-run info | loop ... | syscall ... | bad\n");
+	if (argc >= 2 && !strcmp(argv[1], "fuzz"))
+		return cmd_fuzz(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "busy"))
+		return cmd_busy();
+	if (argc >= 2 && !strcmp(argv[1], "kill"))
+		return cmd_kill();
+	if (argc >= 2 && !strcmp(argv[1], "eperm"))
+		return cmd_eperm();
+	if (argc >= 3 && !strcmp(argv[1], "verify"))
+		return verify_run(argv[2], argc > 3 ? strtoull(argv[3], NULL, 0) : 5000);
+	fprintf(stderr, "usage: kbench-run info | loop ... | syscall ... | bad | fuzz S N | busy | kill | eperm | verify NAME [N]\n");
 	return 2;
 }

@@ -35,7 +35,7 @@ fn main() {
     // proves that the ABI mirror brings the module's samples back intact.
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns\n");
     for (t, c) in res.per_cpu.iter().enumerate() {
-        for s in c.samples.iter().filter(|s| s.flags & kernel::SAMPLE_DISCARDED_NMI == 0) {
+        for s in c.samples.iter().filter(|s| s.flags & kernel::SAMPLE_DISCARDED_ALL == 0) {
             ev.push_str(&format!("rust-client,{},{t},{},{},{}\n", res.per_cpu.len(), s.cpu, s.iteration, s.latency_ns));
         }
     }
