@@ -42,6 +42,9 @@ pub enum TracerError {
     Unknown(String),
     #[error("bad tracer spec '{spec}': {why}")]
     BadSpec { spec: String, why: String },
+    /// A tracer option (`--subbuf-size`, `--ftrace-clock`, ...) the backend does not accept.
+    #[error("tracer '{spec}': {why}")]
+    BadOption { spec: String, why: String },
     #[error("tracer '{name}' is not available here: {why} (fix: {fix})")]
     Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]

@@ -299,6 +299,33 @@ pub fn parse_size(s: &str) -> Option<u64> {
     num.parse::<u64>().ok().filter(|n| *n > 0).map(|n| n * mult)
 }
 
+/// Checks `--subbuf-size` and `--num-subbuf` (defaults when `None`); returns the size as given,
+/// in bytes, and the count. `lttng enable-channel` silently rounds a sub-buffer size up to a power
+/// of two of at least the page size, so any other value would measure a buffer other than the one
+/// run.json records (and `buffer_events` would be wrong): refused instead. LTTng needs at least 2
+/// sub-buffers (one being written while the other is read). The plan stage calls this through
+/// `registry::validate_options`, so a bad value costs nothing and leaves nothing behind.
+pub fn check_buffer(subbuf: Option<&str>, num: Option<u32>) -> Result<(String, u64, u32), String> {
+    let size = subbuf.unwrap_or(DEFAULT_SUBBUF_SIZE).to_string();
+    // SAFETY: sysconf has no preconditions.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let bytes =
+        parse_size(&size).ok_or_else(|| format!("bad --subbuf-size '{size}': use a size such as 8k, 16k or 1M"))?;
+    if !bytes.is_power_of_two() || bytes < page {
+        return Err(format!(
+            "--subbuf-size {size} ({bytes} bytes): LTTng sub-buffers are a power of two of at least the page size \
+             ({page} bytes); use e.g. {}k, {}k or 1M",
+            page / 1024,
+            2 * page / 1024
+        ));
+    }
+    let n = num.unwrap_or(DEFAULT_NUM_SUBBUF);
+    if n < 2 {
+        return Err(format!("--num-subbuf {n}: LTTng needs at least 2 sub-buffers"));
+    }
+    Ok((size, bytes, n))
+}
+
 fn session_name(run_id: &str) -> String {
     let clean: String =
         run_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
@@ -316,18 +343,8 @@ impl Lttng {
         if let Err((why, fix)) = availability() {
             return Err(TracerError::Unavailable { name: mode.spec().into(), why, fix });
         }
-        let subbuf_size = opts.subbuf_size.clone().unwrap_or_else(|| DEFAULT_SUBBUF_SIZE.into());
-        let subbuf_bytes = parse_size(&subbuf_size).ok_or_else(|| TracerError::BadSpec {
-            spec: mode.spec().into(),
-            why: format!("bad --subbuf-size '{subbuf_size}': use a size such as 8k, 16k or 1M"),
-        })?;
-        let num_subbuf = opts.num_subbuf.unwrap_or(DEFAULT_NUM_SUBBUF);
-        if num_subbuf < 2 {
-            return Err(TracerError::BadSpec {
-                spec: mode.spec().into(),
-                why: format!("--num-subbuf {num_subbuf}: LTTng needs at least 2 sub-buffers"),
-            });
-        }
+        let (subbuf_size, subbuf_bytes, num_subbuf) = check_buffer(opts.subbuf_size.as_deref(), opts.num_subbuf)
+            .map_err(|why| TracerError::BadOption { spec: mode.spec().into(), why })?;
         if running_sessiond().is_none() {
             return Err(setup_err(
                 mode,

@@ -187,6 +187,27 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
     }
 }
 
+/// Checks the options the backend of `spec` takes (`--subbuf-size`, `--num-subbuf`,
+/// `--ftrace-clock`, `--probe-site`) against what it accepts on this machine, without creating it
+/// (no side effects). The plan stage calls it for every row (and every `--vary` value), so a bad
+/// value is answered before any directory exists, not by a failing cell. Options a backend does
+/// not take are not its business.
+pub fn validate_options(spec: &str, opts: &CreateOptions) -> Result<(), TracerError> {
+    let bad = |why: String| TracerError::BadOption { spec: spec.into(), why };
+    match split(spec).0 {
+        "lttng-ust" | "lttng-tracef" => {
+            lttng::check_buffer(opts.subbuf_size.as_deref(), opts.num_subbuf).map(|_| ()).map_err(bad)
+        }
+        "ftrace" | "ftrace-raw" | "ftrace-syscall" | "ftrace-raw-syscall" => {
+            ftrace::check_clock_here(opts.ftrace_clock.as_deref()).map(|_| ()).map_err(bad)
+        }
+        "uprobe" | "ebpf" | "perf" | "systemtap" | "bpftrace" => {
+            crate::probe_site::SiteKind::parse(opts.probe_site.as_deref()).map(|_| ())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks that the backend of `spec` can record `size` bytes per event (`--payload-size`, and the
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
