@@ -23,6 +23,18 @@ pub enum Knob {
 }
 
 impl Knob {
+    /// Checks the option's value in `opts` against what this machine accepts (no side effects).
+    pub fn check(self, spec: &str, opts: &CreateOptions) -> Result<(), TracerError> {
+        let bad = |why: String| TracerError::BadOption { spec: spec.into(), why };
+        match self {
+            Knob::SubbufSize | Knob::NumSubbuf => {
+                lttng::check_buffer(opts.subbuf_size.as_deref(), opts.num_subbuf).map(|_| ()).map_err(bad)
+            }
+            Knob::FtraceClock => ftrace::check_clock_here(opts.ftrace_clock.as_deref()).map(|_| ()).map_err(bad),
+            Knob::ProbeSite => crate::probe_site::SiteKind::parse(opts.probe_site.as_deref()).map(|_| ()),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Knob::SubbufSize => "subbuf-size",

@@ -121,6 +121,28 @@ pub fn check_clock(clock: &str) -> Result<&'static str, String> {
     })
 }
 
+/// Checks a `--ftrace-clock` value (default when `None`) by name and against the kernel's own
+/// list (`trace_clock` at the tracefs root lists the same clocks as every instance's), before
+/// anything runs; returns the `trace_clock` name. Without a readable list (no tracefs), only the
+/// name is checked: such a machine cannot run the ftrace rows anyway (`availability`).
+pub fn check_clock_here(clock: Option<&str>) -> Result<&'static str, String> {
+    let clock = clock.unwrap_or(DEFAULT_CLOCK);
+    let file = check_clock(clock)?;
+    let Some(list) = tracefs_root().and_then(|r| std::fs::read_to_string(r.join("trace_clock")).ok()) else {
+        return Ok(file);
+    };
+    let have: Vec<&str> = list.split_whitespace().map(|c| c.trim_matches(['[', ']'])).collect();
+    if have.contains(&file) {
+        Ok(file)
+    } else {
+        Err(format!(
+            "--ftrace-clock {clock}: this kernel has no '{file}' trace clock (its trace_clock lists {}); pick one of {}",
+            have.join(" "),
+            CLOCKS.iter().filter(|(_, k)| have.contains(k)).map(|(n, _)| *n).collect::<Vec<_>>().join("|")
+        ))
+    }
+}
+
 /// A private tracefs instance; dropping it turns it off and removes it.
 pub struct Instance {
     pub path: PathBuf,
@@ -200,7 +222,7 @@ impl Ftrace {
             return Err(TracerError::Unavailable { name: mode.spec().into(), why, fix });
         }
         let clock = opts.ftrace_clock.clone().unwrap_or_else(|| DEFAULT_CLOCK.into());
-        let clock_file = check_clock(&clock).map_err(|why| TracerError::BadSpec { spec: mode.spec().into(), why })?;
+        let clock_file = check_clock(&clock).map_err(|why| TracerError::BadOption { spec: mode.spec().into(), why })?;
         let root = tracefs_root().expect("checked by availability");
         // SAFETY: getpid has no preconditions.
         let name = format!("tracebench-{}", unsafe { libc::getpid() });

@@ -16,6 +16,7 @@ pub mod lttng;
 pub mod lw;
 pub mod none;
 pub mod open;
+pub mod owned;
 pub mod plugin;
 pub mod printf;
 pub mod reason;
@@ -46,6 +47,9 @@ pub enum TracerError {
     Unknown(String),
     #[error("bad tracer spec '{spec}': {why}")]
     BadSpec { spec: String, why: String },
+    /// A tracer option (`--subbuf-size`, `--ftrace-clock`, ...) the backend does not accept.
+    #[error("tracer '{spec}': {why}")]
+    BadOption { spec: String, why: String },
     #[error("tracer '{name}' is not available here: {why} (fix: {fix})")]
     Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]

@@ -23,7 +23,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::{Tracer, TracerError};
+use crate::{owned, Tracer, TracerError};
 
 /// Survey section 6.2.3: 2 sub-buffers of 8 KiB per CPU.
 pub const DEFAULT_SUBBUF_SIZE: &str = "8k";
@@ -131,23 +131,65 @@ pub fn running_sessiond() -> Option<i32> {
     (comm.trim() == "lttng-sessiond").then_some(pid)
 }
 
-/// Whether `pid` exists and is not a zombie.
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name.
-        Ok(s) => s.rsplit_once(')').map(|(_, rest)| !rest.trim_start().starts_with('Z')).unwrap_or(false),
-        Err(_) => false,
+/// Name of the state file recording the session daemon a run started (see `owned`).
+const STATE: &str = "lttng-sessiond";
+
+/// Whether the process `pid` (a decimal string) no longer exists.
+fn dead(pid: &str) -> bool {
+    pid.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Cleans up after tracebench runs killed with SIGKILL (no Drop ran): stops the session daemon
+/// (and its consumer daemons) a dead run started, destroys `tracebench-...-PID` sessions of dead
+/// measuring processes in a daemon that lives on (a user's own daemon keeps running), and
+/// removes their snapshot directories. Done by the parent before it needs a daemon, as uprobe
+/// events and tracefs instances of dead runs are removed before new ones are made.
+pub fn reap_leftovers() {
+    if let owned::Reaped::Stopped(r) = owned::reap_stale(STATE, Some("lttng-consumerd")) {
+        eprintln!(
+            "tracebench: stopped lttng-sessiond (pid {}) left running by a tracebench run that was killed (pid {})",
+            r.process.pid, r.owner.pid
+        );
+    }
+    if running_sessiond().is_some() {
+        for session in lttng(&["list"]).map(|t| stale_sessions(&t)).unwrap_or_default() {
+            let _ = lttng(&["destroy", &session]);
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let pid = n
+                .strip_prefix("tracebench-")
+                .and_then(|r| r.strip_suffix("-snapshot"))
+                .and_then(|r| r.rsplit('-').next());
+            if pid.is_some_and(dead) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
     }
 }
 
+/// Sessions in `lttng list` output named by [`session_name`] whose measuring process is gone.
+fn stale_sessions(list: &str) -> Vec<String> {
+    list.lines()
+        .filter_map(|l| l.trim_start().split_once(") ").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|name| name.starts_with("tracebench-") && name.rsplit('-').next().is_some_and(dead))
+        .map(String::from)
+        .collect()
+}
+
 /// Parent-side guard: makes sure a session daemon runs for the whole `tracebench run`, and stops
-/// it on drop only if this guard started it.
+/// it on drop only if this guard started it. What it starts is recorded (`owned`), so that if
+/// this run is killed with SIGKILL the next run stops it ([`reap_leftovers`]).
 pub struct SessiondGuard {
-    started: Option<i32>,
+    started: Option<owned::ProcId>,
 }
 
 impl SessiondGuard {
     pub fn ensure(spec: &str) -> Result<Self, TracerError> {
+        reap_leftovers();
         if running_sessiond().is_some() {
             return Ok(SessiondGuard { started: None });
         }
@@ -160,8 +202,8 @@ impl SessiondGuard {
         if !out.status.success() {
             // The launcher may have been interrupted after the daemon forked: stop a daemon that
             // was not there before rather than leave it running.
-            if let Some(pid) = running_sessiond() {
-                drop(SessiondGuard { started: Some(pid) });
+            if let Some(p) = running_sessiond().and_then(owned::ProcId::of) {
+                drop(SessiondGuard { started: Some(p) });
             }
             return Err(TracerError::Setup {
                 name: spec.into(),
@@ -170,8 +212,13 @@ impl SessiondGuard {
         }
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            if let Some(pid) = running_sessiond() {
-                return Ok(SessiondGuard { started: Some(pid) });
+            if let Some(p) = running_sessiond().and_then(owned::ProcId::of) {
+                let guard = SessiondGuard { started: Some(p) };
+                if let Err(e) = owned::record(STATE, "lttng-sessiond", p) {
+                    // The run goes on; only a SIGKILL of it would now leave the daemon behind.
+                    eprintln!("tracebench: warning: cannot record the lttng-sessiond this run started: {e}");
+                }
+                return Ok(guard);
             }
             if Instant::now() > deadline {
                 return Err(TracerError::Setup {
@@ -185,25 +232,19 @@ impl SessiondGuard {
 
     /// The pid of the daemon this guard started, if it started one.
     pub fn started_pid(&self) -> Option<i32> {
-        self.started
+        self.started.map(|p| p.pid)
     }
 }
 
 impl Drop for SessiondGuard {
     fn drop(&mut self) {
-        let Some(pid) = self.started else { return };
-        // SAFETY: plain signal to a pid we started; checked to still be lttng-sessiond.
-        if running_sessiond() == Some(pid) {
-            unsafe { libc::kill(pid, libc::SIGTERM) };
+        let Some(p) = self.started else { return };
+        // Only the daemon this guard started: same pid and start time, and still the one the
+        // pid file names.
+        if running_sessiond() == Some(p.pid) && !owned::stop(p, Duration::from_secs(5)) {
+            eprintln!("warning: lttng-sessiond (pid {}) did not stop after SIGTERM and SIGKILL", p.pid);
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if !alive(pid) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("warning: lttng-sessiond (pid {pid}) did not stop within 5 s of SIGTERM");
+        owned::forget(STATE);
     }
 }
 
@@ -299,6 +340,33 @@ pub fn parse_size(s: &str) -> Option<u64> {
     num.parse::<u64>().ok().filter(|n| *n > 0).map(|n| n * mult)
 }
 
+/// Checks `--subbuf-size` and `--num-subbuf` (defaults when `None`); returns the size as given,
+/// in bytes, and the count. `lttng enable-channel` silently rounds a sub-buffer size up to a power
+/// of two of at least the page size, so any other value would measure a buffer other than the one
+/// run.json records (and `buffer_events` would be wrong): refused instead. LTTng needs at least 2
+/// sub-buffers (one being written while the other is read). The plan stage calls this through
+/// `registry::validate_options`, so a bad value costs nothing and leaves nothing behind.
+pub fn check_buffer(subbuf: Option<&str>, num: Option<u32>) -> Result<(String, u64, u32), String> {
+    let size = subbuf.unwrap_or(DEFAULT_SUBBUF_SIZE).to_string();
+    // SAFETY: sysconf has no preconditions.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let bytes =
+        parse_size(&size).ok_or_else(|| format!("bad --subbuf-size '{size}': use a size such as 8k, 16k or 1M"))?;
+    if !bytes.is_power_of_two() || bytes < page {
+        return Err(format!(
+            "--subbuf-size {size} ({bytes} bytes): LTTng sub-buffers are a power of two of at least the page size \
+             ({page} bytes); use e.g. {}k, {}k or 1M",
+            page / 1024,
+            2 * page / 1024
+        ));
+    }
+    let n = num.unwrap_or(DEFAULT_NUM_SUBBUF);
+    if n < 2 {
+        return Err(format!("--num-subbuf {n}: LTTng needs at least 2 sub-buffers"));
+    }
+    Ok((size, bytes, n))
+}
+
 fn session_name(run_id: &str) -> String {
     let clean: String =
         run_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
@@ -316,18 +384,8 @@ impl Lttng {
         if let Err((why, fix)) = availability() {
             return Err(TracerError::Unavailable { name: mode.spec().into(), why, fix });
         }
-        let subbuf_size = opts.subbuf_size.clone().unwrap_or_else(|| DEFAULT_SUBBUF_SIZE.into());
-        let subbuf_bytes = parse_size(&subbuf_size).ok_or_else(|| TracerError::BadSpec {
-            spec: mode.spec().into(),
-            why: format!("bad --subbuf-size '{subbuf_size}': use a size such as 8k, 16k or 1M"),
-        })?;
-        let num_subbuf = opts.num_subbuf.unwrap_or(DEFAULT_NUM_SUBBUF);
-        if num_subbuf < 2 {
-            return Err(TracerError::BadSpec {
-                spec: mode.spec().into(),
-                why: format!("--num-subbuf {num_subbuf}: LTTng needs at least 2 sub-buffers"),
-            });
-        }
+        let (subbuf_size, subbuf_bytes, num_subbuf) = check_buffer(opts.subbuf_size.as_deref(), opts.num_subbuf)
+            .map_err(|why| TracerError::BadOption { spec: mode.spec().into(), why })?;
         if running_sessiond().is_none() {
             return Err(setup_err(
                 mode,
@@ -745,6 +803,29 @@ impl Tracer for Lttng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_sessions_are_those_of_dead_processes() {
+        let mut c = Command::new("true").spawn().unwrap();
+        let gone = c.id();
+        c.wait().unwrap();
+        let me = std::process::id();
+        let list = format!(
+            "Available recording sessions:\n  1) foo [inactive]\n    Trace output: /root/lttng-traces/foo\n\n  \
+             2) tracebench-20261125T094059Z-77-{gone} [inactive snapshot]\n  3) tracebench-{me} [active snapshot]\n\n\
+             Use lttng list <session_name> for more details\n"
+        );
+        assert_eq!(stale_sessions(&list), vec![format!("tracebench-20261125T094059Z-77-{gone}")]);
+    }
+
+    #[test]
+    fn buffer_geometry_is_checked() {
+        assert_eq!(check_buffer(None, None).unwrap().1, 8192);
+        assert!(check_buffer(Some("3"), None).unwrap_err().contains("power of two"));
+        assert!(check_buffer(Some("12k"), None).unwrap_err().contains("power of two"));
+        assert!(check_buffer(Some("16k"), Some(1)).unwrap_err().contains("at least 2"));
+        assert_eq!(check_buffer(Some("1M"), Some(4)).unwrap(), ("1M".to_string(), 1 << 20, 4));
+    }
 
     #[test]
     fn sizes() {

@@ -101,6 +101,16 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
     (b.create)(spec, arg, opts)
 }
 
+/// Checks the options the backend of `spec` takes (its knobs: `--subbuf-size`, `--num-subbuf`,
+/// `--ftrace-clock`, `--probe-site`) against what it accepts on this machine, without creating it
+/// (no side effects). The plan stage calls it for every row (and every `--vary` value), so a bad
+/// value is answered before any directory exists, not by a failing cell. Options a backend does
+/// not take are not its business.
+pub fn validate_options(spec: &str, opts: &CreateOptions) -> Result<(), TracerError> {
+    let (b, _) = backend(spec)?;
+    b.knobs.iter().try_for_each(|k| k.check(spec, opts))
+}
+
 /// Checks that the backend of `spec` can record `size` bytes per event (`--payload-size`, and the
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {

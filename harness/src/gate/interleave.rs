@@ -161,6 +161,75 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, G
     Results::open(&out)
 }
 
+/// The words of a plain command line (quotes and backslashes as the shell reads them), or `None`
+/// when the shell would do more than split it (expansions, redirections, several commands): only
+/// the shell can tell what such a line runs.
+fn plain_words(cmd: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        x => w.push(x),
+                    }
+                }
+            }
+            '"' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '$' | '`' | '\\' => return None,
+                        x => w.push(x),
+                    }
+                }
+            }
+            '\\' => cur.get_or_insert_with(String::new).push(chars.next()?),
+            '$' | '`' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '*' | '?' | '[' | '{' | '~' | '#' | '\n' => {
+                return None
+            }
+            x => cur.get_or_insert_with(String::new).push(x),
+        }
+    }
+    words.extend(cur);
+    Some(words)
+}
+
+/// Plans a side's command before anything runs when it is plainly `tracebench run|scale ...`
+/// (as the gate will invoke it, `--repeats 1 --out DIR` appended): a bad option (a tracer's
+/// sub-buffer size, an unknown tracer) then exits 2 before the work directory exists, instead of
+/// failing in the first repetition. Other commands are the shell's business and are not checked.
+fn precheck(cmd: &str, flag: &str) -> Result<(), GateError> {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    let Some(mut words) = plain_words(cmd) else { return Ok(()) };
+    let is_us = words.first().is_some_and(|w| Path::new(w).file_name().is_some_and(|n| n == "tracebench"));
+    if !is_us || !matches!(words.get(1).map(String::as_str), Some("run" | "scale")) {
+        return Ok(());
+    }
+    words.extend(["--repeats", "1", "--out", "tracebench-gate-precheck"].map(String::from));
+    let cli = Cli::try_parse_from(&words).map_err(|e| {
+        let first = e.to_string().lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+        GateError::Usage(format!("{flag} '{cmd}': {first}"))
+    })?;
+    let (a, mode) = match &cli.command {
+        Command::Run(a) => (a, crate::runner::Mode::Run),
+        Command::Scale(a) => (a, crate::runner::Mode::Scale),
+        _ => return Ok(()),
+    };
+    crate::runner::plan::plan(&a.options(), mode).map(|_| ()).map_err(|e| GateError::Usage(format!("{flag}: {e}")))
+}
+
 /// An interleaved gate in progress: the pairs run so far, and what is needed to run more
 /// (`--max-repeats` extends an inconclusive gate).
 pub struct Interleaved {
@@ -187,6 +256,9 @@ impl Interleaved {
                 ))
                 .into());
             }
+        }
+        for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {
+            precheck(c, flag)?;
         }
         let work = WorkDir::new(args.out.as_deref())?;
         // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
@@ -268,6 +340,27 @@ impl Interleaved {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_command_lines_split_like_the_shell() {
+        let w = plain_words("tracebench run --tracer 'a b' --label \"x\" c\\ d").unwrap();
+        assert_eq!(w, ["tracebench", "run", "--tracer", "a b", "--label", "x", "c d"]);
+        assert!(plain_words("tracebench run --tracer $T").is_none());
+        assert!(plain_words("make bench && tracebench run").is_none());
+        assert!(plain_words("tracebench run 'open").is_none());
+    }
+
+    #[test]
+    fn a_bad_tracer_option_is_refused_before_any_run() {
+        let e = precheck("tracebench run --tracer lttng-ust --subbuf-size 3", "--baseline-cmd").unwrap_err();
+        // Where LTTng is missing the row is refused for that first.
+        if tracebench_tracers::lttng::availability().is_ok() {
+            assert!(e.to_string().contains("--subbuf-size 3"), "{e}");
+        }
+        assert!(precheck("tracebench run --tracer lw --bogus", "--baseline-cmd").is_err());
+        // Not plainly tracebench: left to the shell.
+        assert!(precheck("./bench.sh --subbuf-size 3", "--baseline-cmd").is_ok());
+    }
 
     #[test]
     fn abba_order() {

@@ -164,6 +164,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         o.out = Some(root.join(sweep::dir_of(&vary.knob, plain)));
         let p = plan::plan(&o, Mode::Run).map_err(|e| match e {
             Error::Usage(m) => Error::Usage(format!("--vary {}={typed}: {m}", vary.knob)),
+            Error::Tracer(e) => Error::Usage(format!("--vary {}={typed}: {e}", vary.knob)),
             other => other,
         })?;
         plans.push((o, p));

@@ -106,6 +106,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         for s in &specs {
             registry::validate_payload(s, args.payload_size)?;
         }
+        validate_tracer_options(args, &specs)?;
     }
     if !args.label.is_empty() && args.label.len() != specs.len() {
         return Err(Error::Usage(format!(
@@ -166,6 +167,25 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
     Ok(Plan { rows, threads, cpus, sets, out })
+}
+
+/// Every tracer option against what each row's backend accepts here (LTTng's sub-buffer geometry,
+/// the kernel's ftrace clocks, the probe site), so that a bad value exits 2 before any directory
+/// exists instead of failing inside a cell (`registry::validate_options`).
+fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error> {
+    let o = args.tracer_opts();
+    let copts = registry::CreateOptions {
+        ftrace_clock: o.ftrace_clock,
+        subbuf_size: o.subbuf_size,
+        num_subbuf: o.num_subbuf,
+        probe_site: o.probe_site,
+        payload_size: args.payload_size,
+        ..Default::default()
+    };
+    for s in specs {
+        registry::validate_options(s, &copts)?;
+    }
+    Ok(())
 }
 
 impl Plan {

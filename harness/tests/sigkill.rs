@@ -1,0 +1,126 @@
+//! A run killed with SIGKILL (no Drop runs) leaves nothing that the next run does not clean up
+//! (issue 15, item 1): the lttng-sessiond it started (and its consumer daemons) is stopped by the
+//! next run, and a daemon the user started is never stopped, though the dead run's session in it
+//! is destroyed.
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use tracebench_tracers::lttng;
+use tracebench_tracers::owned::ProcId;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tracebench"))
+}
+
+/// Live processes called `name`.
+fn processes(name: &str) -> Vec<ProcId> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == name))
+        .filter_map(ProcId::of)
+        .filter(|p| p.alive())
+        .collect()
+}
+
+fn sessions() -> String {
+    Command::new("lttng")
+        .arg("list")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// The newest cell directory's `cell.pid`, if a cell has started.
+fn newest_cell(out: &Path) -> Option<std::path::PathBuf> {
+    let mut v: Vec<_> =
+        std::fs::read_dir(out.join(".cells")).ok()?.flatten().map(|e| e.path().join("cell.pid")).collect();
+    v.retain(|p| p.exists());
+    v.sort();
+    v.pop()
+}
+
+/// Starts `tracebench run --tracer lttng-ust -n 3000000` (the issue's repro; repeated, as 3 M calls
+/// take under 3 s here), lets it run 3 s, then SIGKILLs the parent and its measuring child (their
+/// process group; the daemon has its own session) half a second into a cell, so that the cell's
+/// LTTng session exists.
+fn start_and_kill(out: &Path) {
+    use std::os::unix::process::CommandExt;
+    let mut parent: Child = bin()
+        .args(["run", "-q", "--tracer", "lttng-ust", "-n", "3000000", "--repeats", "50", "--out"])
+        .arg(out)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while newest_cell(out).is_none() {
+        assert!(Instant::now() < deadline, "the cell never started");
+        assert!(parent.try_wait().unwrap().is_none(), "the run ended before its cell started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let seen = newest_cell(out);
+    while newest_cell(out) == seen {
+        assert!(Instant::now() < deadline, "no new cell started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let cell: i32 = std::fs::read_to_string(newest_cell(out).unwrap()).unwrap().trim().parse().unwrap();
+    assert!(parent.try_wait().unwrap().is_none(), "the run ended before it was killed");
+    // SAFETY: the process group of the run this test started (the run and its measuring child).
+    unsafe { libc::killpg(parent.id() as i32, libc::SIGKILL) };
+    parent.wait().unwrap();
+    let gone = Instant::now() + Duration::from_secs(5);
+    while Path::new(&format!("/proc/{cell}")).exists() && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The next, ordinary run; returns its stderr.
+fn next_run(out: &Path) -> String {
+    let o = bin().args(["run", "-q", "--tracer", "lttng-ust", "-n", "300", "--out"]).arg(out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "the run after the SIGKILL failed: {err}");
+    err
+}
+
+#[test]
+fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
+    if let Err((why, _)) = lttng::availability() {
+        println!("SKIP sigkill test: LTTng unavailable: {why}");
+        return;
+    }
+    if let Some(pid) = lttng::running_sessiond() {
+        println!("SKIP sigkill test: an lttng-sessiond (pid {pid}) already runs, so this test cannot start its own");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+
+    // 1. The daemon tracebench started outlives the SIGKILL; the next run stops it.
+    start_and_kill(&tmp.path().join("killed"));
+    let left = processes("lttng-sessiond");
+    assert_eq!(left.len(), 1, "the killed run's lttng-sessiond should still be there: {left:?}");
+    let consumers = processes("lttng-consumerd");
+    let err = next_run(&tmp.path().join("next"));
+    assert!(err.contains("stopped lttng-sessiond"), "{err}");
+    for p in left.iter().chain(&consumers) {
+        assert!(!p.alive(), "pid {} (started by the killed run) survived the next run", p.pid);
+    }
+    assert!(processes("lttng-sessiond").is_empty(), "a tracebench-started daemon survived");
+    assert!(processes("lttng-consumerd").is_empty(), "a consumer daemon survived");
+
+    // 2. A daemon the user started is never stopped; the killed run's session in it is destroyed.
+    let st = Command::new("lttng-sessiond").args(["--daemonize", "--no-kernel"]).status().unwrap();
+    assert!(st.success());
+    let users = ProcId::of(lttng::running_sessiond().expect("the user's daemon")).unwrap();
+    start_and_kill(&tmp.path().join("killed2"));
+    assert!(sessions().contains("tracebench-"), "the killed run's session should be left: {}", sessions());
+    let err = next_run(&tmp.path().join("next2"));
+    assert!(!err.contains("stopped lttng-sessiond"), "{err}");
+    assert!(users.alive(), "the user's lttng-sessiond was stopped");
+    let left = sessions();
+    assert!(!left.contains("tracebench-"), "a tracebench session survived: {left}");
+    assert!(tracebench_tracers::owned::stop(users, Duration::from_secs(5)), "could not stop the test's daemon");
+}
