@@ -46,15 +46,23 @@ pub fn print_table(
     println!("results: {}", out.display());
 }
 
+/// `--payload-size` sizes a backend takes; spin is a calibration, not a tracer, and records nothing.
+fn payload_note(kind: &str) -> String {
+    match kind {
+        "spin" => String::new(),
+        _ => tracebench_tracers::registry::payload_note(kind),
+    }
+}
+
 /// `tracebench list`.
 pub fn list() -> Result<i32, Error> {
     let known = tracebench_tracers::known();
     let w = known.iter().map(|i| i.spec.len()).max().unwrap_or(10);
     for i in &known {
         match &i.availability {
-            Ok(()) => println!("{:<w$}  available    {}", i.spec, i.description),
+            Ok(()) => println!("{:<w$}  available    {} {}", i.spec, i.description, payload_note(i.name)),
             Err((why, fix)) => {
-                println!("{:<w$}  unavailable  {}", i.spec, i.description);
+                println!("{:<w$}  unavailable  {} {}", i.spec, i.description, payload_note(i.name));
                 println!("{:<w$}               why: {why}", "");
                 println!("{:<w$}               fix: {fix}", "");
             }

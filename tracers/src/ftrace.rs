@@ -13,6 +13,10 @@
 //! - `ftrace-raw-syscall`: the same with `raw_syscalls:sys_enter`/`sys_exit` (every system call
 //!   of the machine is recorded, which is what tools such as `trace-cmd -e raw_syscalls` do).
 //!
+//! With `--payload-size N` (N != 4), `ftrace` writes N bytes of the preallocated payload
+//! (payload.rs) to trace_marker, and `ftrace-raw` writes N bytes to trace_marker_raw (whose first
+//! 4 are the record's id): the kernel copies them from user memory into the ring (survey 7.3).
+//!
 //! Configuration follows survey section 6.2.3: 16 KiB per CPU (`buffer_size_kb=16`, the same as
 //! LTTng's 2 x 8 KiB), overwrite mode, no reader during the run, and the global clock unless
 //! `--ftrace-clock` says otherwise (the survey switched ftrace from its default local clock to the
@@ -20,8 +24,12 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
+use crate::payload::Payload;
 use crate::{Tracer, TracerError};
 
+/// Largest `--payload-size` of a marker write: one event must fit in a ring-buffer page, and
+/// Linux 6.18 with 4 KiB pages cuts a trace_marker write at 4054 bytes (measured), so stay below.
+pub const MAX_MARKER: u32 = 4000;
 pub const BUFFER_SIZE_KB: u64 = 16;
 pub const DEFAULT_CLOCK: &str = "global";
 /// `--ftrace-clock` values (name on the command line, name in `trace_clock`).
@@ -175,6 +183,8 @@ pub struct Ftrace {
     ncpu: usize,
     /// CPUs the measuring threads run on (from `thread_init`).
     measuring_cpus: std::sync::Mutex<Vec<usize>>,
+    /// `Some` with `--payload-size` other than 4 (marker modes): the bytes each write carries.
+    payload: Option<Payload>,
     // Declared last: dropped after `fd` is closed in `Drop`.
     instance: Instance,
 }
@@ -241,6 +251,10 @@ impl Ftrace {
             subbuf_size_kb,
             ncpu,
             measuring_cpus: std::sync::Mutex::new(Vec::new()),
+            payload: match mode {
+                Mode::Marker | Mode::MarkerRaw => Payload::for_size(opts.payload_size),
+                Mode::Syscall | Mode::RawSyscall => None,
+            },
             instance,
         };
         me.instance.write("tracing_on", "1").map_err(err)?;
@@ -312,10 +326,14 @@ impl Tracer for Ftrace {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({
             "instance": self.instance.path.display().to_string(),
-            "call": match self.mode {
-                Mode::Marker => "write(trace_marker, decimal payload)",
-                Mode::MarkerRaw => "write(trace_marker_raw, {u32 id, u32 payload})",
-                Mode::Syscall | Mode::RawSyscall => "getppid()",
+            "call": match (self.mode, &self.payload) {
+                (Mode::Marker, None) => "write(trace_marker, decimal payload)".to_string(),
+                (Mode::MarkerRaw, None) => "write(trace_marker_raw, {u32 id, u32 payload})".to_string(),
+                (Mode::Marker, Some(p)) => format!("write(trace_marker, {} payload bytes)", p.len()),
+                (Mode::MarkerRaw, Some(p)) => {
+                    format!("write(trace_marker_raw, {} payload bytes, the first 4 read as the id)", p.len())
+                }
+                (Mode::Syscall | Mode::RawSyscall, _) => "getppid()".to_string(),
             },
             "events": self.mode.events(),
             "buffer_size_kb_requested": BUFFER_SIZE_KB,
@@ -344,6 +362,11 @@ impl Tracer for Ftrace {
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some(p) = &self.payload {
+            // SAFETY: fd is open for writing; the payload is valid for its length.
+            unsafe { libc::write(self.fd, p.as_ptr().cast(), p.len()) };
+            return;
+        }
         match self.mode {
             Mode::Marker => {
                 let mut buf = [0u8; 10];

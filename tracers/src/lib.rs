@@ -13,6 +13,7 @@ pub mod hpc;
 pub mod lttng;
 pub mod lw;
 pub mod none;
+pub mod payload;
 pub mod plugin;
 pub mod printf;
 pub mod reason;

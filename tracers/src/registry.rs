@@ -133,9 +133,9 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
     };
     match kind {
         "none" => no_arg(Box::new(NoneTracer)),
-        "lw" => no_arg(Box::new(Lw::new("lw", false))),
-        "lw-tsc" => no_arg(Box::new(Lw::new("lw-tsc", true))),
-        "printf" => no_arg(Box::new(Printf::new()?)),
+        "lw" => no_arg(Box::new(Lw::new("lw", false, opts.payload_size))),
+        "lw-tsc" => no_arg(Box::new(Lw::new("lw-tsc", true, opts.payload_size))),
+        "printf" => no_arg(Box::new(Printf::new(opts.payload_size)?)),
         "spin" => match arg {
             Some(a) => Ok(Box::new(Spin::parse(spec, a, opts.tsc_hz)?)),
             None => Err(TracerError::BadSpec { spec: spec.into(), why: "spin needs a cost, e.g. spin:300".into() }),
@@ -191,21 +191,53 @@ pub fn validate(spec: &str) -> Result<(), TracerError> {
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
     let kind = split(spec).0;
-    if size == 4 || PAYLOAD_KINDS.contains(&kind) {
+    if size == crate::payload::DEFAULT {
         return Ok(());
     }
-    Err(TracerError::BadSpec {
-        spec: spec.into(),
-        why: format!(
-            "'{kind}' records a fixed 4-byte payload, so --payload-size {size} cannot apply to it (backends that take \
-             a payload size: {})",
-            if PAYLOAD_KINDS.is_empty() { "none yet".to_string() } else { PAYLOAD_KINDS.join(", ") }
+    let why = match payload_range(kind) {
+        Some((lo, hi)) if (lo..=hi).contains(&size) => return Ok(()),
+        Some((lo, hi)) => format!("'{kind}' records {lo} to {hi} bytes per event; use a --payload-size in that range"),
+        None => format!(
+            "'{kind}' records a fixed 4-byte payload, so --payload-size {size} cannot apply to it (backends that \
+             take a payload size: {})",
+            PAYLOAD_KINDS.iter().map(|(k, _, _)| *k).collect::<Vec<_>>().join(", ")
         ),
-    })
+    };
+    Err(TracerError::BadSpec { spec: spec.into(), why })
 }
 
-/// Backends whose payload size can be set.
-pub const PAYLOAD_KINDS: &[&str] = &[];
+/// Backends whose payload size can be set: (kind, smallest, largest) in bytes. 4 is every
+/// backend's default (the iteration index) whatever its range; see `payload.rs`.
+pub const PAYLOAD_KINDS: &[(&str, u32, u32)] = &[
+    // A variable-length record in the 16 KiB ring: up to a quarter of it.
+    ("lw", 1, crate::payload::MAX),
+    ("lw-tsc", 1, crate::payload::MAX),
+    ("printf", 1, crate::payload::MAX),
+    ("lttng-ust", 1, crate::payload::MAX),
+    ("lttng-tracef", 1, crate::payload::MAX),
+    // trace_marker: one print event must fit in a ring-buffer page (see ftrace::MAX_MARKER).
+    ("ftrace", 1, crate::ftrace::MAX_MARKER),
+    // trace_marker_raw: the first 4 bytes are the record's id.
+    ("ftrace-raw", 4, crate::ftrace::MAX_MARKER),
+    // A `ustring` fetch-arg stops at MAX_STRING_SIZE (4096) with its NUL.
+    ("uprobe", 1, crate::payload::MAX - 1),
+    ("perf", 1, crate::payload::MAX - 1),
+    ("ebpf", 1, crate::payload::MAX),
+];
+
+/// The payload sizes `kind` takes, `None` when it records only the 4-byte index.
+pub fn payload_range(kind: &str) -> Option<(u32, u32)> {
+    PAYLOAD_KINDS.iter().find(|(k, _, _)| *k == kind).map(|(_, lo, hi)| (*lo, *hi))
+}
+
+/// What `tracebench list` says about a backend's payload: `[payload 1..4096 B]` or
+/// `[payload 4 B fixed]`.
+pub fn payload_note(kind: &str) -> String {
+    match payload_range(kind) {
+        Some((lo, hi)) => format!("[payload {lo}..{hi} B]"),
+        None => "[payload 4 B fixed]".into(),
+    }
+}
 
 /// The row name of a spec in results when the user gives no `--label`: the spec itself, except
 /// for `plugin:PATH[:ARGS]`, whose row is the plugin's own `name` (read in a forked child, init
