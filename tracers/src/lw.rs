@@ -183,7 +183,13 @@ impl Tracer for Lw {
             .rings
             .iter()
             // SAFETY: measuring threads have finished.
-            .map(|r| unsafe { if self.payload.is_some() { *r.count.get() } else { *r.head.get() } })
+            .map(|r| unsafe {
+                if self.payload.is_some() {
+                    *r.count.get()
+                } else {
+                    *r.head.get()
+                }
+            })
             .collect();
         serde_json::json!({ "events_per_cpu": heads })
     }

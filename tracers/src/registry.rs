@@ -14,7 +14,7 @@ use crate::{ftrace, lttng, syscall};
 use crate::{hpc, lw::Lw, none::NoneTracer, plugin, printf::Printf, spin::Spin, Tracer, TracerError};
 
 /// What the harness hands a backend at creation. Options a backend does not use are ignored.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CreateOptions {
     /// Calibrated TSC frequency in Hz (for backends that time themselves with the TSC).
     pub tsc_hz: f64,
@@ -31,6 +31,20 @@ pub struct CreateOptions {
     /// `--payload-size BYTES`: the bytes one event records (default 4: the u32 iteration index).
     /// Backends that cannot vary it refuse any other value in `validate_payload`.
     pub payload_size: u32,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            tsc_hz: 0.0,
+            ftrace_clock: None,
+            subbuf_size: None,
+            num_subbuf: None,
+            probe_site: None,
+            run_id: String::new(),
+            payload_size: crate::payload::DEFAULT,
+        }
+    }
 }
 
 /// One line of `tracebench list`.
