@@ -47,6 +47,9 @@ pub enum TracerError {
     Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
+    /// A `--payload-size` the backend cannot record: the message says which sizes it can.
+    #[error("--payload-size {size}: {why}")]
+    Payload { size: u32, why: String },
     /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.
     #[error("{0}")]
     Plugin(String),

@@ -210,14 +210,16 @@ pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
     }
     let why = match payload_range(kind) {
         Some((lo, hi)) if (lo..=hi).contains(&size) => return Ok(()),
-        Some((lo, hi)) => format!("'{kind}' records {lo} to {hi} bytes per event; use a --payload-size in that range"),
+        Some((lo, hi)) => {
+            format!("'{kind}' records {lo} to {hi} bytes per event (see `tracebench list`); pick a size in that range")
+        }
         None => format!(
-            "'{kind}' records a fixed 4-byte payload, so --payload-size {size} cannot apply to it (backends that \
-             take a payload size: {})",
+            "'{kind}' records a fixed 4-byte payload; leave --payload-size at 4 for it, or use a backend that takes \
+             a payload size: {}",
             PAYLOAD_KINDS.iter().map(|(k, _, _)| *k).collect::<Vec<_>>().join(", ")
         ),
     };
-    Err(TracerError::BadSpec { spec: spec.into(), why })
+    Err(TracerError::Payload { size, why })
 }
 
 /// Backends whose payload size can be set: (kind, smallest, largest) in bytes. 4 is every
