@@ -235,8 +235,10 @@ pub const PAYLOAD_KINDS: &[(&str, u32, u32)] = &[
     ("ftrace", 1, crate::ftrace::MAX_MARKER),
     // trace_marker_raw: the first 4 bytes are the record's id.
     ("ftrace-raw", 4, crate::ftrace::MAX_MARKER),
-    // A `ustring` fetch-arg stops at MAX_STRING_SIZE (4096) with its NUL.
-    ("uprobe", 1, crate::payload::MAX - 1),
+    // The event goes into ftrace's ring, where it must fit in a page, as a marker's does.
+    ("uprobe", 1, crate::ftrace::MAX_MARKER),
+    // A `ustring` fetch-arg stops at MAX_STRING_SIZE (4096) with its NUL; perf's trace buffer
+    // takes up to 8 KiB per event.
     ("perf", 1, crate::payload::MAX - 1),
     ("ebpf", 1, crate::payload::MAX),
 ];
