@@ -93,7 +93,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub kernel: bool,
     /// Bytes one event records (default 4: the iteration index). With --kernel: 4, 64, 256 or
-    /// 1024; in user space, every backend `tracebench list` marks as taking a payload size.
+    /// 1024; in user space, 1 to 4096 for the backends `tracebench list` marks `[payload A..B B]`
+    /// (lw, printf, lttng-*, ftrace, ftrace-raw, uprobe, perf, ebpf), 4 for the others.
     #[arg(long, default_value_t = 4)]
     pub payload_size: u32,
     /// First instruction of the uprobe site: nop5, push or ret (uprobe, ebpf, perf, bpftrace,

@@ -46,9 +46,12 @@ pub fn print_table(
     println!("results: {}", out.display());
 }
 
-/// ` [payload-size 1..4095 B]` for a backend whose payload size can be set.
-fn payload(i: &tracebench_tracers::TracerInfo) -> String {
-    i.payload.map(|(lo, hi)| format!(" [payload-size {lo}..{hi} B]")).unwrap_or_default()
+/// `--payload-size` sizes a backend takes; spin is a calibration, not a tracer, and records nothing.
+fn payload_note(kind: &str) -> String {
+    match kind {
+        "spin" => String::new(),
+        _ => tracebench_tracers::registry::payload_note(kind),
+    }
 }
 
 /// `tracebench list`.
@@ -57,9 +60,9 @@ pub fn list() -> Result<i32, Error> {
     let w = known.iter().map(|i| i.spec.len()).max().unwrap_or(10);
     for i in &known {
         match &i.availability {
-            Ok(()) => println!("{:<w$}  available    {}{}", i.spec, i.description, payload(i)),
+            Ok(()) => println!("{:<w$}  available    {} {}", i.spec, i.description, payload_note(i.name)),
             Err((why, fix)) => {
-                println!("{:<w$}  unavailable  {}{}", i.spec, i.description, payload(i));
+                println!("{:<w$}  unavailable  {} {}", i.spec, i.description, payload_note(i.name));
                 println!("{:<w$}               why: {why}", "");
                 println!("{:<w$}               fix: {fix}", "");
             }

@@ -22,6 +22,19 @@ void tb_lttng_fire(uint32_t payload)
 	lttng_ust_tracepoint(tracebench, event, payload);
 }
 
+/* `tracebench:blob`: len bytes of data into a sequence field (--payload-size). */
+__attribute__((noinline, visibility("default")))
+void tb_lttng_fire_blob(const char *data, uint32_t len)
+{
+	lttng_ust_tracepoint(tracebench, blob, data, len);
+}
+
+__attribute__((visibility("default")))
+int tb_lttng_blob_enabled(void)
+{
+	return lttng_ust_tracepoint_enabled(tracebench, blob) ? 1 : 0;
+}
+
 /* The LTTng-UST headers this object was compiled against, for run.json. */
 __attribute__((visibility("default")))
 const char *tb_lttng_ust_version(void)

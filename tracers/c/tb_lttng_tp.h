@@ -26,6 +26,20 @@ LTTNG_UST_TRACEPOINT_EVENT(
 	)
 )
 
+/*
+ * `tracebench:blob`: the event of `--payload-size N` (N != 4), whose payload is N bytes copied
+ * from the caller's buffer into a variable-length field (a CTF sequence of chars, printed as
+ * text by babeltrace2). Its cost against N is the survey's Figure 9 in userspace (section 7.3).
+ */
+LTTNG_UST_TRACEPOINT_EVENT(
+	tracebench,
+	blob,
+	LTTNG_UST_TP_ARGS(const char *, data, uint32_t, len),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_sequence_text(char, data, data, uint32_t, len)
+	)
+)
+
 #endif /* TB_LTTNG_TP_H */
 
 #include <lttng/tracepoint-event.h>

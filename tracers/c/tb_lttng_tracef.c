@@ -13,6 +13,15 @@ void tb_lttng_tracef(uint32_t payload)
 	lttng_ust_tracef("%d", (int)payload);
 }
 
+/* --payload-size: a NUL-terminated string of that many bytes, formatted with %s. The length
+ * argument is unused: tracef finds it, as a program tracing a string would. */
+__attribute__((noinline, visibility("default")))
+void tb_lttng_tracef_blob(const char *data, uint32_t len)
+{
+	(void)len;
+	lttng_ust_tracef("%s", data);
+}
+
 __attribute__((visibility("default")))
 int tb_lttng_tracef_enabled(void)
 {

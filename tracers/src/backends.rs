@@ -102,6 +102,17 @@ const LTTNG_KNOBS: &[Knob] = &[Knob::SubbufSize, Knob::NumSubbuf];
 const FTRACE_KNOBS: &[Knob] = &[Knob::FtraceClock];
 const PROBE_KNOBS: &[Knob] = &[Knob::ProbeSite];
 const OPEN_NAME: Option<(u32, u32)> = Some((1, open::MAX_NAME));
+// `--payload-size` ranges (payload.rs). A variable-length record in a 16 KiB ring: up to a
+// quarter of it.
+const RING_RECORD: Option<(u32, u32)> = Some((1, crate::payload::MAX));
+// trace_marker: one print event must fit in a ring-buffer page (ftrace::MAX_MARKER); the uprobe
+// event goes into ftrace's ring too.
+const MARKER: Option<(u32, u32)> = Some((1, ftrace::MAX_MARKER));
+// trace_marker_raw: the first 4 bytes are the record's id.
+const MARKER_RAW: Option<(u32, u32)> = Some((4, ftrace::MAX_MARKER));
+// A `ustring` fetch-arg stops at MAX_STRING_SIZE (4096) with its NUL; perf's trace buffer takes
+// up to 8 KiB per event.
+const USTRING: Option<(u32, u32)> = Some((1, crate::payload::MAX - 1));
 
 fn unset(_: &str, _: Option<&str>, _: &CreateOptions) -> Result<Box<dyn Tracer>, TracerError> {
     unreachable!("every backend sets `create`")
@@ -139,15 +150,27 @@ impl Backend {
 /// Every backend this build knows, in `tracebench list` order.
 pub static BACKENDS: &[Backend] = &[
     backend!("none", "empty non-inlined call: the floor", ok, |_, _, _| Ok(Box::new(crate::none::NoneTracer))),
-    backend!("lw", "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}", ok, |_, _, _| {
-        Ok(Box::new(crate::lw::Lw::new("lw", false)))
-    }),
-    backend!("lw-tsc", "LW-ust with an rdtsc timestamp", ok, |_, _, _| Ok(Box::new(crate::lw::Lw::new(
-        "lw-tsc", true
-    )))),
-    backend!("printf", "fprintf(ts, payload) to a fully buffered FILE on /dev/null", ok, |_, _, _| {
-        boxed(crate::printf::Printf::new())
-    }),
+    backend!(
+        "lw",
+        "survey's LW-ust: per-CPU ring, clock_gettime, {id,ts,payload}",
+        ok,
+        |_, _, o| Ok(Box::new(crate::lw::Lw::new("lw", false, o.payload_size))),
+        payload: RING_RECORD,
+    ),
+    backend!(
+        "lw-tsc",
+        "LW-ust with an rdtsc timestamp",
+        ok,
+        |_, _, o| Ok(Box::new(crate::lw::Lw::new("lw-tsc", true, o.payload_size))),
+        payload: RING_RECORD,
+    ),
+    backend!(
+        "printf",
+        "fprintf(ts, payload) to a fully buffered FILE on /dev/null",
+        ok,
+        |_, _, o| boxed(crate::printf::Printf::new(o.payload_size)),
+        payload: RING_RECORD,
+    ),
     backend!(
         "spin",
         "calibration: busy-wait NS ns (every P-th call SLOW ns)",
@@ -164,6 +187,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(lttng::Lttng::new(lttng::Mode::Tracepoint, o)),
         guard: Some(lttng_guard),
         knobs: LTTNG_KNOBS,
+        payload: RING_RECORD,
     ),
     backend!(
         "lttng-tracef",
@@ -172,6 +196,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(lttng::Lttng::new(lttng::Mode::Tracef, o)),
         guard: Some(lttng_guard),
         knobs: LTTNG_KNOBS,
+        payload: RING_RECORD,
     ),
     backend!(
         "ftrace",
@@ -179,6 +204,7 @@ pub static BACKENDS: &[Backend] = &[
         || ftrace::availability(ftrace::Mode::Marker),
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::Marker, o)),
         knobs: FTRACE_KNOBS,
+        payload: MARKER,
     ),
     backend!(
         "ftrace-raw",
@@ -186,6 +212,7 @@ pub static BACKENDS: &[Backend] = &[
         || ftrace::availability(ftrace::Mode::MarkerRaw),
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::MarkerRaw, o)),
         knobs: FTRACE_KNOBS,
+        payload: MARKER_RAW,
     ),
     backend!("syscall", "untraced getppid(): baseline of the system-call rows", ok, |_, _, _| {
         boxed(syscall::Syscall::new(syscall::Mode::Plain))
@@ -260,6 +287,7 @@ pub static BACKENDS: &[Backend] = &[
         crate::uprobe::availability,
         |_, _, o| boxed(crate::uprobe::Uprobe::new("uprobe", o)),
         knobs: PROBE_KNOBS,
+        payload: MARKER,
     ),
     backend!(
         "ebpf",
@@ -267,6 +295,7 @@ pub static BACKENDS: &[Backend] = &[
         crate::dynamic::ebpf_availability,
         crate::dynamic::create_ebpf,
         knobs: PROBE_KNOBS,
+        payload: RING_RECORD,
     ),
     backend!(
         "perf",
@@ -274,6 +303,7 @@ pub static BACKENDS: &[Backend] = &[
         crate::perf::availability,
         |_, _, o| boxed(crate::perf::Perf::new("perf", o)),
         knobs: PROBE_KNOBS,
+        payload: USTRING,
     ),
     backend!(
         "systemtap",

@@ -3,6 +3,10 @@
 //! used as a 16 KiB ring (tracers/bpf/site.bpf.c). Like the survey's eBPF row, it is an
 //! aggregator made to behave like a tracer: the data is never read during the run.
 //!
+//! With `--payload-size N` (N != 4) the site is called with the payload's address and length and
+//! the object's other program, `tracebench_site_blob`, is attached instead: it copies the N bytes
+//! with `bpf_probe_read_user` into a per-CPU ring of 4 slots of up to 4096 bytes.
+//!
 //! Loaded with libbpf-rs from the object that build.rs compiles; attached with
 //! `bpf_program__attach_uprobe` to this process only. `Drop` detaches the link and unloads the
 //! program and map (the link's and object's own drops, in that order).
@@ -10,6 +14,7 @@ use std::os::fd::AsFd;
 
 use libbpf_rs::{Link, MapCore, MapFlags, Object, ObjectBuilder};
 
+use crate::payload::Payload;
 use crate::probe_site::{ProbeSite, SiteKind};
 use crate::sys::kernel_release;
 use crate::{CreateOptions, Tracer, TracerError};
@@ -18,6 +23,10 @@ static BPF_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/site.bpf.o"
 /// Must match RING_EVENTS and the layout in site.bpf.c.
 pub const RING_EVENTS: usize = 1024;
 const EVENT_BYTES: usize = 16;
+/// Must match BLOB_SLOTS, BLOB_MAX and struct blob_event in site.bpf.c.
+pub const BLOB_SLOTS: usize = 4;
+const BLOB_MAX: usize = 4096;
+const BLOB_EVENT_BYTES: usize = 16 + BLOB_MAX;
 
 pub fn availability() -> Result<(), (String, String)> {
     // Loading a program needs CAP_BPF + CAP_PERFMON (root here) and a kernel with BPF and
@@ -62,6 +71,8 @@ pub struct Ebpf {
     // Drop order: the link (detach) before the object (unload program and map).
     link: Option<Link>,
     obj: Object,
+    /// `Some` with `--payload-size` other than 4: the bytes the blob program copies.
+    payload: Option<Payload>,
 }
 
 impl Ebpf {
@@ -75,15 +86,17 @@ impl Ebpf {
         let obj = open.load().map_err(|e| setup_err(name, format!("loading the BPF program: {e}")))?;
         let pid = std::process::id() as i32;
         // The program borrows the object only for the attach; the link lives on its own.
+        let payload = Payload::for_size(opts.payload_size);
+        let prog_name = if payload.is_some() { "tracebench_site_blob" } else { "tracebench_site" };
         let link = {
             let prog = obj
                 .progs_mut()
-                .find(|p| p.name() == "tracebench_site")
-                .ok_or_else(|| setup_err(name, "program tracebench_site missing from the object"))?;
+                .find(|p| p.name() == prog_name)
+                .ok_or_else(|| setup_err(name, format!("program {prog_name} missing from the object")))?;
             prog.attach_uprobe(false, pid, &site.path, site.file_offset as usize)
                 .map_err(|e| setup_err(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?
         };
-        let t = Ebpf { name: name.into(), site, link: Some(link), obj };
+        let t = Ebpf { name: name.into(), site, link: Some(link), obj, payload };
         // Fail at set-up, not after the run, if the map cannot be read back.
         t.rings().map_err(|e| setup_err(name, e))?;
         Ok(t)
@@ -114,10 +127,32 @@ impl Ebpf {
             .collect())
     }
 
+    /// Per CPU: (blob events written, the newest one's bytes), from the blob ring.
+    pub fn blobs(&self) -> Result<Vec<(u64, Vec<u8>)>, String> {
+        let map = self.obj.maps().find(|m| m.name() == "blob_ring").ok_or("map 'blob_ring' missing")?;
+        let vals = map
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| format!("reading map 'blob_ring': {e}"))?
+            .ok_or("map 'blob_ring' has no key 0")?;
+        Ok(vals
+            .iter()
+            .map(|v| {
+                let head = u64::from_ne_bytes(v[0..8].try_into().unwrap());
+                if head == 0 {
+                    return (0, Vec::new());
+                }
+                let o = 8 + ((head as usize - 1) % BLOB_SLOTS) * BLOB_EVENT_BYTES;
+                let len = (u32::from_ne_bytes(v[o + 8..o + 12].try_into().unwrap()) as usize).min(BLOB_MAX);
+                (head, v[o + 16..o + 16 + len].to_vec())
+            })
+            .collect())
+    }
+
     /// The kernel's count of program runs skipped because a BPF program was already running on
     /// the CPU (BPF's only "lost event" counter for this kind of program).
     fn recursion_misses(&self) -> Option<u64> {
-        let prog = self.obj.progs().find(|p| p.name() == "tracebench_site")?;
+        let prog_name = if self.payload.is_some() { "tracebench_site_blob" } else { "tracebench_site" };
+        let prog = self.obj.progs().find(|p| p.name() == prog_name)?;
         let fd = prog.as_fd();
         let mut info = libbpf_rs::libbpf_sys::bpf_prog_info::default();
         let mut len = std::mem::size_of_val(&info) as u32;
@@ -148,22 +183,43 @@ impl Tracer for Ebpf {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({
             "mechanism": "BPF program on a uprobe (bpf_program__attach_uprobe, this pid only)",
-            "program": "tracers/bpf/site.bpf.c: bpf_ktime_get_ns + {ts, payload} into a per-CPU array ring",
-            "map": "BPF_MAP_TYPE_PERCPU_ARRAY, 1 entry of {head, 1024 x 16 B}",
-            "ring_events_per_cpu": RING_EVENTS,
+            "program": match &self.payload {
+                None => "tracers/bpf/site.bpf.c tracebench_site: bpf_ktime_get_ns + {ts, payload} into a per-CPU array ring".to_string(),
+                Some(p) => format!("tracers/bpf/site.bpf.c tracebench_site_blob: bpf_ktime_get_ns + bpf_probe_read_user of {} bytes into a per-CPU array ring", p.len()),
+            },
+            "map": if self.payload.is_some() { "BPF_MAP_TYPE_PERCPU_ARRAY, 1 entry of {head, 4 x (16 B + 4096 B)}" } else { "BPF_MAP_TYPE_PERCPU_ARRAY, 1 entry of {head, 1024 x 16 B}" },
+            "ring_events_per_cpu": if self.payload.is_some() { BLOB_SLOTS } else { RING_EVENTS },
             "overwrite": true,
             "consumer_during_run": false,
             "site": self.site.config(),
         })
     }
     fn buffer_events(&self) -> u64 {
-        RING_EVENTS as u64
+        if self.payload.is_some() {
+            BLOB_SLOTS as u64
+        } else {
+            RING_EVENTS as u64
+        }
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some(p) = &self.payload {
+            return self.site.call_with(payload, p.as_ptr(), p.len());
+        }
         self.site.call(payload);
     }
     fn after_run(&self) -> serde_json::Value {
+        if self.payload.is_some() {
+            return match self.blobs() {
+                Ok(b) => serde_json::json!({
+                    "events_per_cpu": b.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+                    "newest_payload_bytes_per_cpu": b.iter().map(|(_, d)| d.len()).collect::<Vec<_>>(),
+                    "recursion_misses": self.recursion_misses(),
+                    "site": self.site.patched_state(),
+                }),
+                Err(e) => serde_json::json!({ "error": e }),
+            };
+        }
         match self.rings() {
             Ok(rings) => serde_json::json!({
                 "events_per_cpu": rings.iter().map(|r| r.head).collect::<Vec<_>>(),

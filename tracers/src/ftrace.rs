@@ -12,10 +12,13 @@
 //!   Table 5 "Ftrace"): the `syscall` row is its baseline.
 //! - `ftrace-raw-syscall`: the same with `raw_syscalls:sys_enter`/`sys_exit` (every system call
 //!   of the machine is recorded, which is what tools such as `trace-cmd -e raw_syscalls` do).
-//!
 //! - `ftrace-open`: `open()` of a name of `--payload-size` bytes with
 //!   `syscalls:sys_{enter,exit}_openat` enabled (survey Figure 9; the name is in `open.rs`): the
 //!   event records the name's pointer, not the string, and `open` is its baseline.
+//!
+//! With `--payload-size N` (N != 4), `ftrace` writes N bytes of the preallocated payload
+//! (payload.rs) to trace_marker, and `ftrace-raw` writes N bytes to trace_marker_raw (whose first
+//! 4 are the record's id): the kernel copies them from user memory into the ring (survey 7.3).
 //!
 //! Configuration follows survey section 6.2.3: 16 KiB per CPU (`buffer_size_kb=16`, the same as
 //! LTTng's 2 x 8 KiB), overwrite mode, no reader during the run, and the global clock unless
@@ -24,8 +27,12 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
+use crate::payload::Payload;
 use crate::{Tracer, TracerError};
 
+/// Largest `--payload-size` of a marker write: one event must fit in a ring-buffer page, and
+/// Linux 6.18 with 4 KiB pages cuts a trace_marker write at 4054 bytes (measured), so stay below.
+pub const MAX_MARKER: u32 = 4000;
 pub const BUFFER_SIZE_KB: u64 = 16;
 pub const DEFAULT_CLOCK: &str = "global";
 /// `--ftrace-clock` values (name on the command line, name in `trace_clock`).
@@ -208,6 +215,8 @@ pub struct Ftrace {
     measuring_cpus: std::sync::Mutex<Vec<usize>>,
     /// `ftrace-open`: the name it opens.
     open: Option<crate::open::OpenName>,
+    /// `Some` with `--payload-size` other than 4 (marker modes): the bytes each write carries.
+    payload: Option<Payload>,
     // Declared last: dropped after `fd` is closed in `Drop`.
     instance: Instance,
 }
@@ -279,6 +288,10 @@ impl Ftrace {
             ncpu,
             measuring_cpus: std::sync::Mutex::new(Vec::new()),
             open,
+            payload: match mode {
+                Mode::Marker | Mode::MarkerRaw => Payload::for_size(opts.payload_size),
+                Mode::Syscall | Mode::RawSyscall | Mode::OpenSyscall => None,
+            },
             instance,
         };
         me.instance.write("tracing_on", "1").map_err(err)?;
@@ -350,11 +363,15 @@ impl Tracer for Ftrace {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({
             "instance": self.instance.path.display().to_string(),
-            "call": match self.mode {
-                Mode::Marker => "write(trace_marker, decimal payload)",
-                Mode::MarkerRaw => "write(trace_marker_raw, {u32 id, u32 payload})",
-                Mode::Syscall | Mode::RawSyscall => "getppid()",
-                Mode::OpenSyscall => "openat(AT_FDCWD, name, O_RDONLY)",
+            "call": match (self.mode, &self.payload) {
+                (Mode::Marker, None) => "write(trace_marker, decimal payload)".to_string(),
+                (Mode::MarkerRaw, None) => "write(trace_marker_raw, {u32 id, u32 payload})".to_string(),
+                (Mode::Marker, Some(p)) => format!("write(trace_marker, {} payload bytes)", p.len()),
+                (Mode::MarkerRaw, Some(p)) => {
+                    format!("write(trace_marker_raw, {} payload bytes, the first 4 read as the id)", p.len())
+                }
+                (Mode::Syscall | Mode::RawSyscall, _) => "getppid()".to_string(),
+                (Mode::OpenSyscall, _) => "openat(AT_FDCWD, name, O_RDONLY)".to_string(),
             },
             "open": self.open.as_ref().map(|o| o.config()),
             "events": self.mode.events(),
@@ -384,6 +401,11 @@ impl Tracer for Ftrace {
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some(p) = &self.payload {
+            // SAFETY: fd is open for writing; the payload is valid for its length.
+            unsafe { libc::write(self.fd, p.as_ptr().cast(), p.len()) };
+            return;
+        }
         match self.mode {
             Mode::Marker => {
                 let mut buf = [0u8; 10];

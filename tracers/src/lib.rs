@@ -17,6 +17,7 @@ pub mod lw;
 pub mod none;
 pub mod open;
 pub mod owned;
+pub mod payload;
 pub mod plugin;
 pub mod printf;
 pub mod reason;
@@ -54,6 +55,9 @@ pub enum TracerError {
     Unavailable { name: String, why: String, fix: String },
     #[error("tracer '{name}' failed to set up: {why}")]
     Setup { name: String, why: String },
+    /// A `--payload-size` the backend cannot record: the message says which sizes it can.
+    #[error("--payload-size {size}: {why}")]
+    Payload { size: u32, why: String },
     /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.
     #[error("{0}")]
     Plugin(String),

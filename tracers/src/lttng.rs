@@ -5,6 +5,11 @@
 //! - `lttng-tracef` calls `lttng_ust_tracef("%d", payload)`, which formats the payload into an
 //!   `lttng_ust_tracef:event` (the survey's fairer comparison with printf).
 //!
+//! With `--payload-size N` (N != 4, payload.rs), `lttng-ust` fires `tracebench:blob`, whose field
+//! is a variable-length sequence of the N bytes, and `lttng-tracef` formats the N bytes with
+//! `lttng_ust_tracef("%s", ...)`; the sentinel (below) stays a `tracebench:event` /
+//! `%d` event in the same channel.
+//!
 //! Configuration follows survey section 6.2.3: a snapshot (flight-recorder) session whose
 //! channel overwrites, 2 sub-buffers of 8 KiB per CPU (the same 16 KiB per CPU as ftrace and
 //! `lw`), and no consumer activity while the run lasts (snapshot mode writes nothing until a
@@ -23,6 +28,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::payload::Payload;
 use crate::{owned, Tracer, TracerError};
 
 /// Survey section 6.2.3: 2 sub-buffers of 8 KiB per CPU.
@@ -253,10 +259,16 @@ impl Drop for SessiondGuard {
 struct Lib {
     fire: extern "C" fn(u32),
     tracef: extern "C" fn(u32),
+    fire_blob: BlobFn,
+    tracef_blob: BlobFn,
     event_enabled: extern "C" fn() -> c_int,
+    blob_enabled: extern "C" fn() -> c_int,
     tracef_enabled: extern "C" fn() -> c_int,
     ust_version: String,
 }
+
+/// `tb_lttng_fire_blob(data, len)` / `tb_lttng_tracef_blob(data, len)`.
+type BlobFn = extern "C" fn(*const c_char, u32);
 
 static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
 
@@ -287,6 +299,11 @@ fn load_lib() -> Result<&'static Lib, String> {
             Ok(Lib {
                 fire: std::mem::transmute::<*mut c_void, extern "C" fn(u32)>(sym("tb_lttng_fire")?),
                 tracef: std::mem::transmute::<*mut c_void, extern "C" fn(u32)>(sym("tb_lttng_tracef")?),
+                fire_blob: std::mem::transmute::<*mut c_void, BlobFn>(sym("tb_lttng_fire_blob")?),
+                tracef_blob: std::mem::transmute::<*mut c_void, BlobFn>(sym("tb_lttng_tracef_blob")?),
+                blob_enabled: std::mem::transmute::<*mut c_void, extern "C" fn() -> c_int>(sym(
+                    "tb_lttng_blob_enabled",
+                )?),
                 event_enabled: std::mem::transmute::<*mut c_void, extern "C" fn() -> c_int>(sym(
                     "tb_lttng_event_enabled",
                 )?),
@@ -308,6 +325,12 @@ pub struct CpuSnapshot {
     /// Payloads in trace order (the sentinel included if it survived).
     pub payloads: Vec<i64>,
     pub sentinel_present: bool,
+    /// `--payload-size` events (`tracebench:blob`, or a tracef whose message is not a number).
+    pub blobs: u64,
+    /// Length in bytes of the newest of them.
+    pub last_blob_len: Option<usize>,
+    /// Whether every one of them held the payload's bytes (`abc...`).
+    pub blobs_match: bool,
 }
 
 /// One LTTng-UST session, set up and started, with the provider loaded.
@@ -318,6 +341,8 @@ pub struct Lttng {
     out_dir: PathBuf,
     session_created: bool,
     fire: extern "C" fn(u32),
+    /// `--payload-size` other than 4: the bytes, and the function that records them.
+    blob: Option<(Payload, BlobFn)>,
     subbuf_size: String,
     subbuf_bytes: u64,
     num_subbuf: u32,
@@ -402,6 +427,7 @@ impl Lttng {
             out_dir: out_dir.clone(),
             session_created: false,
             fire: noop,
+            blob: None,
             subbuf_size: subbuf_size.clone(),
             subbuf_bytes,
             num_subbuf,
@@ -432,7 +458,13 @@ impl Lttng {
             CHANNEL,
         ])
         .map_err(|e| setup_err(mode, e))?;
-        lttng(&["enable-event", "--userspace", "--session", &session, "--channel", CHANNEL, mode.event()])
+        let payload = Payload::for_size(opts.payload_size);
+        // The blob event and the sentinel's event, in the same channel.
+        let events = match (mode, &payload) {
+            (Mode::Tracepoint, Some(_)) => "tracebench:event,tracebench:blob",
+            _ => mode.event(),
+        };
+        lttng(&["enable-event", "--userspace", "--session", &session, "--channel", CHANNEL, events])
             .map_err(|e| setup_err(mode, e))?;
         lttng(&["start", &session]).map_err(|e| setup_err(mode, e))?;
 
@@ -445,8 +477,12 @@ impl Lttng {
             Mode::Tracepoint => lib.event_enabled,
             Mode::Tracef => lib.tracef_enabled,
         };
+        let blob_enabled = match (mode, &payload) {
+            (Mode::Tracepoint, Some(_)) => lib.blob_enabled,
+            _ => enabled,
+        };
         let deadline = Instant::now() + ENABLE_TIMEOUT;
-        while enabled() == 0 {
+        while enabled() == 0 || blob_enabled() == 0 {
             if Instant::now() > deadline {
                 return Err(setup_err(
                     mode,
@@ -463,6 +499,13 @@ impl Lttng {
             Mode::Tracepoint => lib.fire,
             Mode::Tracef => lib.tracef,
         };
+        me.blob = payload.map(|p| {
+            let f = match mode {
+                Mode::Tracepoint => lib.fire_blob,
+                Mode::Tracef => lib.tracef_blob,
+            };
+            (p, f)
+        });
         me.ust_version = lib.ust_version.clone();
         Ok(me)
     }
@@ -679,7 +722,18 @@ pub fn parse_babeltrace(text: &str, mode: Mode) -> BTreeMap<u32, CpuSnapshot> {
         Mode::Tracepoint => ("tracebench:event:", "payload = "),
         Mode::Tracef => ("lttng_ust_tracef:event:", "msg = \""),
     };
-    for line in text.lines().filter(|l| l.contains(marker)) {
+    for line in text.lines() {
+        if let Some((len, ok)) = blob_of(line, mode) {
+            let c = cpus.entry(field(line, "cpu_id = ").and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)).or_default();
+            c.blobs_match = if c.blobs == 0 { ok } else { c.blobs_match && ok };
+            c.blobs += 1;
+            c.events += 1;
+            c.last_blob_len = Some(len);
+            continue;
+        }
+        if !line.contains(marker) {
+            continue;
+        }
         let cpu = field(line, "cpu_id = ").and_then(|v| v.parse::<u32>().ok());
         let payload = field(line, key).and_then(|v| v.parse::<i64>().ok());
         if let (Some(cpu), Some(p)) = (cpu, payload) {
@@ -693,6 +747,27 @@ pub fn parse_babeltrace(text: &str, mode: Mode) -> BTreeMap<u32, CpuSnapshot> {
         }
     }
     cpus
+}
+
+/// A `--payload-size` event's (length, whether its bytes are the payload's `abc...`):
+/// `tracebench:blob: { cpu_id = 0 }, { _data_length = 5, data = "abcde" }`, or a tracef event
+/// whose message is not a number.
+fn blob_of(line: &str, mode: Mode) -> Option<(usize, bool)> {
+    let (marker, key) = match mode {
+        Mode::Tracepoint => ("tracebench:blob:", "data = \""),
+        Mode::Tracef => ("lttng_ust_tracef:event:", "msg = \""),
+    };
+    if !line.contains(marker) {
+        return None;
+    }
+    let start = line.find(key)? + key.len();
+    let rest = &line[start..];
+    let text = &rest[..rest.find('"')?];
+    if mode == Mode::Tracef && text.parse::<i64>().is_ok() {
+        return None;
+    }
+    let ok = text.bytes().enumerate().all(|(i, b)| b == b'a' + (i % 26) as u8);
+    Some((text.len(), ok))
 }
 
 fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
@@ -728,9 +803,16 @@ impl Tracer for Lttng {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({
             "event": self.mode.event(),
-            "call": match self.mode {
-                Mode::Tracepoint => "lttng_ust_tracepoint(tracebench, event, payload) [ctf integer uint32_t]",
-                Mode::Tracef => "lttng_ust_tracef(\"%d\", payload)",
+            "call": match (self.mode, &self.blob) {
+                (Mode::Tracepoint, None) => {
+                    "lttng_ust_tracepoint(tracebench, event, payload) [ctf integer uint32_t]".to_string()
+                }
+                (Mode::Tracef, None) => "lttng_ust_tracef(\"%d\", payload)".to_string(),
+                (Mode::Tracepoint, Some((p, _))) => format!(
+                    "lttng_ust_tracepoint(tracebench, blob, data, {}) [ctf sequence of char, uint32_t length]",
+                    p.len()
+                ),
+                (Mode::Tracef, Some((p, _))) => format!("lttng_ust_tracef(\"%s\", {} bytes + NUL)", p.len()),
             },
             "session": self.session,
             "session_mode": "snapshot (flight recorder, no consumer output during the run)",
@@ -763,6 +845,9 @@ impl Tracer for Lttng {
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some((p, f)) = &self.blob {
+            return f(p.as_c_ptr(), p.len() as u32);
+        }
         (self.fire)(payload);
     }
     fn after_run(&self) -> serde_json::Value {
@@ -779,6 +864,9 @@ impl Tracer for Lttng {
                                 "sentinel_present": s.sentinel_present,
                                 "first_payload": s.payloads.first(),
                                 "last_payload": s.payloads.last(),
+                                "payload_events": s.blobs,
+                                "last_payload_bytes": s.last_blob_len,
+                                "payload_bytes_match": (s.blobs > 0).then_some(s.blobs_match),
                             }),
                         )
                     })

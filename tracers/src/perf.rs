@@ -13,6 +13,7 @@
 use std::fs;
 use std::sync::Mutex;
 
+use crate::payload::Payload;
 use crate::probe_site::{ProbeSite, SiteKind};
 use crate::sys::kernel_release;
 use crate::uprobe::UprobeEvent;
@@ -105,6 +106,8 @@ pub struct Perf {
     // Drop order: rings (perf fds) before the uprobe event they use.
     rings: Mutex<Vec<Ring>>,
     event: UprobeEvent,
+    /// `Some` with `--payload-size` other than 4: the string the probe fetches (uprobe.rs).
+    payload: Option<Payload>,
 }
 
 impl Perf {
@@ -112,10 +115,11 @@ impl Perf {
         availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
         let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
-        let event = UprobeEvent::define(name, site)?;
+        let payload = Payload::for_size(opts.payload_size);
+        let event = UprobeEvent::define(name, site, payload.is_some())?;
         let tp_id = event.id().map_err(|e| setup_err(name, e))?;
         let payload_offset = payload_offset(&event).map_err(|e| setup_err(name, e))?;
-        Ok(Perf { name: name.into(), tp_id, payload_offset, rings: Mutex::new(Vec::new()), event })
+        Ok(Perf { name: name.into(), tp_id, payload_offset, rings: Mutex::new(Vec::new()), event, payload })
     }
 
     fn open_ring(&self) -> Result<Ring, String> {
@@ -148,6 +152,7 @@ impl Tracer for Perf {
         serde_json::json!({
             "mechanism": "perf_event_open(PERF_TYPE_TRACEPOINT) on a tracefs uprobe event",
             "event": format!("{}/{}", self.event.group, self.event.event),
+            "definition": self.event.definition,
             "tracepoint_id": self.tp_id,
             "sample_period": 1,
             "sample_type": "IP|TID|TIME|CPU|RAW",
@@ -171,6 +176,9 @@ impl Tracer for Perf {
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some(p) = &self.payload {
+            return self.event.site.call_with(payload, p.as_ptr(), p.len());
+        }
         self.event.site.call(payload);
     }
     fn after_run(&self) -> serde_json::Value {

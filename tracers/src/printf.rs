@@ -3,9 +3,13 @@
 //!
 //! One FILE is shared by every thread, exactly as a program that printf()s from many threads
 //! would share stdout: its internal lock is what `tracebench scale` shows as contention.
+//!
+//! With `--payload-size N` (N != 4) the line is the timestamp and N bytes of the preallocated
+//! payload printed as a string, `%.*s` (payload.rs): the C library copies them into the FILE.
 use std::ffi::CString;
 
 use crate::clock::monotonic_ns;
+use crate::payload::Payload;
 use crate::{Tracer, TracerError};
 
 const BUF_BYTES: usize = 8192;
@@ -15,6 +19,7 @@ const APPROX_LINE_BYTES: u64 = 26;
 pub struct Printf {
     file: *mut libc::FILE,
     _buf: Box<[u8]>,
+    payload: Option<Payload>,
 }
 
 // SAFETY: glibc FILE streams lock internally, which is the very cost we measure.
@@ -22,7 +27,7 @@ unsafe impl Send for Printf {}
 unsafe impl Sync for Printf {}
 
 impl Printf {
-    pub fn new() -> Result<Self, TracerError> {
+    pub fn new(payload_size: u32) -> Result<Self, TracerError> {
         let path = CString::new("/dev/null").unwrap();
         let mode = CString::new("w").unwrap();
         // SAFETY: valid C strings.
@@ -36,7 +41,7 @@ impl Printf {
         let mut buf = vec![0u8; BUF_BYTES].into_boxed_slice();
         // SAFETY: buf outlives the FILE (it is dropped after fclose in Drop).
         unsafe { libc::setvbuf(file, buf.as_mut_ptr() as *mut libc::c_char, libc::_IOFBF, BUF_BYTES) };
-        Ok(Printf { file, _buf: buf })
+        Ok(Printf { file, _buf: buf, payload: Payload::for_size(payload_size) })
     }
 }
 
@@ -61,16 +66,34 @@ impl Tracer for Printf {
     }
     fn config(&self) -> serde_json::Value {
         serde_json::json!({
-            "call": "fprintf(f, \"%llu %u\\n\", clock_gettime(CLOCK_MONOTONIC), payload)",
+            "call": match &self.payload {
+                None => "fprintf(f, \"%llu %u\\n\", clock_gettime(CLOCK_MONOTONIC), payload)".to_string(),
+                Some(p) => format!("fprintf(f, \"%llu %.*s\\n\", clock_gettime(CLOCK_MONOTONIC), {}, bytes)", p.len()),
+            },
             "file": "/dev/null", "buffering": "_IOFBF", "buffer_bytes": BUF_BYTES,
             "shared_between_threads": true,
         })
     }
     fn buffer_events(&self) -> u64 {
-        BUF_BYTES as u64 / APPROX_LINE_BYTES + 1
+        let line = APPROX_LINE_BYTES + self.payload.as_ref().map_or(0, |p| p.len() as u64);
+        BUF_BYTES as u64 / line + 1
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some(p) = &self.payload {
+            let fmt = b"%llu %.*s\n\0";
+            // SAFETY: the format matches the argument types; the bytes are valid for len.
+            unsafe {
+                libc::fprintf(
+                    self.file,
+                    fmt.as_ptr() as *const libc::c_char,
+                    monotonic_ns() as libc::c_ulonglong,
+                    p.len() as libc::c_int,
+                    p.as_c_ptr(),
+                )
+            };
+            return;
+        }
         let fmt = b"%llu %u\n\0";
         // SAFETY: the format matches the argument types.
         unsafe {

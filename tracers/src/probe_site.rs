@@ -11,7 +11,10 @@
 //!   out-of-line single-step, the slowest path.
 //!
 //! Every site takes the 4-byte payload in `edi` (System V first argument) and returns, so a
-//! probe reads it as `%di` / `arg0` / `ctx->rdi`.
+//! probe reads it as `%di` / `arg0` / `ctx->rdi`. With `--payload-size` the call also passes a
+//! pointer to the payload's bytes in `rsi` and their length in `rdx` ([`ProbeSite::call_with`]):
+//! the sites touch no register, so the probe finds them there (`+0(%si):ustring`,
+//! `ctx->rsi`/`ctx->rdx`).
 use std::ffi::c_void;
 
 use crate::TracerError;
@@ -150,6 +153,16 @@ impl ProbeSite {
             }
         }
         Ok(ProbeSite { kind, func, addr, path, file_offset })
+    }
+
+    /// Calls the site with a payload of `len` bytes at `data` (rsi, rdx) besides the index (edi).
+    #[inline(always)]
+    pub fn call_with(&self, payload: u32, data: *const u8, len: usize) {
+        // SAFETY: the same function; it reads no argument, so a wider signature is harmless.
+        unsafe {
+            let f: unsafe extern "C" fn(u32, *const u8, usize) = std::mem::transmute(self.func);
+            f(payload, data, len)
+        }
     }
 
     /// Calls the site. `#[inline(always)]` so that a backend's `fire` is just this call.

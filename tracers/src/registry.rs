@@ -14,7 +14,7 @@ use crate::backends::{self, Backend};
 use crate::{plugin, Tracer, TracerError};
 
 /// What the harness hands a backend at creation. Options a backend does not use are ignored.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CreateOptions {
     /// Calibrated TSC frequency in Hz (for backends that time themselves with the TSC).
     pub tsc_hz: f64,
@@ -31,6 +31,20 @@ pub struct CreateOptions {
     /// `--payload-size BYTES`: the bytes one event records (default 4: the u32 iteration index).
     /// Backends that cannot vary it refuse any other value in `validate_payload`.
     pub payload_size: u32,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            tsc_hz: 0.0,
+            ftrace_clock: None,
+            subbuf_size: None,
+            num_subbuf: None,
+            probe_site: None,
+            run_id: String::new(),
+            payload_size: crate::payload::DEFAULT,
+        }
+    }
 }
 
 /// One line of `tracebench list`.
@@ -115,28 +129,44 @@ pub fn validate_options(spec: &str, opts: &CreateOptions) -> Result<(), TracerEr
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
     let (b, _) = backend(spec)?;
-    match b.payload {
-        Some((lo, hi)) if (lo..=hi).contains(&size) => Ok(()),
-        None if size == 4 => Ok(()),
-        Some((lo, hi)) => Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: format!("'{}' takes --payload-size {lo}..={hi} bytes, not {size}", b.name),
-        }),
-        None => Err(TracerError::BadSpec {
-            spec: spec.into(),
-            why: format!(
-                "'{}' records a fixed 4-byte payload, so --payload-size {size} cannot apply to it (backends that \
-                 take a payload size: {})",
-                b.name,
-                payload_kinds().join(", ")
-            ),
-        }),
+    if size == crate::payload::DEFAULT {
+        return Ok(());
     }
+    let why = match b.payload {
+        Some((lo, hi)) if (lo..=hi).contains(&size) => return Ok(()),
+        Some((lo, hi)) => {
+            format!(
+                "'{}' records {lo} to {hi} bytes per event (see `tracebench list`); pick a size in that range",
+                b.name
+            )
+        }
+        None => format!(
+            "'{}' records a fixed 4-byte payload; leave --payload-size at 4 for it, or use a backend that takes a \
+             payload size: {}",
+            b.name,
+            payload_kinds().join(", ")
+        ),
+    };
+    Err(TracerError::Payload { size, why })
 }
 
 /// Backends whose payload size can be set.
 pub fn payload_kinds() -> Vec<&'static str> {
     backends::BACKENDS.iter().filter(|b| b.payload.is_some()).map(|b| b.name).collect()
+}
+
+/// The payload sizes `kind` takes, `None` when it records only the 4-byte index.
+pub fn payload_range(kind: &str) -> Option<(u32, u32)> {
+    backends::find(kind).and_then(|b| b.payload)
+}
+
+/// What `tracebench list` says about a backend's payload: `[payload 1..4096 B]` or
+/// `[payload 4 B fixed]`.
+pub fn payload_note(kind: &str) -> String {
+    match payload_range(kind) {
+        Some((lo, hi)) => format!("[payload {lo}..{hi} B]"),
+        None => "[payload 4 B fixed]".into(),
+    }
 }
 
 /// The row name of a spec in results when the user gives no `--label`: the spec itself, except

@@ -3,7 +3,10 @@
 //! instrumentation, configured as section 6.2.3).
 //!
 //! Set-up (in the measuring child):
-//! 1. `p:tracebench_<pid>/site <exe>:<file offset> payload=%di:u32` appended to `uprobe_events`;
+//! 1. `p:tracebench_<pid>/site <exe>:<file offset> payload=%di:u32` appended to `uprobe_events`
+//!    (with `--payload-size N`, N != 4, also `data=+0(%si):ustring`: the kernel fetches the N-byte
+//!    string from user memory at each hit, the userspace form of the survey's string resolution,
+//!    section 7.3);
 //! 2. `instances/tracebench-<pid>` created, `buffer_size_kb=16` (the survey's 16 KiB per CPU),
 //!    overwrite on, the trace clock set (`--ftrace-clock`, default `global` as the survey);
 //! 3. the event enabled in that instance only. Nothing reads the buffer during the run.
@@ -13,6 +16,7 @@
 use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 
+use crate::payload::Payload;
 use crate::probe_site::{ProbeSite, SiteKind};
 use crate::{CreateOptions, Tracer, TracerError};
 
@@ -76,24 +80,37 @@ pub struct UprobeEvent {
     /// Instance name to use with this event: `tracebench-<pid>[-N]`.
     pub instance_name: String,
     pub site: ProbeSite,
+    /// The definition as written to uprobe_events.
+    pub definition: String,
     defined: bool,
 }
 
+/// The fetch-args of the site's event: the index, and with a payload the string at `%si`.
+fn fetch_args(data: bool) -> &'static str {
+    if data {
+        "payload=%di:u32 data=+0(%si):ustring"
+    } else {
+        "payload=%di:u32"
+    }
+}
+
 impl UprobeEvent {
-    pub fn define(name: &str, site: ProbeSite) -> Result<UprobeEvent, TracerError> {
+    /// `data`: also fetch the payload string (`--payload-size`).
+    pub fn define(name: &str, site: ProbeSite, data: bool) -> Result<UprobeEvent, TracerError> {
         let root = tracefs_root().ok_or_else(|| setup_err(name, "tracefs with uprobe_events not found"))?;
         remove_stale(&root);
         let group = format!("tracebench_{}", std::process::id());
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let event = unique("site", '_', seq);
         let instance_name = unique(&format!("tracebench-{}", std::process::id()), '-', seq);
-        let def = format!("p:{group}/{event} {}:0x{:x} payload=%di:u32\n", site.path, site.file_offset);
+        let def = format!("p:{group}/{event} {}:0x{:x} {}\n", site.path, site.file_offset, fetch_args(data));
         tracefs_write(&root.join("uprobe_events"), &def).map_err(|e| {
             let log = fs::read_to_string(root.join("error_log")).unwrap_or_default();
             let last = log.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
             setup_err(name, format!("writing '{}' to uprobe_events: {e} ({last})", def.trim()))
         })?;
-        Ok(UprobeEvent { root, group, event, instance_name, site, defined: true })
+        let definition = def.trim().to_string();
+        Ok(UprobeEvent { root, group, event, instance_name, site, definition, defined: true })
     }
 
     pub fn event_dir(&self, instance: Option<&Path>) -> PathBuf {
@@ -210,6 +227,8 @@ pub struct Uprobe {
     // Field order is drop order: the instance (which uses the event) goes before the event.
     instance: Instance,
     event: UprobeEvent,
+    /// `Some` with `--payload-size` other than 4: the string the probe fetches.
+    payload: Option<Payload>,
 }
 
 impl Uprobe {
@@ -217,7 +236,8 @@ impl Uprobe {
         availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
         let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
-        let event = UprobeEvent::define(name, site)?;
+        let payload = Payload::for_size(opts.payload_size);
+        let event = UprobeEvent::define(name, site, payload.is_some())?;
         let instance = Instance::create(name, event.root(), &event.instance_name)?;
         let clock = opts.ftrace_clock.clone().unwrap_or_else(|| "global".into());
         instance.set(name, "buffer_size_kb", &BUFFER_KB.to_string())?;
@@ -226,12 +246,21 @@ impl Uprobe {
         instance.set(name, "tracing_on", "1")?;
         fs::write(event.event_dir(Some(&instance.dir)).join("enable"), "1")
             .map_err(|e| setup_err(name, format!("enabling {}/{}: {e}", event.group, event.event)))?;
-        Ok(Uprobe { name: name.into(), clock, instance, event })
+        Ok(Uprobe { name: name.into(), clock, instance, event, payload })
     }
 
     /// The instance directory (tests check it is gone after the run).
     pub fn instance_dir(&self) -> &Path {
         &self.instance.dir
+    }
+
+    /// The fetched strings (`data="..."`) in the instance's buffer, oldest first.
+    pub fn recorded_data(&self) -> Vec<String> {
+        let t = fs::read_to_string(self.instance.dir.join("trace")).unwrap_or_default();
+        t.lines()
+            .filter_map(|l| l.split("data=\"").nth(1))
+            .filter_map(|r| r.rsplit_once('"').map(|(d, _)| d.to_string()))
+            .collect()
     }
 
     /// The payloads in the instance's buffer, oldest first (reads `trace` without consuming).
@@ -256,8 +285,7 @@ impl Tracer for Uprobe {
         serde_json::json!({
             "mechanism": "tracefs uprobe event, ftrace ring buffer",
             "event": format!("{}/{}", self.event.group, self.event.event),
-            "definition": format!("p:{}/{} {}:0x{:x} payload=%di:u32",
-                self.event.group, self.event.event, self.event.site.path, self.event.site.file_offset),
+            "definition": self.event.definition,
             "instance": self.instance.dir.display().to_string(),
             "buffer_size_kb_per_cpu": BUFFER_KB,
             "overwrite": true,
@@ -271,6 +299,9 @@ impl Tracer for Uprobe {
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some(p) = &self.payload {
+            return self.event.site.call_with(payload, p.as_ptr(), p.len());
+        }
         self.event.site.call(payload);
     }
     fn after_run(&self) -> serde_json::Value {

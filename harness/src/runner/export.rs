@@ -73,7 +73,12 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "repeats": args.repeats,
         "threads": plan.threads,
         "cpus": plan.cpus,
-        "payload": "u32 iteration index (4 bytes)",
+        "payload": if args.kernel {
+            format!("{} bytes, starting with the u32 sequence number (kbench_event_{})", args.payload_size, args.payload_size)
+        } else {
+            tracebench_tracers::payload::Payload::describe(args.payload_size)
+        },
+        "payload_bytes": args.payload_size,
         "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, &runs)).collect::<Vec<_>>(),
         "interrupted": interrupted,
     });

@@ -154,7 +154,7 @@ fn export_history(
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
     let vary = sweep::parse(vary)?;
-    sweep::check_tracers(&vary, &opts.tracer)?;
+    sweep::check_tracers(&vary, &opts.tracer, opts.kernel)?;
     let exports = crate::export::parse_specs(&opts.export)?;
     let root = opts.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
     // Every value is planned (and so validated) before anything is created or run.

@@ -90,8 +90,26 @@ fn applies_to(knob: &str) -> Option<Vec<&'static str>> {
     }
 }
 
-/// Refuses, before anything runs, a knob that a tracer of the run does not have.
-pub fn check_tracers(vary: &Vary, tracers: &[String]) -> Result<(), Error> {
+/// Refuses, before anything runs, a knob that a tracer of the run does not have, or (payload-size)
+/// a value outside what the tracer records.
+/// With `--kernel`, kbench-module's sizes are checked when each value is planned.
+pub fn check_tracers(vary: &Vary, tracers: &[String], kernel: bool) -> Result<(), Error> {
+    if vary.knob == "payload-size" && !kernel {
+        for t in tracers.iter().filter(|t| *t != "all") {
+            for (typed, plain) in &vary.values {
+                let size = plain.parse::<u32>().map_err(|_| {
+                    usage(format!("--vary payload-size: {typed} bytes is too large (at most {})", u32::MAX))
+                })?;
+                registry::validate_payload(t, size).map_err(|e| match e {
+                    tracebench_tracers::TracerError::Payload { why, .. } => {
+                        usage(format!("--vary payload-size={typed}: {why}"))
+                    }
+                    other => other.into(),
+                })?;
+            }
+        }
+        return Ok(());
+    }
     let Some(kinds) = applies_to(&vary.knob) else { return Ok(()) };
     for t in tracers {
         let kind = registry::split(t).0;
@@ -112,7 +130,8 @@ pub fn options_for(base: &Options, knob: &str, typed: &str, plain: &str) -> Opti
     match knob {
         "subbuf-size" => o.subbuf_size = Some(plain.to_string()),
         "num-subbuf" => o.num_subbuf = plain.parse().ok(),
-        "payload-size" => o.payload_size = plain.parse().unwrap_or(4),
+        // check_tracers has refused a value that is not a u32.
+        "payload-size" => o.payload_size = plain.parse().unwrap_or(tracebench_tracers::payload::DEFAULT),
         "ftrace-clock" => o.ftrace_clock = Some(typed.to_string()),
         "probe-site" => o.probe_site = Some(typed.to_string()),
         "threads" => o.threads = vec![plain.parse().unwrap_or(1)],
@@ -206,9 +225,15 @@ mod tests {
     #[test]
     fn a_knob_a_tracer_lacks_is_refused() {
         let v = parse("subbuf-size=4096,8192").unwrap();
-        assert!(check_tracers(&v, &["lttng-ust".into()]).is_ok());
-        let e = check_tracers(&v, &["lw".into()]).unwrap_err().to_string();
+        assert!(check_tracers(&v, &["lttng-ust".into()], false).is_ok());
+        let e = check_tracers(&v, &["lw".into()], false).unwrap_err().to_string();
         assert!(e.contains("'lw' has no such knob"), "{e}");
-        assert!(check_tracers(&parse("threads=1,2").unwrap(), &["lw".into()]).is_ok());
+        assert!(check_tracers(&parse("threads=1,2").unwrap(), &["lw".into()], false).is_ok());
+        let p = parse("payload-size=4,256").unwrap();
+        assert!(check_tracers(&p, &["lw".into(), "ftrace".into()], false).is_ok());
+        let e = check_tracers(&p, &["syscall".into()], false).unwrap_err().to_string();
+        assert!(e.contains("'syscall' records a fixed 4-byte payload"), "{e}");
+        let e = check_tracers(&parse("payload-size=4,8K").unwrap(), &["ftrace".into()], false).unwrap_err().to_string();
+        assert!(e.contains("1 to 4000 bytes"), "{e}");
     }
 }
