@@ -694,7 +694,7 @@ static int __init kbench_init(void)
 {
 	unsigned int i;
 
-	/* The layout the Rust mirror (harness/src/kernel.rs) checks. */
+	/* The layout the Rust mirror (harness/src/kernel/) checks. */
 	BUILD_BUG_ON(sizeof(struct kbench_info) != KBENCH_INFO_SIZE);
 	BUILD_BUG_ON(sizeof(struct kbench_config) != KBENCH_CONFIG_SIZE);
 	BUILD_BUG_ON(sizeof(struct kbench_sample) != KBENCH_SAMPLE_SIZE);

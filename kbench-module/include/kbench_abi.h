@@ -3,7 +3,7 @@
  * kbench_abi.h - the single definition of the kbench-module ioctl ABI.
  *
  * Shared by the module (kbench-module/kbench_main.c), the guest runner of the kernel lab
- * (scripts/kernel-lab/guest/kbench-run.c) and mirrored by harness/src/kernel.rs, which checks the struct sizes and
+ * (scripts/kernel-lab/guest/kbench-run.c) and mirrored by harness/src/kernel/, which checks the struct sizes and
  * KBENCH_ABI_VERSION at compile time. Any layout change must bump KBENCH_ABI_VERSION and the Rust mirror.
  *
  * Every struct has fixed-width fields, explicit padding and a size that is a multiple of 8, so that its layout is
@@ -131,7 +131,7 @@ struct kbench_read {
 #define KBENCH_IOC_READ _IOWR(KBENCH_IOC_MAGIC, 3, struct kbench_read)
 #define KBENCH_IOC_EMPTY _IO(KBENCH_IOC_MAGIC, 4)
 
-/* Sizes the Rust mirror checks (harness/src/kernel.rs). */
+/* Sizes the Rust mirror checks (harness/src/kernel/). */
 #define KBENCH_INFO_SIZE 96
 #define KBENCH_CONFIG_SIZE 1920
 #define KBENCH_SAMPLE_SIZE 64

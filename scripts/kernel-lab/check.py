@@ -248,7 +248,7 @@ def main():
         n = to_int(m.get("iterations"))
         res(rows == n == to_int(m.get("kept")) and to_int(m.get("fired")) >= n + to_int(m.get("warmup"))
             and m.get("empty_ioctl") == "ok",
-            f"Rust client (harness/src/kernel.rs) drove the module: {rows} samples in events.csv (want {n}), "
+            f"Rust client (harness/src/kernel/) drove the module: {rows} samples in events.csv (want {n}), "
             f"fired {m.get('fired')}, empty ioctl {m.get('empty_ioctl')}")
 
     check_tracebench_kernel(lab, skips)

@@ -59,7 +59,7 @@ fi
 # ---- guest runner ----
 gcc -O2 -Wall -static -I "$REPO/kbench-module/include" -o "$BUILD/kbench-run" "$LAB_DIR/guest/kbench-run.c"
 
-# ---- the Rust client (harness/src/kernel.rs) as a small fixture binary ----
+# ---- the Rust client (harness/src/kernel/) as a small fixture binary ----
 RUST_CLIENT=
 if command -v cargo >/dev/null; then
     if (cd "$LAB_DIR/rust-client" && CARGO_TARGET_DIR=$CARGO_TARGET cargo build -q) \

@@ -208,7 +208,7 @@ done
 pidof lttng-sessiond > /dev/null && { lttng destroy -a > /dev/null 2>&1; kill $(pidof lttng-sessiond); }
 
 if has kbench-rust-client; then
-    log "Rust client (harness/src/kernel.rs)"
+    log "Rust client (harness/src/kernel/)"
     kbench-rust-client $N $W /out/rust-client || log "kbench-rust-client failed"
 else
     skip rust-client "kbench-rust-client is not in the initramfs"

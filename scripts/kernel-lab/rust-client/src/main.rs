@@ -1,7 +1,7 @@
-//! kbench-rust-client N WARMUP OUT_DIR: one kernel cell through harness/src/kernel.rs, written as events.csv,
+//! kbench-rust-client N WARMUP OUT_DIR: one kernel cell through harness/src/kernel/, written as events.csv,
 //! discarded.csv and meta.txt (the same files as the lab's C runner), so that the lab checks the Rust ABI mirror
 //! against the real module.
-#[path = "../../../../harness/src/kernel.rs"]
+#[path = "../../../../harness/src/kernel/mod.rs"]
 #[allow(dead_code)] // the lab uses part of the API
 mod kernel;
 
