@@ -14,7 +14,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::load::{Event, Events};
+use super::load::Events;
+use super::passes::{count_on_lattices, pass1};
+use super::paths::*;
+use super::phases::{close_window, WinState, PHASE_SHARE, WINDOW};
 use super::ReportError;
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 use crate::stats::period::{find_lattices, spacing, Lattice, SlowSeq};
@@ -30,172 +33,6 @@ const MIN_MODE_FRACTION: f64 = 0.001;
 const MIN_MODE_CALLS: u64 = 10;
 /// Cap on stored slow-path indices per tracer (bounded memory whatever the file size).
 const MAX_SLOW_INDICES: usize = 2_000_000;
-
-/// Running mean and std (Welford), for counters that are too many to keep.
-#[derive(Debug, Clone, Default)]
-pub struct Running {
-    pub n: u64,
-    mean: f64,
-    m2: f64,
-}
-
-impl Running {
-    pub fn add(&mut self, x: f64) {
-        self.n += 1;
-        let d = x - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (x - self.mean);
-    }
-    pub fn mean(&self) -> f64 {
-        if self.n == 0 {
-            f64::NAN
-        } else {
-            self.mean
-        }
-    }
-    pub fn std(&self) -> f64 {
-        if self.n < 2 {
-            0.0
-        } else {
-            (self.m2 / (self.n - 1) as f64).sqrt()
-        }
-    }
-}
-
-/// Uniform sample of fixed size (Algorithm R) with a fixed-seed xorshift, so reports re-made
-/// from the same files draw the same points.
-#[derive(Debug, Clone)]
-pub struct Reservoir<T> {
-    pub cap: usize,
-    pub seen: u64,
-    pub items: Vec<T>,
-    rng: u64,
-}
-
-impl<T> Reservoir<T> {
-    pub fn new(cap: usize) -> Self {
-        Reservoir { cap, seen: 0, items: Vec::with_capacity(cap.min(1 << 16)), rng: 0x9E3779B97F4A7C15 }
-    }
-    pub fn add(&mut self, x: T) {
-        self.seen += 1;
-        if self.items.len() < self.cap {
-            self.items.push(x);
-            return;
-        }
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let j = self.rng % self.seen;
-        if (j as usize) < self.cap {
-            self.items[j as usize] = x;
-        }
-    }
-}
-
-/// One frequent but irregular code path of one metric (a mode of the histogram whose calls
-/// follow no period, such as a printf flush whose spacing drifts with the formatted length).
-#[derive(Debug, Clone)]
-pub struct CodePath {
-    pub mode: Mode,
-    /// Median difference to the dominant path's median (ns, or counter units).
-    pub delta: f64,
-    /// Calls of the mode on no periodic path.
-    pub calls: u64,
-    /// Median spacing of consecutive calls on this path and the share within 10 % of it.
-    pub spacing: Option<(f64, f64)>,
-}
-
-/// A path taken every `period` calls (survey section 7.1).
-#[derive(Debug, Clone)]
-pub struct PeriodicPath {
-    pub period: u64,
-    /// Slow calls on the lattice.
-    pub hits: u64,
-    /// Kept calls on the lattice (pass 3): `hits` of them were slow.
-    pub slots: u64,
-    /// Median extra cost of the slow calls on the lattice over the dominant path's median.
-    pub extra: f64,
-    /// Kept calls on the lattice above `cut` (half-way to the path's cost): those taking it.
-    pub taken: u64,
-    pub cut: f64,
-    /// log10 of the chance of so full a lattice among randomly placed slow calls.
-    pub log10_chance: f64,
-    /// First iteration on the lattice in the first sequence (the phase).
-    pub phase: u64,
-    /// (sequence, residue) of each sequence holding the lattice.
-    residues: Vec<(u64, u64)>,
-    /// Calls just after this path's, on the same period and also slow: (offset, extra cost, calls),
-    /// such as the call after LTTng's sub-buffer switch. One path, not two.
-    pub followers: Vec<(u64, f64, u64)>,
-}
-
-/// A speed phase of the machine: a mode whose calls come in long contiguous stretches of
-/// iterations (the VM drifts between speeds over seconds). Not a code path.
-#[derive(Debug, Clone)]
-pub struct SpeedPhase {
-    pub mode: Mode,
-    pub delta: f64,
-    /// Maximal runs of windows where this mode holds the majority.
-    pub stretches: u64,
-}
-
-/// Code paths of one metric (latency, or instructions when a PMU exists).
-#[derive(Debug, Clone)]
-pub struct CodePaths {
-    pub metric: String,
-    pub unit: &'static str,
-    /// The dominant (most frequent) mode and the share of calls in it at or below `threshold`.
-    pub dominant: Mode,
-    pub fast_fraction: f64,
-    /// Calls above this value count as slow (candidates for a periodic path).
-    pub threshold: f64,
-    pub periodic: Vec<PeriodicPath>,
-    pub irregular: Vec<CodePath>,
-    pub phases: Vec<SpeedPhase>,
-    /// Slow calls on no path (interrupts and other noise), and the calls analysed.
-    pub outliers: u64,
-    pub rows: u64,
-    /// Calls per sequence (the shortest sequence's extent, in iterations).
-    pub seq_len: u64,
-    /// The metric's column (None: latency).
-    col: Option<usize>,
-}
-
-#[derive(Debug, Clone)]
-pub struct CounterStats {
-    pub name: String,
-    pub running: Running,
-    pub hist: LogHistogram,
-    /// (counter value, latency ns) pairs for the Figure 3/4/7 scatter.
-    pub sample: Reservoir<(f64, f64)>,
-}
-
-#[derive(Debug, Clone)]
-pub struct TracerAnalysis {
-    /// Thread count analysed (the smallest in the file: code paths are a single-thread matter).
-    pub threads: u32,
-    pub rows: u64,
-    pub latency: LogHistogram,
-    pub latency_running: Running,
-    pub counters: Vec<CounterStats>,
-    /// The first iterations of the first sequence (thread, repetition, counter set).
-    pub first_iterations: Vec<(u64, f64)>,
-    pub code_paths: Vec<CodePaths>,
-}
-
-/// Phase windows: a mode holding the majority of WINDOW consecutive iterations in stretches
-/// covering most of its calls is a phase of the machine, not a path. A path of share f < 1/2
-/// taken independently of its neighbours almost never holds a 64-call window.
-const WINDOW: u64 = 64;
-/// Share of a mode's calls inside its majority windows above which it is a phase.
-const PHASE_SHARE: f64 = 0.6;
-
-#[derive(Default)]
-struct WinState {
-    win: u64,
-    counts: Vec<u32>,
-    prev_major: Option<usize>,
-}
 
 /// Per metric state of pass 2.
 struct MetricScan {
@@ -218,21 +55,6 @@ struct MetricScan {
     stretches: Vec<u64>,
 }
 
-impl MetricScan {
-    fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches: &mut [u64]) {
-        let n: u32 = w.counts.iter().sum();
-        let major = w.counts.iter().enumerate().find(|(_, &c)| 2 * c > n && n as u64 >= WINDOW / 2).map(|(k, _)| k);
-        if let Some(k) = major {
-            major_calls[k] += w.counts[k] as u64;
-            if w.prev_major != Some(k) {
-                stretches[k] += 1;
-            }
-        }
-        w.prev_major = major;
-        w.counts.iter_mut().for_each(|c| *c = 0);
-    }
-}
-
 /// Analyses one events.csv. `threads`: which thread count to analyse (None: the first seen).
 pub fn analyze(
     path: &Path,
@@ -240,50 +62,7 @@ pub fn analyze(
     points: usize,
     iterations: usize,
 ) -> Result<TracerAnalysis, ReportError> {
-    // Pass 1.
-    let mut ev = Events::open(path)?;
-    let names: Vec<String> = ev.cols.counters.iter().map(|c| c.1.clone()).collect();
-    let mut a = TracerAnalysis {
-        threads: threads.unwrap_or(0),
-        rows: 0,
-        latency: LogHistogram::new(),
-        latency_running: Running::default(),
-        counters: names
-            .iter()
-            .map(|n| CounterStats {
-                name: n.clone(),
-                running: Running::default(),
-                hist: LogHistogram::new(),
-                sample: Reservoir::new(points),
-            })
-            .collect(),
-        first_iterations: Vec::new(),
-        code_paths: Vec::new(),
-    };
-    let mut row = Event::default();
-    let mut first_seq: Option<u64> = None;
-    let mut want = threads;
-    while ev.next_into(&mut row)? {
-        let t = *want.get_or_insert(row.threads);
-        if row.threads != t {
-            continue;
-        }
-        a.rows += 1;
-        a.latency.add(row.latency);
-        a.latency_running.add(row.latency);
-        for (c, &v) in a.counters.iter_mut().zip(&row.counters) {
-            if v.is_finite() {
-                c.running.add(v);
-                c.hist.add(v);
-                c.sample.add((v, row.latency));
-            }
-        }
-        if *first_seq.get_or_insert(row.seq) == row.seq && a.first_iterations.len() < iterations {
-            a.first_iterations.push((row.iteration, row.latency));
-        }
-    }
-    a.threads = want.unwrap_or(0);
-    a.first_iterations.sort_by_key(|p| p.0);
+    let (mut a, mut row) = pass1(path, threads, points, iterations)?;
     if a.rows == 0 {
         return Ok(a);
     }
@@ -362,7 +141,7 @@ pub fn analyze(
                 prev_major: None,
             });
             if row.iteration / WINDOW != w.win {
-                MetricScan::close_window(w, &mut m.major_calls, &mut m.stretches);
+                close_window(w, &mut m.major_calls, &mut m.stretches);
                 w.win = row.iteration / WINDOW;
             }
             if let Some(k) = k {
@@ -376,7 +155,7 @@ pub fn analyze(
     }
     for m in scans.iter_mut() {
         for w in m.wins.values_mut() {
-            MetricScan::close_window(w, &mut m.major_calls, &mut m.stretches);
+            close_window(w, &mut m.major_calls, &mut m.stretches);
         }
     }
     let mut seq_ids: Vec<u64> = ranges.keys().copied().collect();
@@ -648,201 +427,10 @@ pub fn analyze(
         });
     }
 
-    // Pass 3 (only when a lattice was found): how many kept calls sit on each lattice, so the
-    // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
-    if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
-        for c in a.code_paths.iter_mut() {
-            c.periodic.iter_mut().for_each(|p| {
-                p.slots = 0;
-                p.taken = 0;
-            });
-        }
-        let mut ev = Events::open(path)?;
-        while ev.next_into(&mut row)? {
-            if row.threads != a.threads {
-                continue;
-            }
-            for c in a.code_paths.iter_mut() {
-                let v = match c.col {
-                    None => row.latency,
-                    Some(i) => row.counters[i],
-                };
-                for p in c.periodic.iter_mut() {
-                    if p.residues.iter().any(|(s, r)| *s == row.seq && row.iteration % p.period == *r) {
-                        p.slots += 1;
-                        if v > p.cut {
-                            p.taken += 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
+    count_on_lattices(path, &mut a, &mut row)?;
     Ok(a)
 }
 
 fn dominant_of(modes: &[Mode]) -> usize {
     modes.iter().enumerate().max_by_key(|(_, m)| m.count).map(|(i, _)| i).unwrap_or(0)
-}
-
-fn fmt_val(v: f64, unit: &str) -> String {
-    let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
-    if unit == "ns" {
-        format!("{s} ns")
-    } else {
-        s
-    }
-}
-
-/// The period a tracer's own geometry predicts for its slow path (survey section 7.1: "the slow
-/// path every SUB-BUFFER_SIZE / EVENT_SIZE events"), and how it was computed.
-#[derive(Debug, Clone)]
-pub struct Expected {
-    pub period: f64,
-    /// e.g. "sub-buffer 8192 B (84 B header) / event 10.0 B = 810".
-    pub how: String,
-}
-
-/// A share in percent with one decimal, or more where one decimal would round a share below
-/// 100 % up to "100.0" (a line must not say all calls when a few are elsewhere).
-fn pct(f: f64) -> String {
-    let p = 100.0 * f;
-    let mut d = 1;
-    while d < 4 && p < 100.0 && format!("{p:.d$}").starts_with("100") {
-        d += 1;
-    }
-    format!("{p:.d$}")
-}
-
-fn chance(log10: f64) -> String {
-    if log10 <= -12.0 {
-        "chance < 1e-12".into()
-    } else {
-        format!("chance < 1e{}", log10.ceil() as i64)
-    }
-}
-
-/// The survey-style line, e.g. "lttng-ust: fast path 99.8% (median 70.1 ns), slow path every
-/// 810 events (6 calls, +990 ns; ...)". `expected`: the period the tracer's geometry predicts,
-/// printed beside the measured one.
-pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> String {
-    let what = if cp.metric == "latency" { String::new() } else { format!(" [{}]", cp.metric) };
-    let sign = |d: f64| if d >= 0.0 { "+" } else { "-" };
-    // Paths above the fast one, cheapest first: (extra cost, text).
-    let mut above: Vec<(f64, String)> = Vec::new();
-    let closest = expected.and_then(|e| {
-        cp.periodic
-            .iter()
-            .enumerate()
-            .min_by(|a, b| (a.1.period as f64 - e.period).abs().total_cmp(&(b.1.period as f64 - e.period).abs()))
-    });
-    for (i, p) in cp.periodic.iter().enumerate() {
-        let mut t = format!(
-            "every {} events (from iteration {}; {} calls, {}{}; {} of {} kept calls on that period take it, {})",
-            p.period,
-            p.phase,
-            p.taken,
-            sign(p.extra),
-            fmt_val(p.extra.abs(), cp.unit),
-            p.taken,
-            p.slots,
-            chance(p.log10_chance)
-        );
-        for (off, extra, n) in &p.followers {
-            t.push_str(&format!(
-                ", and the call {} after it costs {}{} too ({n} calls)",
-                if *off == 1 { "just".to_string() } else { format!("{off} calls") },
-                sign(*extra),
-                fmt_val(extra.abs(), cp.unit)
-            ));
-        }
-        if let (Some(e), Some((j, _))) = (expected, closest) {
-            if i == j {
-                t.push_str(&format!(" [expected: {}]", e.how));
-            }
-        }
-        above.push((p.extra, t));
-    }
-    for p in &cp.irregular {
-        let when = match p.spacing {
-            Some((med, near)) if near >= 0.5 && med >= 2.0 => format!(
-                "about every {med:.0} events (no exact period; {:.0}% of spacings within 10% of that)",
-                100.0 * near
-            ),
-            _ => format!("irregular, about 1 in {:.0} events", cp.rows as f64 / p.calls.max(1) as f64),
-        };
-        above.push((
-            p.delta,
-            format!(
-                "{:.1}% {when} ({}{})",
-                100.0 * p.calls as f64 / cp.rows.max(1) as f64,
-                sign(p.delta),
-                fmt_val(p.delta.abs(), cp.unit)
-            ),
-        ));
-    }
-    above.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let n_up = above.iter().filter(|a| a.0 >= 0.0).count();
-    let mut parts = Vec::new();
-    let dom = &cp.dominant;
-    if above.is_empty() {
-        parts.push(format!(
-            "single code path ({}% of calls, median {})",
-            pct(cp.fast_fraction),
-            fmt_val(dom.median, cp.unit)
-        ));
-    } else {
-        parts.push(format!("fast path {}% (median {})", pct(cp.fast_fraction), fmt_val(dom.median, cp.unit)));
-        let mut up = 0;
-        for (d, t) in above {
-            let name = if d < 0.0 {
-                "faster path".to_string()
-            } else {
-                up += 1;
-                match (n_up, up) {
-                    (1, _) => "slow path".into(),
-                    (2, 1) => "middle path".into(),
-                    (2, 2) => "slow path".into(),
-                    _ => format!("path {}", up + 1),
-                }
-            };
-            parts.push(format!("{name} {t}"));
-        }
-    }
-    let mut s = format!("{tracer}{what}: {}", parts.join(", "));
-    if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
-        s.push_str(&format!("; no periodic path found [expected: {}]", e.how));
-    }
-    if !cp.phases.is_empty() {
-        let ph: Vec<String> = cp
-            .phases
-            .iter()
-            .map(|p| {
-                format!(
-                    "{:.1}% of calls at {}{} in {} stretch{}",
-                    100.0 * p.mode.fraction,
-                    sign(p.delta),
-                    fmt_val(p.delta.abs(), cp.unit),
-                    p.stretches,
-                    if p.stretches == 1 { "" } else { "es" }
-                )
-            })
-            .collect();
-        s.push_str(&format!(
-            "; {} speed phases of the machine, not code paths ({})",
-            if cp.phases.len() == 1 { "two".to_string() } else { (cp.phases.len() + 1).to_string() },
-            ph.join(", ")
-        ));
-    }
-    if cp.outliers > 0 {
-        let pct = 100.0 * cp.outliers as f64 / cp.rows.max(1) as f64;
-        // Two decimals, or the first significant digit of a smaller share (0.004%).
-        let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
-        s.push_str(&format!(
-            "; {} outlier{} ({pct:.digits$}%) on no path",
-            cp.outliers,
-            if cp.outliers == 1 { "" } else { "s" },
-        ));
-    }
-    s
 }

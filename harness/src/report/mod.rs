@@ -10,7 +10,11 @@ mod browser_test;
 mod compare;
 pub mod load;
 mod page;
+mod passes;
+pub mod paths;
+mod phases;
 mod render;
+pub mod stream;
 pub mod survey;
 pub mod sweep;
 pub mod synth;
@@ -26,8 +30,8 @@ use serde_json::Value;
 
 use crate::plot::{self, PlotError, Series};
 use crate::stats::hist::LogHistogram;
-use analyze::TracerAnalysis;
 use load::{SummaryRow, TracerMeta};
+use paths::TracerAnalysis;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -283,7 +287,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             let expected = expected_period(&report.run, t);
             for cp in &a.code_paths {
                 let e = if cp.metric == "latency" { expected.as_ref() } else { None };
-                report.code_paths.push(analyze::describe(&t.label, cp, e));
+                report.code_paths.push(paths::describe(&t.label, cp, e));
             }
         }
     }
@@ -336,7 +340,7 @@ fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
 /// The slow-path period a tracer's own geometry predicts (survey section 7.1): LTTng-UST's
 /// events per full sub-buffer, read from its end-of-run snapshot; ftrace's events per ring-buffer
 /// page from its per-CPU `bytes` / `entries`.
-fn expected_period(run: &Value, t: &TracerReport) -> Option<analyze::Expected> {
+fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Expected> {
     let kind = survey::kind(&t.spec);
     let ar = after_run(run, &t.name)?;
     if kind.starts_with("lttng") {
@@ -347,7 +351,7 @@ fn expected_period(run: &Value, t: &TracerReport) -> Option<analyze::Expected> {
         if ev <= 0.0 || per <= 0.0 {
             return None;
         }
-        return Some(analyze::Expected {
+        return Some(paths::Expected {
             period: per,
             how: format!(
                 "sub-buffer {sub:.0} B ({hdr:.0} B header) / event {ev:.1} B = {:.0} events per sub-buffer",
@@ -368,11 +372,11 @@ fn expected_period(run: &Value, t: &TracerReport) -> Option<analyze::Expected> {
         // The syscall rows write two events per call (enter and exit).
         let per_call = t.config.get("events").and_then(Value::as_array).map(|a| a.len()).filter(|&n| n > 1);
         return Some(match per_call {
-            None => analyze::Expected {
+            None => paths::Expected {
                 period: (page / ev).floor(),
                 how: format!("ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page", (page / ev).floor()),
             },
-            Some(k) => analyze::Expected {
+            Some(k) => paths::Expected {
                 period: page / ev / k as f64,
                 how: format!(
                     "ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page, {k} events per call: one page every {:.1} calls",
