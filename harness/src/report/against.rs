@@ -1,0 +1,260 @@
+//! Against the survey (README "Against the survey"): where the results agree with the survey's
+//! tables and figures and where they depart, only where the data decide it (issue 12), never
+//! under an emulator; and the slow-path period a tracer's own geometry predicts.
+use serde_json::Value;
+
+use super::*;
+
+/// Where the results agree with the survey and where they depart from it.
+pub(super) fn compare_with_survey(r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let emulated = survey::emulated(&r.run);
+    if let Some(why) = &emulated {
+        out.push(format!(
+            "No timing comparison with the survey: {why}. An emulator's timings say nothing about a tracer's cost, so orderings, scaling and slow-path costs are not compared."
+        ));
+    }
+    compare_timings(r, &mut out, emulated.is_some());
+    out
+}
+
+/// A run length (calls) that holds at least five periods of `period`, rounded up to 1, 2 or 5
+/// times a power of ten (what to pass to `-n`).
+pub(super) fn calls_for(period: f64) -> u64 {
+    let want = (5.0 * period).ceil().max(10.0) as u64;
+    let mut p = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if m * p >= want {
+                return m * p;
+            }
+        }
+        p *= 10;
+    }
+}
+
+/// The `after_run` object of a tracer's first cell in run.json.
+pub(super) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
+    run.get("tracers")?
+        .as_array()?
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))?
+        .get("cells")?
+        .as_array()?
+        .iter()
+        .find_map(|c| c.get("after_run").filter(|a| a.is_object()))
+}
+
+/// The slow-path period a tracer's own geometry predicts (survey section 7.1): LTTng-UST's
+/// events per full sub-buffer, read from its end-of-run snapshot; ftrace's events per ring-buffer
+/// page from its per-CPU `bytes` / `entries`.
+pub(super) fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Expected> {
+    let kind = survey::kind(&t.spec);
+    let ar = after_run(run, &t.name)?;
+    if kind.starts_with("lttng") {
+        let g = ar.get("geometry")?;
+        let f = |k: &str| g.get(k).and_then(Value::as_f64);
+        let (sub, ev, hdr) = (f("subbuf_bytes")?, f("event_bytes")?, f("header_bytes").unwrap_or(0.0));
+        let per = f("events_per_subbuf")?;
+        if ev <= 0.0 || per <= 0.0 {
+            return None;
+        }
+        return Some(paths::Expected {
+            period: per,
+            how: format!(
+                "sub-buffer {sub:.0} B ({hdr:.0} B header) / event {ev:.1} B = {:.0} events per sub-buffer",
+                ((sub - hdr) / ev).floor()
+            ),
+        });
+    }
+    if kind.starts_with("ftrace") {
+        let page = t.config.get("ring_page_data_bytes").and_then(Value::as_f64)?;
+        let stats = ar.get("per_cpu_stats")?;
+        let cpu = ar.get("measuring_cpus")?.as_array()?.first()?.as_u64()?;
+        let s = stats.get(cpu.to_string())?;
+        let (bytes, entries) = (s.get("bytes")?.as_f64()?, s.get("entries")?.as_f64()?);
+        if entries <= 0.0 || bytes <= 0.0 {
+            return None;
+        }
+        let ev = bytes / entries;
+        // The syscall rows write two events per call (enter and exit).
+        let per_call = t.config.get("events").and_then(Value::as_array).map(|a| a.len()).filter(|&n| n > 1);
+        return Some(match per_call {
+            None => paths::Expected {
+                period: (page / ev).floor(),
+                how: format!("ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page", (page / ev).floor()),
+            },
+            Some(k) => paths::Expected {
+                period: page / ev / k as f64,
+                how: format!(
+                    "ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page, {k} events per call: one page every {:.1} calls",
+                    (page / ev).floor(),
+                    page / ev / k as f64
+                ),
+            },
+        });
+    }
+    None
+}
+
+/// Orderings, scaling and code paths against the survey. Under an emulator only the planted
+/// periods (a check of the analysis, not of a tracer) are compared.
+fn compare_timings(r: &Report, out: &mut Vec<String>, emulated: bool) {
+    if !emulated {
+        compare_costs(r, out);
+    }
+    compare_paths(r, out, emulated);
+}
+
+fn compare_costs(r: &Report, out: &mut Vec<String>) {
+    // Ordering of the single-thread means against Table 3 / Table 4.
+    let mut known: Vec<(&TracerReport, survey::Reference, f64)> = r
+        .tracers
+        .iter()
+        .filter_map(|t| Some((t, survey::reference(&t.spec, r.kernel)?, t.base()?.mean)))
+        .filter(|x| x.2.is_finite())
+        .collect();
+    known.sort_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
+    if known.len() >= 2 {
+        let mut inversions = Vec::new();
+        for i in 0..known.len() {
+            for j in i + 1..known.len() {
+                let (a, b) = (&known[i], &known[j]);
+                if a.1.mean < b.1.mean && a.2 > b.2 {
+                    inversions.push(format!(
+                        "{} ({:.0} ns) is slower than {} ({:.0} ns), but the survey ({}) has {} {:.0} ns < {} {:.0} ns",
+                        a.0.label, a.2, b.0.label, b.2, a.1.table, a.1.label, a.1.mean, b.1.label, b.1.mean
+                    ));
+                }
+            }
+        }
+        let order = known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(" < ");
+        if inversions.is_empty() {
+            out.push(format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table));
+        } else {
+            for i in inversions {
+                out.push(format!("Departs from the survey: {i}."));
+            }
+        }
+    }
+    // Scalability (Figures 5, 6 and 8).
+    let cpus = ["cpus", "nproc", "online_cpus", "ncpus"]
+        .iter()
+        .find_map(|k| r.run.get("host").and_then(|h| h.get(*k)).and_then(Value::as_u64));
+    let mut oversubscribed = 0u32;
+    for t in &r.tracers {
+        if t.by_threads.len() < 2 {
+            continue;
+        }
+        let (t0, lo) = t.by_threads.iter().next().unwrap();
+        let (t1, hi) = t.by_threads.iter().next_back().unwrap();
+        let ratio = hi.mean / lo.mean;
+        if !ratio.is_finite() {
+            continue;
+        }
+        let measured = survey::classify_growth(ratio);
+        let shape = |s: survey::Scaling| match s {
+            survey::Scaling::Flat => "stays flat",
+            survey::Scaling::Contended => "grows (contention)",
+        };
+        let what =
+            format!("{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})", t.label, lo.mean, hi.mean);
+        match survey::scaling(&t.spec, &t.config, r.kernel) {
+            Some((expected, why)) if expected == measured => {
+                out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
+            }
+            Some((expected, why)) => out.push(format!(
+                "Departs from the survey: {what} {}, where the survey's tracer {} ({why}).",
+                shape(measured),
+                shape(expected)
+            )),
+            None => out.push(format!("{what}: {} (the survey has no scalability result for it).", shape(measured))),
+        }
+        if let Some(c) = cpus {
+            if *t1 > c as u32 {
+                oversubscribed = oversubscribed.max(*t1);
+            }
+        }
+    }
+    if oversubscribed > 0 {
+        out.push(format!(
+            "Note: up to {oversubscribed} threads ran on a host with {} CPUs, so threads shared cores and means at those counts include time-slicing, not only contention.",
+            cpus.unwrap_or(0)
+        ));
+    }
+}
+
+/// Code paths (section 7.1): planted periods must be found; LTTng-UST should show its
+/// once-per-sub-buffer slow path. A verdict is given only when the run holds several expected
+/// periods; otherwise the line says how many calls would settle it.
+fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
+    for t in &r.tracers {
+        let Some(a) = &t.analysis else { continue };
+        let Some(lat) = a.code_paths.iter().find(|c| c.metric == "latency") else { continue };
+        let periods: Vec<u64> = lat.periodic.iter().map(|p| p.period).collect();
+        let n = lat.seq_len;
+        let kind = survey::kind(&t.spec);
+        if kind == "spin" {
+            if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
+                if periods.contains(&p) {
+                    out.push(format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label));
+                } else if n < 4 * p {
+                    out.push(format!(
+                        "{}: a slow path every {p} calls was planted, but {n} calls hold fewer than 4 of its periods; -n {} would show it.",
+                        t.label,
+                        calls_for(p as f64)
+                    ));
+                } else {
+                    out.push(format!(
+                        "{}: MISMATCH: a slow path every {p} calls was planted but the report found {}; check the run (discards, too few rows) or the analysis.",
+                        t.label,
+                        if periods.is_empty() { "no period".to_string() } else { format!("period(s) {periods:?}") }
+                    ));
+                }
+            }
+        } else if (kind == "lttng-ust" || kind == "lttng") && !r.kernel && !emulated {
+            let expected = expected_period(&r.run, t);
+            // Without the event size, events are at least 8 bytes: a sub-buffer holds at most
+            // subbuf_bytes / 8 of them, which bounds the period from above.
+            let bound = t.config.get("subbuf_bytes").and_then(Value::as_f64).map(|b| b / 8.0);
+            let e = expected.as_ref().map(|e| e.period).or(bound);
+            let matching = lat.periodic.iter().find(|p| {
+                expected.as_ref().is_some_and(|e| (p.period as f64 - e.period).abs() <= (0.02 * e.period).max(2.0))
+            });
+            if let (Some(p), Some(ex)) = (matching, &expected) {
+                out.push(format!(
+                    "Agrees with the survey: {} takes a slow path every {} events ({:+.0} ns, {} calls), one per sub-buffer switch as in section 7.1 ({}).",
+                    t.label, p.period, p.extra, p.hits, ex.how
+                ));
+            } else if let Some(e) = e.filter(|e| (n as f64) < 4.0 * e) {
+                out.push(format!(
+                    "Cannot tell yet whether {} has the survey's once-per-sub-buffer slow path (section 7.1): its {n} calls hold {} sub-buffers of {}{:.0} events; -n {} would settle it.",
+                    t.label,
+                    if expected.is_some() { format!("only {:.1}", n as f64 / e) } else { format!("as few as {:.1}", n as f64 / e) },
+                    if expected.is_some() { "" } else { "up to " },
+                    e,
+                    calls_for(e)
+                ));
+            } else if !periods.is_empty() {
+                match &expected {
+                    Some(ex) => out.push(format!(
+                        "Departs from the survey: {} has periodic path(s) every {periods:?} events, but one per sub-buffer switch would be every {:.0} ({}).",
+                        t.label, ex.period, ex.how
+                    )),
+                    None => out.push(format!(
+                        "{}: periodic path(s) every {periods:?} events; run.json records no event size to check them against one per sub-buffer switch.",
+                        t.label
+                    )),
+                }
+            } else if let Some(e) = e {
+                out.push(format!(
+                    "Departs from the survey: {} shows no periodic slow path in {n} calls ({:.1} sub-buffers of {}{:.0} events); section 7.1 finds one per sub-buffer switch.",
+                    t.label,
+                    n as f64 / e,
+                    if expected.is_some() { "" } else { "at most " },
+                    e
+                ));
+            }
+        }
+    }
+}
