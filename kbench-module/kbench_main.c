@@ -111,7 +111,7 @@ static __always_inline u64 kbench_now(const unsigned int clock)
 }
 
 /*
- * perf_event_read_local() is exported by no kernel from 6.1 to 6.12 (Debian's Module.symvers), so read the counter
+ * perf_event_read_local() is exported by none of Debian's 6.1, 6.12 and 7.2 (Module.symvers), so read the counter
  * the way it does: update the count from the PMU, then read it. That is only valid for an event that is active on
  * this CPU, with interrupts off: kbench_counters_live() checks it around each iteration.
  */

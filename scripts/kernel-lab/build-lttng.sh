@@ -23,6 +23,9 @@ p = sys.argv[1]
 s = open(p).read()
 i = s.index("LTTNG_TRACEPOINT_EVENT_MAP(hrtimer_start,")
 old = "TP_PROTO(struct hrtimer *hrtimer, enum hrtimer_mode mode),\n\n\tTP_ARGS(hrtimer, mode),"
+if old not in s[i:i + 400]:
+    print("lttng-modules: hrtimer_start already has was_armed")  # 2.16 knows it
+    sys.exit(0)
 j = s.index(old, i)
 new = "TP_PROTO(struct hrtimer *hrtimer, enum hrtimer_mode mode, bool was_armed),\n\n\tTP_ARGS(hrtimer, mode, was_armed),"
 s = s[:j] + new + s[j + len(old):]
@@ -36,8 +39,10 @@ import sys
 p = sys.argv[1]
 s = open(p).read()
 head = s[:s.index("# A dependency on internal header")]
-# keep the kprobe/uprobe/kretprobe support modules at the end: lttng-tracer links against them
-tail = s[s.index("ifneq ($(CONFIG_KPROBES),)"):]
+# keep the kprobe/uprobe/kretprobe support modules at the end: lttng-tracer links against them (2.13; 2.16 builds
+# them into lttng-tracer and has no such block)
+k = s.find("ifneq ($(CONFIG_KPROBES),)")
+tail = s[k:] if k >= 0 else ""
 open(p, "w").write(head + "obj-$(CONFIG_LTTNG) += lttng-probe-statedump.o\n\n" + tail)
 print("lttng-modules: building the core, the sched/irq/timer/statedump probes only (LTTNG_PROBES=all for all)")
 PY

@@ -49,8 +49,9 @@ def to_int(v, default=-1):
 def tracebench_bin():
     """The host's tracebench binary for `tracebench report`: $TRACEBENCH_BIN, else the lab's release build."""
     cands = [os.environ.get("TRACEBENCH_BIN", "")]
-    for t in (os.environ.get("CARGO_TARGET_DIR"),
-              os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../.cache/kernel-lab/build/cargo-target")):
+    cache = os.environ.get("KERNEL_LAB_CACHE") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                               "../../.cache/kernel-lab")
+    for t in (os.environ.get("CARGO_TARGET_DIR"), os.path.join(cache, "build", "cargo-target")):
         if t:
             cands.append(os.path.join(t, "release", "tracebench"))
     return next((c for c in cands if c and os.access(c, os.X_OK)), None)

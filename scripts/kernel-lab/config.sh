@@ -66,6 +66,9 @@ deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian
 esac
 KVER_COMMON=${KVER%-amd64}-common
 KERNEL_PKGS=(linux-image-$KVER linux-headers-$KVER linux-headers-$KVER_COMMON $KBUILD_PKG)
+# sid splits the image package: the kernel binary, the modules and modules.builtin etc. have packages of their own
+# (and the kernel is /usr/lib/modules/$KVER/vmlinuz, not /boot/vmlinuz-$KVER).
+[ "$LAB_KERNEL" = sid ] && KERNEL_PKGS+=(linux-binary-$KVER linux-modules-$KVER linux-base-$KVER)
 KHDR=$KROOT/usr/src/linux-headers-$KVER
 
 # Paths and make as the kernel build sees them: on the host for bookworm, in the chroot for trixie.

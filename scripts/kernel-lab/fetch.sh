@@ -97,8 +97,10 @@ else
     if [ -z "$KVER" ]; then
         # The kernel linux-image-amd64 points at, pinned from then on for this cache.
         # (sid's Depends starts with linux-base-amd64: take the linux-image- one wherever it is.)
-        dep=$(sapt apt-cache show linux-image-amd64 2>/dev/null | grep -m 1 '^Depends:' | grep -o 'linux-image-[^ ,]*' \
-            | head -n 1 | sed 's/^linux-image-//')
+        # awk reads to the end: an early exit would SIGPIPE apt-cache and, with pipefail, stop the script.
+        dep=$(sapt apt-cache show linux-image-amd64 2>/dev/null | awk '/^Depends:/ && !d {
+            for (i = 2; i <= NF; i++) if ($i ~ /^linux-image-/) { sub(/^linux-image-/, "", $i); sub(/,$/, "", $i);
+                print $i; d = 1; break } }')
         [ -n "$dep" ] || { echo "kernel-lab: linux-image-amd64 of $LAB_KERNEL names no kernel" >&2; exit 1; }
         echo "$dep" > "$KCACHE/kver"
         echo "kernel-lab: $LAB_KERNEL kernel: $dep"

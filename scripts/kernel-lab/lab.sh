@@ -159,12 +159,14 @@ log "initramfs: $(du -m "$BUILD/initramfs.cpio" | cut -f1) MiB"
 SHARE=$BUILD/share
 rm -rf "$SHARE"; mkdir -p "$SHARE"
 QEMU=$QROOT/usr/bin/qemu-system-x86_64
+KIMAGE=$KROOT/boot/vmlinuz-$KVER
+[ -f "$KIMAGE" ] || KIMAGE=$KROOT/usr/lib/modules/$KVER/vmlinuz   # sid's packaging
 export LD_LIBRARY_PATH=$QROOT/usr/lib/x86_64-linux-gnu:$QROOT/lib/x86_64-linux-gnu
 log "booting $KVER under qemu TCG (1 vCPU), N=$N warm-up=$WARMUP"
 set +e
 timeout 1200 "$QEMU" -accel tcg -cpu max -smp 1 -m 2048 -nographic -no-reboot -net none \
     -L "$QROOT/usr/share/qemu" -L "$QROOT/usr/share/seabios" \
-    -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$BUILD/initramfs.cpio" \
+    -kernel "$KIMAGE" -initrd "$BUILD/initramfs.cpio" \
     -append "console=ttyS0 panic=-1 loglevel=4 kbench_n=$N kbench_w=$WARMUP kbench_tracers=$TRACERS" \
     -virtfs local,path="$SHARE",mount_tag=out,security_model=none,id=out \
     > "$BUILD/console.log" 2>&1 < /dev/null

@@ -226,3 +226,57 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
     write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{CpuSamples, KbenchSample, KernelClock, KernelSamples};
+
+    fn samples(kept: u64, flags: &[u32]) -> KernelSamples {
+        let mut v: Vec<KbenchSample> = (0..kept).map(|i| KbenchSample { iteration: i, ..Default::default() }).collect();
+        v.extend(flags.iter().map(|&f| KbenchSample { flags: f, ..Default::default() }));
+        KernelSamples {
+            clock: KernelClock::Ktime,
+            tsc_khz: 0,
+            run_id: 1,
+            payload_size: 4,
+            warmup: 0,
+            counters: Vec::new(),
+            per_cpu: vec![CpuSamples { cpu: 2, kept, discarded: flags.len() as u64, samples: v }],
+            iterations: 10,
+            max_discarded: 3,
+        }
+    }
+
+    #[test]
+    fn flags_map_to_the_one_reason_table() {
+        assert_eq!(reason_mask(0), 0);
+        assert_eq!(Reason::names(reason_mask(kernel::SAMPLE_DISCARDED_NMI)), "nmi");
+        assert_eq!(Reason::names(reason_mask(kernel::SAMPLE_DISCARDED_COUNTER)), "counter-not-running");
+        assert_eq!(Reason::names(reason_mask(kernel::SAMPLE_DISCARDED_ALL)), "nmi+counter-not-running");
+        // A flag this build does not know is never kept.
+        assert_ne!(reason_mask(1 << 7), 0);
+    }
+
+    #[test]
+    fn a_full_run_is_not_short() {
+        let (marks, warnings) = short_run(&samples(10, &[kernel::SAMPLE_DISCARDED_NMI]));
+        assert!(marks.is_empty() && warnings.is_empty());
+    }
+
+    #[test]
+    fn a_short_run_is_marked_and_says_why_and_how_to_fix() {
+        let s = samples(
+            7,
+            &[kernel::SAMPLE_DISCARDED_COUNTER, kernel::SAMPLE_DISCARDED_COUNTER, kernel::SAMPLE_DISCARDED_NMI],
+        );
+        let (marks, warnings) = short_run(&s);
+        assert_eq!(marks.len(), 1);
+        assert_eq!((marks[0]["kept"].as_u64(), marks[0]["requested"].as_u64()), (Some(7), Some(10)));
+        assert_eq!(marks[0]["discarded_counter_not_running"].as_u64(), Some(2));
+        let w = &warnings[0];
+        assert!(w.contains("kept 7 of 10"), "{w}");
+        assert!(w.contains("record buffer (10 iterations + 3 discards)"), "{w}");
+        assert!(w.contains("fewer counters") && w.contains("nmi_watchdog") && w.contains("fewer iterations"), "{w}");
+    }
+}
