@@ -106,6 +106,38 @@ fn compare_timings(r: &Report, out: &mut Vec<String>, emulated: bool) {
     compare_paths(r, out, emulated);
 }
 
+/// A difference of two tracers' means in one repetition that is smaller than this share may be
+/// the machine's speed phase when each was measured (seconds apart), not the tracers: this VM
+/// drifts between speeds over seconds, and one tracer's mean moved by up to 2x between runs.
+const ONE_REPETITION_MARGIN: f64 = 0.25;
+
+/// Whether the data decide that `a` is slower than `b` (`Ok(true)`), faster (`Ok(false)`), or
+/// neither (`Err(why)`). With three or more interleaved repetitions, only an order that holds in
+/// every repetition is decided; with fewer, only a difference beyond [`ONE_REPETITION_MARGIN`].
+fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
+    let (ra, rb) = (&a.rep_means, &b.rep_means);
+    if ra.len() >= 3 && ra.len() == rb.len() {
+        let slower = ra.iter().zip(rb).filter(|(x, y)| x > y).count();
+        return match slower {
+            0 => Ok(false),
+            k if k == ra.len() => Ok(true),
+            k => Err(format!("{} is the slower in {k} of {} repetitions", a.label, ra.len())),
+        };
+    }
+    let (ma, mb) = (a.base().map(|s| s.mean).unwrap_or(f64::NAN), b.base().map(|s| s.mean).unwrap_or(f64::NAN));
+    let ratio = ma.max(mb) / ma.min(mb);
+    if ratio.is_finite() && ratio > 1.0 + ONE_REPETITION_MARGIN {
+        Ok(ma > mb)
+    } else {
+        Err(format!(
+            "{:.0}% apart in {} repetition(s), less than the {:.0}% this machine's speed phases can move a mean",
+            100.0 * (ratio - 1.0),
+            ra.len().max(1),
+            100.0 * ONE_REPETITION_MARGIN
+        ))
+    }
+}
+
 fn compare_costs(r: &Report, out: &mut Vec<String>) {
     // Ordering of the single-thread means against Table 3 / Table 4.
     let mut known: Vec<(&TracerReport, survey::Reference, f64)> = r
@@ -116,25 +148,46 @@ fn compare_costs(r: &Report, out: &mut Vec<String>) {
         .collect();
     known.sort_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
     if known.len() >= 2 {
-        let mut inversions = Vec::new();
+        let (mut agree, mut depart, mut open) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..known.len() {
             for j in i + 1..known.len() {
+                // The survey has a cheaper than b.
                 let (a, b) = (&known[i], &known[j]);
-                if a.1.mean < b.1.mean && a.2 > b.2 {
-                    inversions.push(format!(
+                if a.1.mean >= b.1.mean {
+                    continue;
+                }
+                match order_decided(a.0, b.0) {
+                    Ok(true) => depart.push(format!(
                         "{} ({:.0} ns) is slower than {} ({:.0} ns), but the survey ({}) has {} {:.0} ns < {} {:.0} ns",
                         a.0.label, a.2, b.0.label, b.2, a.1.table, a.1.label, a.1.mean, b.1.label, b.1.mean
-                    ));
+                    )),
+                    Ok(false) => agree.push(format!("{} < {}", a.0.label, b.0.label)),
+                    Err(why) => {
+                        open.push(format!("{} ({:.0} ns) against {} ({:.0} ns): {why}", a.0.label, a.2, b.0.label, b.2))
+                    }
                 }
             }
         }
         let order = known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(" < ");
-        if inversions.is_empty() {
+        for d in &depart {
+            out.push(format!("Departs from the survey: {d}."));
+        }
+        if depart.is_empty() && open.is_empty() {
             out.push(format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table));
-        } else {
-            for i in inversions {
-                out.push(format!("Departs from the survey: {i}."));
-            }
+        } else if !agree.is_empty() {
+            let pairs = known.len() * (known.len() - 1) / 2;
+            out.push(format!(
+                "Agrees with the survey ({}) on every other pair of {} ({} of {pairs} pairs ordered as the survey orders them).",
+                known[0].1.table,
+                known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(", "),
+                agree.len()
+            ));
+        }
+        if !open.is_empty() {
+            out.push(format!(
+                "Not decided by this run, so not compared with the survey: {}. Run with --repeats 5 or more (repetitions are interleaved) to decide.",
+                open.join("; ")
+            ));
         }
     }
     // Scalability (Figures 5, 6 and 8).
@@ -256,5 +309,35 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(label: &str, reps: &[f64]) -> TracerReport {
+        TracerReport {
+            name: label.into(),
+            spec: label.into(),
+            label: label.into(),
+            colour: 0,
+            config: Value::Null,
+            by_threads: Default::default(),
+            rep_means: reps.to_vec(),
+            analysis: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn an_order_is_decided_only_when_every_repetition_agrees() {
+        let a = t("a", &[100.0, 101.0, 99.0]);
+        assert_eq!(order_decided(&a, &t("b", &[90.0, 95.0, 98.0])), Ok(true));
+        assert_eq!(order_decided(&a, &t("b", &[110.0, 105.0, 100.0])), Ok(false));
+        let e = order_decided(&a, &t("b", &[90.0, 105.0, 98.0])).unwrap_err();
+        assert!(e.contains("a is the slower in 2 of 3 repetitions"), "{e}");
+        // One repetition and no summary: nothing to decide on.
+        assert!(order_decided(&t("a", &[100.0]), &t("b", &[90.0])).is_err());
     }
 }
