@@ -208,6 +208,24 @@ pub fn validate_options(spec: &str, opts: &CreateOptions) -> Result<(), TracerEr
     }
 }
 
+/// Whether the backend `kind` needs root whatever the machine (tracefs instances, uprobe events,
+/// BPF programs), for `tracebench list`. The others run as any user (LTTng with a per-user
+/// session daemon); whether one is available here is still `availability`'s answer.
+pub fn needs_root(kind: &str) -> bool {
+    matches!(
+        kind,
+        "ftrace"
+            | "ftrace-raw"
+            | "ftrace-syscall"
+            | "ftrace-raw-syscall"
+            | "uprobe"
+            | "ebpf"
+            | "perf"
+            | "systemtap"
+            | "bpftrace"
+    )
+}
+
 /// Checks that the backend of `spec` can record `size` bytes per event (`--payload-size`, and the
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {

@@ -129,6 +129,7 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     drop(guards);
     let summaries = finish(&prepared, &runs, &shared, argv)?;
     export_history(&exports, &[(prepared.out.path.as_path(), None)], summaries.is_empty())?;
+    warn_weak(&shared);
     exit_code(&runs, &prepared.out.path)
 }
 
@@ -226,7 +227,16 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         );
     }
     let all: Vec<supervise::CellRun> = runs.into_iter().flatten().collect();
+    warn_weak(&shared);
     exit_code(&all, &root)
+}
+
+/// Says, last and on stderr (so `--quiet` does not hide it), what a weak disturbance detector
+/// could not see; run.json's `disturbance.weak` and the report's header say the same.
+fn warn_weak(shared: &Shared) {
+    if let Some(w) = &shared.floor.weak {
+        eprintln!("tracebench: warning: {w}");
+    }
 }
 
 /// Counters: probed once, reported once; unsupported ones are left out, never zero-filled.
