@@ -265,7 +265,8 @@ impl Detector {
         if events.is_empty() {
             return Self::rusage(sources);
         }
-        if !INTERRUPT_REASONS.iter().any(|r| ids.iter().any(|(_, x)| x == r)) {
+        let wanted_irqs = INTERRUPT_REASONS.iter().any(|r| ignore & (*r as u16) == 0);
+        if wanted_irqs && !INTERRUPT_REASONS.iter().any(|r| ids.iter().any(|(_, x)| x == r)) {
             sources.weak = Some(format!(
                 "WEAK disturbance detector: no interrupt source could be opened, so only {} are seen; interrupts \
                  (timer ticks, IPIs, device IRQs, softirqs, NMIs) are not, and their cost stays in the kept samples; {}",
@@ -315,7 +316,8 @@ impl Detector {
         let first = sources.missing.iter().rev().map(|(n, e)| format!("{n}: {e}")).next().unwrap_or_default();
         sources.weak = Some(format!(
             "WEAK disturbance detector: no perf event could be opened ({first}), so \
-             context switches and page faults are seen through getrusage(RUSAGE_THREAD), called just before and \
+             context switches (a migration of the pinned thread among them) and page faults are seen through \
+             getrusage(RUSAGE_THREAD), called just before and \
              after each timed window (outside it); interrupts that do not switch the thread out (timer ticks, IPIs, \
              device IRQs, softirqs, NMIs) are not seen, and their cost stays in the kept samples; {}",
             how_to_get_full()
