@@ -256,6 +256,15 @@ pub fn row_name(spec: &str) -> Result<String, TracerError> {
     }
 }
 
+/// Cleans up what runs killed with SIGKILL left behind (no Drop ran in them), before any run
+/// measures, whichever tracers it measures: today the LTTng session daemon such a run started,
+/// its sessions and snapshot directories (`lttng::reap_leftovers`). Cheap when there is nothing.
+pub fn reap_leftovers() {
+    if lttng::availability().is_ok() {
+        lttng::reap_leftovers();
+    }
+}
+
 /// Set-up that must happen in the parent before the measuring child starts, and last for the
 /// whole run (dropped after the tracer's last cell). `None` for most tracers.
 pub fn parent_guard(spec: &str, _opts: &CreateOptions) -> Result<Option<Box<dyn Any + Send>>, TracerError> {

@@ -120,6 +120,8 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let plan = plan::plan(opts, mode)?;
     // Checked before any run: a bad --export is a usage error, not a late surprise.
     let exports = crate::export::parse_specs(&opts.export)?;
+    // After the plan (bad input leaves nothing, and touches nothing), before anything measures.
+    tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plan.cpus[0])?;
     let avail = probe_counters(&plan.sets)?;
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
@@ -171,6 +173,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         plans.push((o, p));
     }
     ResultsDir::create(&root)?;
+    tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
     // Every value reads the same counter sets: probed and reported once.
     let avail = probe_counters(&plans[0].1.sets)?;
