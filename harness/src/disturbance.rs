@@ -13,6 +13,14 @@
 //!
 //! Unlike the survey's code, which read the NMI count once per run (so one NMI silently dropped
 //! every later iteration), this check is per iteration.
+//!
+//! A user who may open none of these (not root, `kernel.perf_event_paranoid` >= 2, no
+//! CAP_PERFMON) gets a weaker detector rather than none: `getrusage(RUSAGE_THREAD)` read just
+//! before and just after each window (outside it, like the ring's head), whose voluntary and
+//! involuntary context-switch and minor/major fault counts name `context-switch` and `page-fault`
+//! discards. It cannot see an interrupt that does not switch the thread out (timer ticks, IPIs,
+//! device IRQs, softirqs, NMIs), so their cost stays in the kept samples; `Sources::weak` says so
+//! in run.json, the report and the terminal.
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{fence, Ordering};
 
@@ -42,6 +50,22 @@ pub struct Sources {
     pub watched: Vec<String>,
     /// (source, why) for each that could not be opened.
     pub missing: Vec<(String, String)>,
+    /// Set when the detector cannot see interrupts: what it misses and how to get the full one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weak: Option<String>,
+}
+
+/// Reasons only an interrupt source names: without one of them, interrupts go unseen.
+const INTERRUPT_REASONS: [Reason; 5] = [Reason::TimerIrq, Reason::Ipi, Reason::DeviceIrq, Reason::Softirq, Reason::Nmi];
+
+/// How to get the full detector, from the kernel's current setting.
+fn how_to_get_full() -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").map(|s| s.trim().to_string());
+    format!(
+        "for the full detector run as root, or (kernel.perf_event_paranoid is {}) `sysctl kernel.perf_event_paranoid=1` \
+         or CAP_PERFMON (`setcap cap_perfmon+ep tracebench`) plus read access to tracefs's events directory",
+        paranoid.as_deref().unwrap_or("unreadable")
+    )
 }
 
 const RING_DATA_PAGES: usize = 16;
@@ -60,7 +84,37 @@ pub struct Detector {
     ids: Vec<(u64, Reason)>,
     base: *mut u8,
     len: usize,
+    /// The fallback: the head is packed getrusage counts (see [`rusage_head`]), not the ring's.
+    rusage: bool,
     pub sources: Sources,
+}
+
+/// The calling thread's context switches and faults, 16 bits each, packed in one u64 so that it
+/// compares like the ring's head: voluntary switches, involuntary switches, minor faults, major
+/// faults (low to high). One window cannot take 65536 of any of them, so equality is exact.
+#[inline(always)]
+fn rusage_head() -> u64 {
+    // SAFETY: getrusage writes into the zeroed struct we own; RUSAGE_THREAD needs no privilege.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+        ru
+    };
+    let f = |v: libc::c_long, shift: u32| ((v as u64) & 0xffff) << shift;
+    f(ru.ru_nvcsw, 0) | f(ru.ru_nivcsw, 16) | f(ru.ru_minflt, 32) | f(ru.ru_majflt, 48)
+}
+
+/// The reasons between two [`rusage_head`] values.
+fn rusage_reasons(from: u64, to: u64) -> u16 {
+    let field = |v: u64, k: u32| (v >> (16 * k)) & 0xffff;
+    let mut mask = 0;
+    if field(from, 0) != field(to, 0) || field(from, 1) != field(to, 1) {
+        mask |= Reason::ContextSwitch as u16;
+    }
+    if field(from, 2) != field(to, 2) || field(from, 3) != field(to, 3) {
+        mask |= Reason::PageFault as u16;
+    }
+    mask
 }
 
 // SAFETY: the detector is created, used and dropped by one measuring thread.
@@ -158,11 +212,14 @@ impl Detector {
         let mut wanted: Vec<(String, Option<u64>, Reason)> = match tracepoint_sources() {
             Some(tps) => tps.into_iter().map(|(name, r)| (name, Some(0), r)).collect(),
             None => {
-                sources.missing.push((
-                    "tracepoints".into(),
+                // Mounted but closed to this user (tracefs is root's, mode 0700) is not "not mounted".
+                let mounted = std::fs::read_to_string("/proc/mounts").is_ok_and(|m| m.contains(" tracefs "));
+                let why = if mounted {
+                    "tracefs's events cannot be read by this user, so interrupts cannot be seen (fix: run as root)"
+                } else {
                     "tracefs is not mounted, so interrupts cannot be seen (fix: mount -t tracefs nodev /sys/kernel/tracing)"
-                        .into(),
-                ));
+                };
+                sources.missing.push(("tracepoints".into(), why.into()));
                 Vec::new()
             }
         };
@@ -206,9 +263,15 @@ impl Detector {
             }
         }
         if events.is_empty() {
-            return Err(Error::Disturbance(
-                "no disturbance source could be opened (need root or perf_event_paranoid <= 1, and tracefs mounted)"
-                    .into(),
+            return Self::rusage(sources);
+        }
+        let wanted_irqs = INTERRUPT_REASONS.iter().any(|r| ignore & (*r as u16) == 0);
+        if wanted_irqs && !INTERRUPT_REASONS.iter().any(|r| ids.iter().any(|(_, x)| x == r)) {
+            sources.weak = Some(format!(
+                "WEAK disturbance detector: no interrupt source could be opened, so only {} are seen; interrupts \
+                 (timer ticks, IPIs, device IRQs, softirqs, NMIs) are not, and their cost stays in the kept samples; {}",
+                sources.watched.join(", "),
+                how_to_get_full()
             ));
         }
         let len = PAGE * (1 + RING_DATA_PAGES);
@@ -242,7 +305,31 @@ impl Detector {
         for c in events.iter_mut() {
             c.enable().map_err(|e| Error::Disturbance(format!("enable: {e}")))?;
         }
-        Ok(Detector { _events: events, ids, base: base as *mut u8, len, sources })
+        Ok(Detector { _events: events, ids, base: base as *mut u8, len, rusage: false, sources })
+    }
+
+    /// The fallback when no perf source can be opened: getrusage(RUSAGE_THREAD) around each
+    /// window. `missing` keeps why each perf source failed; `weak` says what this one cannot see.
+    fn rusage(mut sources: Sources) -> Result<Self, Error> {
+        let mut det = Self::disabled("")?;
+        sources.watched = vec!["getrusage(RUSAGE_THREAD): nvcsw, nivcsw, minflt, majflt".into()];
+        let first = sources.missing.iter().rev().map(|(n, e)| format!("{n}: {e}")).next().unwrap_or_default();
+        sources.weak = Some(format!(
+            "WEAK disturbance detector: no perf event could be opened ({first}), so \
+             context switches (a migration of the pinned thread among them) and page faults are seen through \
+             getrusage(RUSAGE_THREAD), called just before and \
+             after each timed window (outside it); interrupts that do not switch the thread out (timer ticks, IPIs, \
+             device IRQs, softirqs, NMIs) are not seen, and their cost stays in the kept samples; {}",
+            how_to_get_full()
+        ));
+        det.sources = sources;
+        det.rusage = true;
+        Ok(det)
+    }
+
+    /// Whether this is the getrusage fallback.
+    pub fn is_rusage(&self) -> bool {
+        self.rusage
     }
 
     /// A detector that watches nothing: its head never moves, so no iteration is discarded.
@@ -263,13 +350,17 @@ impl Detector {
         if base == libc::MAP_FAILED {
             return Err(Error::Disturbance(format!("mmap: {}", std::io::Error::last_os_error())));
         }
-        let sources = Sources { watched: Vec::new(), missing: vec![("all".into(), why.into())] };
-        Ok(Detector { _events: Vec::new(), ids: Vec::new(), base: base as *mut u8, len, sources })
+        let sources = Sources { watched: Vec::new(), missing: vec![("all".into(), why.into())], weak: None };
+        Ok(Detector { _events: Vec::new(), ids: Vec::new(), base: base as *mut u8, len, rusage: false, sources })
     }
 
-    /// The ring's data_head: one load. Compare it before and after the window.
+    /// The ring's data_head: one load (or, for the getrusage fallback, one system call). Compare
+    /// it before and after the window. The branch is outside the window and always goes one way.
     #[inline(always)]
     pub fn head(&self) -> u64 {
+        if self.rusage {
+            return rusage_head();
+        }
         // SAFETY: base maps the ring's control page; data_head is a u64 at a fixed offset that
         // the kernel updates.
         unsafe { std::ptr::read_volatile(self.base.add(DATA_HEAD_OFFSET) as *const u64) }
@@ -285,6 +376,9 @@ impl Detector {
     /// Names what moved the head from `from` to `to`, and consumes those records. Call it outside
     /// the timed window, only when the head moved.
     pub fn classify(&mut self, from: u64, to: u64) -> u16 {
+        if self.rusage {
+            return rusage_reasons(from, to);
+        }
         fence(Ordering::Acquire);
         let mut mask = 0u16;
         let size = (RING_DATA_PAGES * PAGE) as u64;
@@ -321,6 +415,9 @@ impl Detector {
 
     /// Marks everything up to `to` as read, so the kernel can reuse the space.
     pub fn consume(&mut self, to: u64) {
+        if self.rusage {
+            return;
+        }
         fence(Ordering::Release);
         // SAFETY: data_tail is ours to write in a read-write mapping.
         unsafe { std::ptr::write_volatile(self.base.add(DATA_TAIL_OFFSET) as *mut u64, to) };
@@ -337,6 +434,34 @@ impl Drop for Detector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fallback sees a page fault and a context switch of its own thread, and names them.
+    #[test]
+    fn rusage_fallback_sees_faults_and_switches() {
+        let mut det = Detector::rusage(Sources::default()).unwrap();
+        assert!(det.is_rusage());
+        assert!(det.sources.weak.as_deref().unwrap().contains("interrupts"));
+        let h0 = det.head();
+        // SAFETY: a private anonymous mapping, written once and unmapped.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            std::ptr::write_volatile(p as *mut u8, 1);
+            libc::munmap(p, 4096);
+        }
+        let h1 = det.head();
+        assert!(det.classify(h0, h1) & Reason::PageFault as u16 != 0, "{}", Reason::names(det.classify(h0, h1)));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let h2 = det.head();
+        assert!(det.classify(h1, h2) & Reason::ContextSwitch as u16 != 0, "{}", Reason::names(det.classify(h1, h2)));
+    }
 
     /// Holding the tracepoints must not blind the detector: a page fault and a context switch
     /// opened after a `KeepAlive` still move the ring's head and are named.

@@ -58,15 +58,25 @@ fn payload_note(kind: &str) -> String {
 pub fn list() -> Result<i32, Error> {
     let known = tracebench_tracers::known();
     let w = known.iter().map(|i| i.spec.len()).max().unwrap_or(10);
+    let mut any_root = false;
     for i in &known {
+        // Marked after the availability word, which scripts read as the second column.
+        let root = if tracebench_tracers::registry::needs_root(i.name) { "[root] " } else { "" };
+        any_root |= !root.is_empty();
         match &i.availability {
-            Ok(()) => println!("{:<w$}  available    {} {}", i.spec, i.description, payload_note(i.name)),
+            Ok(()) => println!("{:<w$}  available    {root}{} {}", i.spec, i.description, payload_note(i.name)),
             Err((why, fix)) => {
-                println!("{:<w$}  unavailable  {} {}", i.spec, i.description, payload_note(i.name));
+                println!("{:<w$}  unavailable  {root}{} {}", i.spec, i.description, payload_note(i.name));
                 println!("{:<w$}               why: {why}", "");
                 println!("{:<w$}               fix: {fix}", "");
             }
         }
+    }
+    if any_root {
+        println!(
+            "[root]: needs root (it makes tracefs instances, uprobe events or BPF programs); the others run as any \
+             user, LTTng with a per-user session daemon"
+        );
     }
     Ok(0)
 }

@@ -78,9 +78,9 @@ fn start_and_kill(out: &Path) {
     }
 }
 
-/// The next, ordinary run; returns its stderr.
-fn next_run(out: &Path) -> String {
-    let o = bin().args(["run", "-q", "--tracer", "lttng-ust", "-n", "300", "--out"]).arg(out).output().unwrap();
+/// The next, ordinary run, of `tracer`; returns its stderr.
+fn next_run(tracer: &str, out: &Path) -> String {
+    let o = bin().args(["run", "-q", "--tracer", tracer, "-n", "300", "--out"]).arg(out).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "the run after the SIGKILL failed: {err}");
     err
@@ -98,12 +98,13 @@ fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
     }
     let tmp = tempfile::tempdir().unwrap();
 
-    // 1. The daemon tracebench started outlives the SIGKILL; the next run stops it.
+    // 1. The daemon tracebench started outlives the SIGKILL; the next run stops it, whatever it
+    //    measures.
     start_and_kill(&tmp.path().join("killed"));
     let left = processes("lttng-sessiond");
     assert_eq!(left.len(), 1, "the killed run's lttng-sessiond should still be there: {left:?}");
     let consumers = processes("lttng-consumerd");
-    let err = next_run(&tmp.path().join("next"));
+    let err = next_run("none", &tmp.path().join("next"));
     assert!(err.contains("stopped lttng-sessiond"), "{err}");
     for p in left.iter().chain(&consumers) {
         assert!(!p.alive(), "pid {} (started by the killed run) survived the next run", p.pid);
@@ -117,7 +118,7 @@ fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
     let users = ProcId::of(lttng::running_sessiond().expect("the user's daemon")).unwrap();
     start_and_kill(&tmp.path().join("killed2"));
     assert!(sessions().contains("tracebench-"), "the killed run's session should be left: {}", sessions());
-    let err = next_run(&tmp.path().join("next2"));
+    let err = next_run("lttng-ust", &tmp.path().join("next2"));
     assert!(!err.contains("stopped lttng-sessiond"), "{err}");
     assert!(users.alive(), "the user's lttng-sessiond was stopped");
     let left = sessions();

@@ -68,6 +68,9 @@ pub struct Backend {
     pub knobs: &'static [Knob],
     /// The `--payload-size` values it accepts (inclusive); `None`: a fixed 4-byte payload.
     pub payload: Option<(u32, u32)>,
+    /// Needs root whatever the machine (tracefs instances, uprobe events, BPF programs);
+    /// `tracebench list` marks it.
+    pub needs_root: bool,
 }
 
 fn ok() -> Result<(), (String, String)> {
@@ -132,6 +135,7 @@ const BASE: Backend = Backend {
     launch_prefix: &[],
     knobs: NO_KNOBS,
     payload: None,
+    needs_root: false,
 };
 
 macro_rules! backend {
@@ -205,6 +209,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::Marker, o)),
         knobs: FTRACE_KNOBS,
         payload: MARKER,
+        needs_root: true,
     ),
     backend!(
         "ftrace-raw",
@@ -213,6 +218,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::MarkerRaw, o)),
         knobs: FTRACE_KNOBS,
         payload: MARKER_RAW,
+        needs_root: true,
     ),
     backend!("syscall", "untraced getppid(): baseline of the system-call rows", ok, |_, _, _| {
         boxed(syscall::Syscall::new(syscall::Mode::Plain))
@@ -223,6 +229,7 @@ pub static BACKENDS: &[Backend] = &[
         || ftrace::availability(ftrace::Mode::Syscall),
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::Syscall, o)),
         knobs: FTRACE_KNOBS,
+        needs_root: true,
     ),
     backend!(
         "ftrace-raw-syscall",
@@ -230,6 +237,7 @@ pub static BACKENDS: &[Backend] = &[
         || ftrace::availability(ftrace::Mode::RawSyscall),
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::RawSyscall, o)),
         knobs: FTRACE_KNOBS,
+        needs_root: true,
     ),
     backend!(
         "strace",
@@ -252,6 +260,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(ftrace::Ftrace::new(ftrace::Mode::OpenSyscall, o)),
         knobs: FTRACE_KNOBS,
         payload: OPEN_NAME,
+        needs_root: true,
     ),
     backend!(
         "strace-open",
@@ -288,6 +297,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(crate::uprobe::Uprobe::new("uprobe", o)),
         knobs: PROBE_KNOBS,
         payload: MARKER,
+        needs_root: true,
     ),
     backend!(
         "ebpf",
@@ -296,6 +306,7 @@ pub static BACKENDS: &[Backend] = &[
         crate::dynamic::create_ebpf,
         knobs: PROBE_KNOBS,
         payload: RING_RECORD,
+        needs_root: true,
     ),
     backend!(
         "perf",
@@ -304,6 +315,7 @@ pub static BACKENDS: &[Backend] = &[
         |_, _, o| boxed(crate::perf::Perf::new("perf", o)),
         knobs: PROBE_KNOBS,
         payload: USTRING,
+        needs_root: true,
     ),
     backend!(
         "systemtap",
@@ -311,6 +323,7 @@ pub static BACKENDS: &[Backend] = &[
         crate::systemtap::availability,
         |_, _, o| boxed(crate::systemtap::SystemTap::new("systemtap", o)),
         knobs: PROBE_KNOBS,
+        needs_root: true,
     ),
     backend!(
         "bpftrace",
@@ -318,6 +331,7 @@ pub static BACKENDS: &[Backend] = &[
         crate::bpftrace::availability,
         |_, _, o| boxed(crate::bpftrace::Bpftrace::new("bpftrace", o)),
         knobs: PROBE_KNOBS,
+        needs_root: true,
     ),
 ];
 

@@ -98,10 +98,7 @@ pub fn tracefs_root() -> Option<PathBuf> {
 /// `Ok(())` when `mode` can run here, else (why, fix). No side effects.
 pub fn availability(mode: Mode) -> Result<(), (String, String)> {
     let Some(root) = tracefs_root() else {
-        return Err((
-            "tracefs is not mounted".into(),
-            "mount -t tracefs nodev /sys/kernel/tracing (or run scripts/setup.sh)".into(),
-        ));
+        return Err(crate::sys::tracefs_absent());
     };
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

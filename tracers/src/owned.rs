@@ -88,9 +88,11 @@ pub struct Record {
     pub owner: ProcId,
 }
 
-/// The directory of the state files, created (mode 0700) if needed; `None` when there is no
-/// private place to keep them.
-pub fn state_dir() -> Option<PathBuf> {
+/// Where the state files live: `/run/tracebench` as root, else `$XDG_RUNTIME_DIR/tracebench`,
+/// else `/tmp/tracebench-UID`; with `create`, made (mode 0700) if missing. `None` when it is not
+/// a private directory of this user (not a symlink someone planted in /tmp, not writable by
+/// others), or does not exist and `create` is false: a run that records nothing creates nothing.
+pub fn state_dir(create: bool) -> Option<PathBuf> {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     let dir = if uid == 0 {
@@ -101,20 +103,21 @@ pub fn state_dir() -> Option<PathBuf> {
         std::env::temp_dir().join(format!("tracebench-{uid}"))
     };
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-    // Only a real directory of ours (not a symlink someone planted in /tmp).
+    if create {
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    }
     let m = std::fs::symlink_metadata(&dir).ok()?;
     (m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0).then_some(dir)
 }
 
-fn path_of(name: &str) -> Option<PathBuf> {
-    state_dir().map(|d| d.join(format!("{name}.json")))
+fn path_of(name: &str, create: bool) -> Option<PathBuf> {
+    state_dir(create).map(|d| d.join(format!("{name}.json")))
 }
 
 /// Records that this run started `process` (called `comm`), under `name`. Written to a temp file
 /// and renamed, so a reader never sees half a record.
 pub fn record(name: &str, comm: &str, process: ProcId) -> Result<PathBuf, String> {
-    let path = path_of(name).ok_or("no private state directory (/run/tracebench, $XDG_RUNTIME_DIR or /tmp)")?;
+    let path = path_of(name, true).ok_or("no private state directory (/run/tracebench, $XDG_RUNTIME_DIR or /tmp)")?;
     let owner = ProcId::me().ok_or("cannot read /proc/self/stat")?;
     let rec = serde_json::json!({
         "comm": comm,
@@ -132,7 +135,7 @@ pub fn record(name: &str, comm: &str, process: ProcId) -> Result<PathBuf, String
 
 /// The record under `name`, if any.
 pub fn read(name: &str) -> Option<Record> {
-    let path = path_of(name)?;
+    let path = path_of(name, false)?;
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
     Some(Record {
         comm: v.get("comm")?.as_str()?.to_string(),
@@ -144,7 +147,7 @@ pub fn read(name: &str) -> Option<Record> {
 /// Removes the record under `name` if it is this run's.
 pub fn forget(name: &str) {
     let me = ProcId::me();
-    if let (Some(path), Some(r)) = (path_of(name), read(name)) {
+    if let (Some(path), Some(r)) = (path_of(name, false), read(name)) {
         if Some(r.owner) == me {
             let _ = std::fs::remove_file(path);
         }
@@ -185,7 +188,7 @@ pub fn reap_stale(name: &str, child_comm: Option<&str>) -> Reaped {
     } else {
         Reaped::RecordOnly
     };
-    if let Some(p) = path_of(name) {
+    if let Some(p) = path_of(name, false) {
         let _ = std::fs::remove_file(p);
     }
     result

@@ -125,6 +125,13 @@ pub fn validate_options(spec: &str, opts: &CreateOptions) -> Result<(), TracerEr
     b.knobs.iter().try_for_each(|k| k.check(spec, opts))
 }
 
+/// Whether the backend `kind` needs root whatever the machine (tracefs instances, uprobe events,
+/// BPF programs), for `tracebench list`. The others run as any user (LTTng with a per-user
+/// session daemon); whether one is available here is still `availability`'s answer.
+pub fn needs_root(kind: &str) -> bool {
+    backends::find(kind).is_some_and(|b| b.needs_root)
+}
+
 /// Checks that the backend of `spec` can record `size` bytes per event (`--payload-size`, and the
 /// sweep knob `payload-size`). 4 (the iteration index) is every backend's default.
 pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
@@ -176,6 +183,15 @@ pub fn row_name(spec: &str) -> Result<String, TracerError> {
     match split(spec) {
         ("plugin", _) => Ok(plugin::validate(spec)?),
         _ => Ok(spec.to_string()),
+    }
+}
+
+/// Cleans up what runs killed with SIGKILL left behind (no Drop ran in them), before any run
+/// measures, whichever tracers it measures: today the LTTng session daemon such a run started,
+/// its sessions and snapshot directories (`lttng::reap_leftovers`). Cheap when there is nothing.
+pub fn reap_leftovers() {
+    if crate::lttng::availability().is_ok() {
+        crate::lttng::reap_leftovers();
     }
 }
 

@@ -8,6 +8,18 @@ pub fn tracefs_root_with(entry: &str) -> Option<PathBuf> {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].iter().map(PathBuf::from).find(|p| p.join(entry).exists())
 }
 
+/// Why no tracefs mount point could be found, and the fix: not mounted, or mounted but closed to
+/// this user (tracefs is root's, mode 0700, so to a user it looks absent).
+pub fn tracefs_absent() -> (String, String) {
+    let mounted = std::fs::read_to_string("/proc/mounts").is_ok_and(|m| m.contains(" tracefs "));
+    // SAFETY: geteuid has no preconditions.
+    if mounted && unsafe { libc::geteuid() } != 0 {
+        ("tracefs is mounted but only root may use it".into(), "run tracebench as root (sudo)".into())
+    } else {
+        ("tracefs is not mounted".into(), "mount -t tracefs nodev /sys/kernel/tracing (or run scripts/setup.sh)".into())
+    }
+}
+
 /// Writes `s` to a tracefs control file, appending (no truncation: `uprobe_events` opened with
 /// O_TRUNC would delete every uprobe on the system).
 pub fn tracefs_write(path: &Path, s: &str) -> std::io::Result<()> {

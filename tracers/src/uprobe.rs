@@ -47,10 +47,7 @@ pub fn tracefs_root() -> Option<PathBuf> {
 pub fn availability() -> Result<(), (String, String)> {
     let Some(root) = tracefs_root() else {
         if Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/tracing/README").exists() {
-            return Err((
-                "tracefs is not mounted".into(),
-                "mount -t tracefs nodev /sys/kernel/tracing (or run scripts/setup.sh)".into(),
-            ));
+            return Err(crate::sys::tracefs_absent());
         }
         return Err((
             "no uprobe_events in tracefs (kernel without CONFIG_UPROBE_EVENTS, or tracefs not mounted)".into(),

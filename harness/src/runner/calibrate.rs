@@ -6,6 +6,8 @@ use crate::error::Error;
 use crate::stats;
 
 /// The empty-window cost and resolution of the clock, measured on the first measuring CPU.
+/// `weak`: what the disturbance detector cannot see here (`disturbance::Sources::weak`), learnt
+/// from the detector this calibration opened; not part of run.json's floor.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Floor {
     pub samples: usize,
@@ -14,6 +16,8 @@ pub struct Floor {
     pub mean_ns: f64,
     pub std_ns: f64,
     pub min_ns: f64,
+    #[serde(skip)]
+    pub weak: Option<String>,
 }
 
 fn empty_windows<C: Clock>(clock: &C, det: &Detector, n: usize, hz: f64) -> (Vec<f64>, usize) {
@@ -49,7 +53,11 @@ pub fn measure_clock(kind: ClockKind, cpu: usize) -> Result<(ClockInfo, Floor), 
         let h = det.head();
         det.consume(h);
         let s = stats::summarize(&mut v);
-        Ok((info, Floor { samples: s.n, discarded, median_ns: s.p50, mean_ns: s.mean, std_ns: s.std, min_ns: s.min }))
+        let weak = det.sources.weak.clone();
+        Ok((
+            info,
+            Floor { samples: s.n, discarded, median_ns: s.p50, mean_ns: s.mean, std_ns: s.std, min_ns: s.min, weak },
+        ))
     })
     .join()
     .map_err(|_| Error::Measurement("clock calibration thread panicked".into()))?

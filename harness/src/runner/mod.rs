@@ -120,6 +120,8 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let plan = plan::plan(opts, mode)?;
     // Checked before any run: a bad --export is a usage error, not a late surprise.
     let exports = crate::export::parse_specs(&opts.export)?;
+    // After the plan (bad input leaves nothing, and touches nothing), before anything measures.
+    tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plan.cpus[0])?;
     let avail = probe_counters(&plan.sets)?;
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
@@ -129,6 +131,7 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     drop(guards);
     let summaries = finish(&prepared, &runs, &shared, argv)?;
     export_history(&exports, &[(prepared.out.path.as_path(), None)], summaries.is_empty())?;
+    warn_weak(&shared);
     exit_code(&runs, &prepared.out.path)
 }
 
@@ -170,6 +173,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         plans.push((o, p));
     }
     ResultsDir::create(&root)?;
+    tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
     // Every value reads the same counter sets: probed and reported once.
     let avail = probe_counters(&plans[0].1.sets)?;
@@ -226,7 +230,16 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         );
     }
     let all: Vec<supervise::CellRun> = runs.into_iter().flatten().collect();
+    warn_weak(&shared);
     exit_code(&all, &root)
+}
+
+/// Says, last and on stderr (so `--quiet` does not hide it), what a weak disturbance detector
+/// could not see; run.json's `disturbance.weak` and the report's header say the same.
+fn warn_weak(shared: &Shared) {
+    if let Some(w) = &shared.floor.weak {
+        eprintln!("tracebench: warning: {w}");
+    }
 }
 
 /// Counters: probed once, reported once; unsupported ones are left out, never zero-filled.
