@@ -121,7 +121,12 @@ pub fn known() -> Vec<TracerInfo> {
             availability: syscall::strace_availability(),
             in_all: true,
         },
-        always("plugin", "plugin:PATH[:ARGS]", "out-of-tree tracer: a .so exporting tracebench_tracer_v1", false),
+        always(
+            "plugin",
+            "plugin:PATH[:ARGS]",
+            "out-of-tree tracer: a .so exporting tracebench_tracer_v2 (or v1)",
+            false,
+        ),
     ];
     // Survey 5.2 HPC tracers: available only where the user has built them (see hpc.rs).
     v.extend(hpc::ALL.iter().map(|h| TracerInfo {
@@ -162,7 +167,7 @@ pub fn create(spec: &str, opts: &CreateOptions) -> Result<Box<dyn Tracer>, Trace
         "ftrace-raw-syscall" => no_arg(Box::new(ftrace::Ftrace::new(ftrace::Mode::RawSyscall, opts)?)),
         "syscall" => no_arg(Box::new(syscall::Syscall::new(syscall::Mode::Plain)?)),
         "strace" => no_arg(Box::new(syscall::Syscall::new(syscall::Mode::Strace)?)),
-        "plugin" => Ok(Box::new(plugin::Plugin::create(spec)?)),
+        "plugin" => Ok(Box::new(plugin::Plugin::create(spec, opts.payload_size)?)),
         "extrae" => no_arg(Box::new(hpc::create(&hpc::EXTRAE)?)),
         "scorep" => no_arg(Box::new(hpc::create(&hpc::SCOREP)?)),
         "vampirtrace" => no_arg(Box::new(hpc::create(&hpc::VAMPIRTRACE)?)),
@@ -207,6 +212,10 @@ pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
     let kind = split(spec).0;
     if size == crate::payload::DEFAULT {
         return Ok(());
+    }
+    if kind == "plugin" {
+        // An ABI v2 plugin says its own largest payload (loaded in a forked child, no init).
+        return plugin::validate_payload(spec, size).map_err(Into::into);
     }
     let why = match payload_range(kind) {
         Some((lo, hi)) if (lo..=hi).contains(&size) => return Ok(()),
@@ -253,6 +262,7 @@ pub fn payload_range(kind: &str) -> Option<(u32, u32)> {
 pub fn payload_note(kind: &str) -> String {
     match payload_range(kind) {
         Some((lo, hi)) => format!("[payload {lo}..{hi} B]"),
+        None if kind == "plugin" => "[payload: ABI v2 plugins, 1..their max_payload B; v1: 4 B]".into(),
         None => "[payload 4 B fixed]".into(),
     }
 }
