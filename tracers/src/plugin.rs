@@ -49,7 +49,7 @@ pub enum PluginError {
     Load { path: String, why: String },
     #[error("plugin '{path}': missing symbol `{SYMBOL}` (fix: export `const struct tracebench_tracer_v1 tracebench_tracer_v1` with default visibility; {HOWTO})")]
     MissingSymbol { path: String },
-    #[error("plugin '{path}': ABI version {found} in {symbol}, this tracebench expects {expected} there (fix: rebuild the plugin against this tracebench's tracers/include/tracebench.h)")]
+    #[error("plugin '{path}': ABI version {found} in {symbol}, this tracebench speaks {expected} there (fix: rebuild the plugin against this tracebench's tracers/include/tracebench.h)")]
     AbiVersion { path: String, symbol: &'static str, found: u32, expected: u32 },
     #[error("plugin '{path}' ({name}): {why}")]
     Payload { path: String, name: String, why: String },
