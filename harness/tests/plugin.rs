@@ -108,7 +108,7 @@ fn assert_load_error(file: &str, cause: &str) {
 
 #[test]
 fn wrong_abi_version_is_one_line_exit_2() {
-    assert_load_error(&plugin("broken-abi.so"), "ABI version 42, this tracebench speaks 1");
+    assert_load_error(&plugin("broken-abi.so"), "ABI version 42 in tracebench_tracer_v1, this tracebench speaks 1");
 }
 
 #[test]

@@ -9,6 +9,11 @@
  *   clock=mono    timestamps from clock_gettime(CLOCK_MONOTONIC) (default)
  *   clock=tsc     timestamps from rdtsc (x86-64)
  * e.g.  tracebench run --tracer plugin:target/plugins/libring_plugin.so:events=1024+clock=tsc,lw
+ *
+ * ABI v2 (tracebench.h): with --payload-size N (N != 4) the harness calls fire_bytes instead,
+ * which appends variable-length records {ts, len, seq, N bytes padded to 8} to a second
+ * per-thread ring of BYTES_RING bytes, overwriting the oldest, the way lw does.
+ *   tracebench sweep --tracer plugin:target/plugins/libring_plugin.so --vary payload-size=4,256,1024
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,7 +25,15 @@
 #include "tracebench.h"
 
 #define MAX_THREADS 1024
+/* The variable-length ring: 64 KiB, a power of two, room for 15 records of MAX_PAYLOAD bytes. */
+#define BYTES_RING 65536
+#define MAX_PAYLOAD 4096
 
+struct bytes_header {
+    uint64_t ts;
+    uint32_t len;
+    uint32_t seq;
+};
 struct record {
     uint64_t ts;
     uint32_t payload;
@@ -30,6 +43,8 @@ struct record {
 struct thread_ring {
     uint64_t head;
     struct record *rec;
+    uint64_t bhead;  /* byte offset of the next variable-length record (fire_bytes) */
+    uint8_t *bytes;  /* BYTES_RING bytes */
 } __attribute__((aligned(64)));
 
 struct ring_tracer {
@@ -100,6 +115,13 @@ static int ring_thread_init(void *ctx, unsigned cpu)
     }
     memset(r->rec, 0, t->events * sizeof(struct record)); /* touch every page now */
     r->head = 0;
+    if (!r->bytes) {
+        r->bytes = aligned_alloc(64, BYTES_RING);
+        if (!r->bytes)
+            return -1;
+    }
+    memset(r->bytes, 0, BYTES_RING);
+    r->bhead = 0;
     mine = r;
     return 0;
 }
@@ -123,16 +145,52 @@ static void ring_fire(void *ctx, uint32_t payload)
     r->head++;
 }
 
+static inline uint64_t now(const struct ring_tracer *t)
+{
+    if (t->tsc)
+        return __rdtsc();
+    struct timespec tv;
+    clock_gettime(CLOCK_MONOTONIC, &tv);
+    return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_nsec;
+}
+
+/* ABI v2: one record of len bytes (len <= MAX_PAYLOAD, which the harness guarantees). */
+static void ring_fire_bytes(void *ctx, const void *data, size_t len)
+{
+    struct ring_tracer *t = ctx;
+    struct thread_ring *r = mine;
+    size_t rec = sizeof(struct bytes_header) + ((len + 7) & ~(size_t)7);
+    size_t off = r->bhead & (BYTES_RING - 1);
+    if (off + rec > BYTES_RING) { /* would cross the end: start again at 0 */
+        r->bhead += BYTES_RING - off;
+        off = 0;
+    }
+    struct bytes_header *h = (struct bytes_header *)(r->bytes + off);
+    h->ts = now(t);
+    h->len = (uint32_t)len;
+    h->seq = (uint32_t)r->head++;
+    memcpy(h + 1, data, len);
+    r->bhead += rec;
+}
+
+static uint64_t ring_buffer_events_for(void *ctx, size_t len)
+{
+    (void)ctx;
+    return BYTES_RING / (sizeof(struct bytes_header) + ((len + 7) & ~(size_t)7)) + 1;
+}
+
 static void ring_fini(void *ctx)
 {
     struct ring_tracer *t = ctx;
-    for (unsigned i = 0; i < MAX_THREADS; i++)
+    for (unsigned i = 0; i < MAX_THREADS; i++) {
         free(t->rings[i].rec);
+        free(t->rings[i].bytes);
+    }
     free(t);
 }
 
-const struct tracebench_tracer_v1 tracebench_tracer_v1 = {
-    .abi_version = TRACEBENCH_ABI_VERSION,
+const struct tracebench_tracer_v2 tracebench_tracer_v2 = {
+    .abi_version = TRACEBENCH_ABI_VERSION_2,
     .name = "ring-plugin",
     .version = "1.0",
     .init = ring_init,
@@ -140,4 +198,7 @@ const struct tracebench_tracer_v1 tracebench_tracer_v1 = {
     .thread_init = ring_thread_init,
     .fire = ring_fire,
     .fini = ring_fini,
+    .max_payload = MAX_PAYLOAD,
+    .fire_bytes = ring_fire_bytes,
+    .buffer_events_for = ring_buffer_events_for,
 };

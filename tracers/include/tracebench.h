@@ -1,8 +1,9 @@
 /*
  * tracebench.h: the ABI of out-of-tree tracer plugins.
  *
- * A plugin is a shared object that exports one symbol, `tracebench_tracer_v1`, a constant
- * struct of function pointers. tracebench loads it with dlopen(RTLD_NOW | RTLD_LOCAL) and
+ * A plugin is a shared object that exports one symbol, `tracebench_tracer_v2` (or, for a
+ * plugin written before payload sizes existed, `tracebench_tracer_v1`), a constant struct of
+ * function pointers. tracebench loads it with dlopen(RTLD_NOW | RTLD_LOCAL) and
  * measures it exactly like a built-in backend:
  *
  *     tracebench run --tracer plugin:/path/libmytracer.so[:ARGS],lttng-ust,printf
@@ -31,6 +32,17 @@
  *   6. fini(ctx) once, after all threads have finished. Free everything; flush if you want,
  *      it is not timed.
  *
+ * ABI v2 (`struct tracebench_tracer_v2`, abi_version = TRACEBENCH_ABI_VERSION_2) is v1 with
+ * three fields appended, for `--payload-size N`:
+ *   - max_payload: the largest N fire_bytes takes (sizes 1..max_payload; 4 always uses fire);
+ *   - fire_bytes(ctx, data, len): record the len bytes at data. With --payload-size N != 4 it
+ *     replaces fire() as the ONLY thing in the timed window; data points to a buffer the harness
+ *     filled before the run (printable ASCII, NUL at data[len]), the same on every call;
+ *   - buffer_events_for(ctx, len): fire_bytes calls of len bytes that wrap the buffer once
+ *     (may be NULL: buffer_events is used).
+ * tracebench looks for `tracebench_tracer_v2` first, then `tracebench_tracer_v1`; a v1 plugin
+ * loads and runs as before, at the default payload only. run.json records the plugin's ABI.
+ *
  * Rules: `name` and `version` are static NUL-terminated strings; every function pointer but
  * thread_init must be non-NULL; the struct must stay valid until dlclose. Keep
  * TRACEBENCH_ABI_VERSION as compiled in: the harness refuses a plugin whose abi_version is
@@ -50,7 +62,10 @@
 extern "C" {
 #endif
 
+/* abi_version of struct tracebench_tracer_v1 (keep it: v1 plugins set it) */
 #define TRACEBENCH_ABI_VERSION 1
+/* abi_version of struct tracebench_tracer_v2 */
+#define TRACEBENCH_ABI_VERSION_2 2
 
 struct tracebench_tracer_v1 {
     uint32_t abi_version;          /* must equal TRACEBENCH_ABI_VERSION */
@@ -65,7 +80,23 @@ struct tracebench_tracer_v1 {
     void (*fini)(void *ctx);
 };
 
-/* exported by the plugin */
+/* v1 with the payload-size entry points appended (same layout up to fini). */
+struct tracebench_tracer_v2 {
+    uint32_t abi_version;          /* must equal TRACEBENCH_ABI_VERSION_2 */
+    const char *name;
+    const char *version;
+    int  (*init)(const char *args, void **ctx, char *err, size_t errlen);
+    uint64_t (*buffer_events)(void *ctx);
+    int  (*thread_init)(void *ctx, unsigned cpu);
+    void (*fire)(void *ctx, uint32_t payload);     /* the default 4-byte payload */
+    void (*fini)(void *ctx);
+    uint32_t max_payload;                          /* largest --payload-size fire_bytes takes */
+    void (*fire_bytes)(void *ctx, const void *data, size_t len);  /* --payload-size N != 4 */
+    uint64_t (*buffer_events_for)(void *ctx, size_t len);         /* may be NULL */
+};
+
+/* exported by the plugin: one of */
+extern const struct tracebench_tracer_v2 tracebench_tracer_v2;
 extern const struct tracebench_tracer_v1 tracebench_tracer_v1;
 
 #ifdef __cplusplus

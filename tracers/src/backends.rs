@@ -68,6 +68,9 @@ pub struct Backend {
     pub knobs: &'static [Knob],
     /// The `--payload-size` values it accepts (inclusive); `None`: a fixed 4-byte payload.
     pub payload: Option<(u32, u32)>,
+    /// Checks a `--payload-size` itself, when the sizes are the backend's own (a plugin's
+    /// `max_payload`); `payload` is then `None`.
+    pub payload_check: Option<fn(spec: &str, size: u32) -> Result<(), TracerError>>,
     /// Needs root whatever the machine (tracefs instances, uprobe events, BPF programs);
     /// `tracebench list` marks it.
     pub needs_root: bool,
@@ -135,6 +138,7 @@ const BASE: Backend = Backend {
     launch_prefix: &[],
     knobs: NO_KNOBS,
     payload: None,
+    payload_check: None,
     needs_root: false,
 };
 
@@ -272,12 +276,13 @@ pub static BACKENDS: &[Backend] = &[
     ),
     backend!(
         "plugin",
-        "out-of-tree tracer: a .so exporting tracebench_tracer_v1",
+        "out-of-tree tracer: a .so exporting tracebench_tracer_v2 (or v1)",
         ok,
-        |spec, _, _| boxed(plugin::Plugin::create(spec).map_err(TracerError::from)),
+        |spec, _, o| boxed(plugin::Plugin::create(spec, o.payload_size).map_err(TracerError::from)),
         spec_form: Some("plugin:PATH[:ARGS]"),
         in_all: false,
         arg: Some(plugin_arg),
+        payload_check: Some(|spec, size| plugin::validate_payload(spec, size).map_err(Into::into)),
     ),
     // Survey 5.2 HPC tracers: available only where the user has built them (see hpc.rs).
     backend!("extrae", hpc::EXTRAE.description, || hpc::EXTRAE.availability(), |_, _, _| {

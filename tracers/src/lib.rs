@@ -88,7 +88,9 @@ pub trait Tracer: Send + Sync {
     fn intrinsic_disturbances(&self) -> &'static [reason::Reason] {
         &[]
     }
-    /// The tracepoint. The payload is 4 bytes: the iteration index.
+    /// The tracepoint. The payload is 4 bytes: the iteration index. With `--payload-size N`
+    /// (N != 4) a backend that takes it records N bytes of its preallocated buffer instead
+    /// (payload.rs); the index is still passed, for backends that record it beside them.
     fn fire(&self, payload: u32);
     /// What the tracer itself reports after the run (overruns, lost events), for run.json.
     fn after_run(&self) -> serde_json::Value {

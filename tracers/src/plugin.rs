@@ -18,12 +18,17 @@ use std::time::{Duration, Instant};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use thiserror::Error;
 
+use crate::payload::Payload;
 use crate::{Tracer, TracerError};
 
-/// Must equal `TRACEBENCH_ABI_VERSION` in tracers/include/tracebench.h.
+/// Must equal `TRACEBENCH_ABI_VERSION` in tracers/include/tracebench.h (struct v1).
 pub const ABI_VERSION: u32 = 1;
-/// The symbol every plugin exports.
+/// Must equal `TRACEBENCH_ABI_VERSION_2` (struct v2: v1 + the payload-size entry points).
+pub const ABI_VERSION_2: u32 = 2;
+/// The symbol a v1 plugin exports.
 pub const SYMBOL: &str = "tracebench_tracer_v1";
+/// The symbol a v2 plugin exports; looked up first.
+pub const SYMBOL_V2: &str = "tracebench_tracer_v2";
 /// How long loading a plugin (its constructors) may take in the validation child.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Size of the buffer init() may write its error message into.
@@ -44,8 +49,10 @@ pub enum PluginError {
     Load { path: String, why: String },
     #[error("plugin '{path}': missing symbol `{SYMBOL}` (fix: export `const struct tracebench_tracer_v1 tracebench_tracer_v1` with default visibility; {HOWTO})")]
     MissingSymbol { path: String },
-    #[error("plugin '{path}': ABI version {found}, this tracebench speaks {ABI_VERSION} (fix: rebuild the plugin against this tracebench's tracers/include/tracebench.h)")]
-    AbiVersion { path: String, found: u32 },
+    #[error("plugin '{path}': ABI version {found} in {symbol}, this tracebench speaks {expected} there (fix: rebuild the plugin against this tracebench's tracers/include/tracebench.h)")]
+    AbiVersion { path: String, symbol: &'static str, found: u32, expected: u32 },
+    #[error("plugin '{path}' ({name}): {why}")]
+    Payload { path: String, name: String, why: String },
     #[error("plugin '{path}': `{field}` is NULL in {SYMBOL} (fix: set it; only thread_init may be NULL; {HOWTO})")]
     NullField { path: String, field: &'static str },
     #[error("plugin '{path}' ({name}): init failed: {why}")]
@@ -70,6 +77,8 @@ type BufferEventsFn = unsafe extern "C" fn(*mut c_void) -> u64;
 type ThreadInitFn = unsafe extern "C" fn(*mut c_void, c_uint) -> c_int;
 type FireFn = unsafe extern "C" fn(*mut c_void, u32);
 type FiniFn = unsafe extern "C" fn(*mut c_void);
+type FireBytesFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize);
+type BufferEventsForFn = unsafe extern "C" fn(*mut c_void, usize) -> u64;
 
 /// Mirror of `struct tracebench_tracer_v1`.
 #[repr(C)]
@@ -82,6 +91,15 @@ struct TracerV1 {
     thread_init: Option<ThreadInitFn>,
     fire: Option<FireFn>,
     fini: Option<FiniFn>,
+}
+
+/// Mirror of `struct tracebench_tracer_v2`: the v1 struct, then the payload-size fields.
+#[repr(C)]
+struct TracerV2 {
+    v1: TracerV1,
+    max_payload: u32,
+    fire_bytes: Option<FireBytesFn>,
+    buffer_events_for: Option<BufferEventsForFn>,
 }
 
 /// A parsed `plugin:PATH[:ARGS]`.
@@ -127,9 +145,29 @@ struct Loaded {
     // crashes at exit that would be blamed on the wrong thing.
     _lib: ManuallyDrop<Library>,
     vt: &'static TracerV1,
+    /// The v2 fields, for a v2 plugin.
+    v2: Option<&'static TracerV2>,
     name: String,
     version: String,
     abs: PathBuf,
+}
+
+impl Loaded {
+    /// The largest `--payload-size` the plugin takes (0: the default 4 only).
+    fn max_payload(&self) -> u32 {
+        self.v2.filter(|v| v.fire_bytes.is_some()).map_or(0, |v| v.max_payload)
+    }
+}
+
+/// What [`validate`] learns about a plugin without calling its init.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginInfo {
+    /// Its row name in results.
+    pub name: String,
+    /// 1 or 2 (tracebench.h).
+    pub abi: u32,
+    /// The largest `--payload-size` it takes; 0 when it records the default 4 bytes only.
+    pub max_payload: u32,
 }
 
 fn cstr(p: *const c_char) -> String {
@@ -146,21 +184,46 @@ fn load(spec: &PluginSpec) -> Result<Loaded, PluginError> {
     // SAFETY: loading runs the library's constructors; that is the contract of a plugin.
     let lib = unsafe { Library::open(Some(&abs), RTLD_NOW | RTLD_LOCAL) }
         .map_err(|e| PluginError::Load { path: path.clone(), why: dl_cause(&e) })?;
-    // SAFETY: the symbol is a data object; Symbol<*const T> holds its address.
-    let vt: *const TracerV1 = match unsafe { lib.get::<*const TracerV1>(SYMBOL.as_bytes()) } {
-        Ok(s) => *s,
-        Err(_) => return Err(PluginError::MissingSymbol { path }),
+    // v2 first; a v1 plugin exports only the v1 symbol. Both start with abi_version, which is
+    // checked before any other field is read: a different ABI may have a different layout.
+    // SAFETY: the symbols are data objects; Symbol<*const T> holds their address.
+    let (vt, v2) = match unsafe { lib.get::<*const TracerV2>(SYMBOL_V2.as_bytes()) } {
+        Ok(s) if !s.is_null() => {
+            // SAFETY: the library stays loaded for the life of the process (never dlclose'd).
+            let v: &'static TracerV2 = unsafe { &**s };
+            if v.v1.abi_version != ABI_VERSION_2 {
+                let found = v.v1.abi_version;
+                return Err(PluginError::AbiVersion {
+                    path,
+                    symbol: "tracebench_tracer_v2",
+                    found,
+                    expected: ABI_VERSION_2,
+                });
+            }
+            (&v.v1, Some(v))
+        }
+        _ => {
+            let vt: *const TracerV1 = match unsafe { lib.get::<*const TracerV1>(SYMBOL.as_bytes()) } {
+                Ok(s) => *s,
+                Err(_) => return Err(PluginError::MissingSymbol { path }),
+            };
+            if vt.is_null() {
+                return Err(PluginError::MissingSymbol { path });
+            }
+            // SAFETY: as above.
+            let vt: &'static TracerV1 = unsafe { &*vt };
+            if vt.abi_version != ABI_VERSION {
+                let found = vt.abi_version;
+                return Err(PluginError::AbiVersion {
+                    path,
+                    symbol: "tracebench_tracer_v1",
+                    found,
+                    expected: ABI_VERSION,
+                });
+            }
+            (vt, None)
+        }
     };
-    if vt.is_null() {
-        return Err(PluginError::MissingSymbol { path });
-    }
-    // SAFETY: the library stays loaded for the life of the process (never dlclose'd).
-    let vt: &'static TracerV1 = unsafe { &*vt };
-    // abi_version is checked before any other field is read: a different ABI may have a
-    // different layout.
-    if vt.abi_version != ABI_VERSION {
-        return Err(PluginError::AbiVersion { path, found: vt.abi_version });
-    }
     let null = |field| Err(PluginError::NullField { path: path.clone(), field });
     if vt.name.is_null() {
         return null("name");
@@ -180,7 +243,12 @@ fn load(spec: &PluginSpec) -> Result<Loaded, PluginError> {
     if vt.fini.is_none() {
         return null("fini");
     }
-    Ok(Loaded { _lib: ManuallyDrop::new(lib), vt, name: cstr(vt.name), version: cstr(vt.version), abs })
+    if let Some(v) = v2 {
+        if v.max_payload > 0 && v.fire_bytes.is_none() {
+            return null("fire_bytes");
+        }
+    }
+    Ok(Loaded { _lib: ManuallyDrop::new(lib), vt, v2, name: cstr(vt.name), version: cstr(vt.version), abs })
 }
 
 /// dlerror's text without the path it repeats.
@@ -202,6 +270,8 @@ pub struct Plugin {
     vt: &'static TracerV1,
     lib: Loaded,
     spec: PluginSpec,
+    /// `--payload-size` other than 4: the bytes, and the v2 entry point that records them.
+    blob: Option<(Payload, FireBytesFn)>,
 }
 
 // SAFETY: the ABI (tracebench.h) requires fire/thread_init to be callable concurrently from
@@ -212,9 +282,13 @@ unsafe impl Sync for Plugin {}
 
 impl Plugin {
     /// Loads, checks and initialises the plugin named by `spec` (`plugin:PATH[:ARGS]`).
-    pub fn create(spec: &str) -> Result<Plugin, PluginError> {
+    pub fn create(spec: &str, payload_size: u32) -> Result<Plugin, PluginError> {
         let spec = PluginSpec::parse(spec)?;
         let lib = load(&spec)?;
+        let payload = Payload::for_size(payload_size);
+        if payload.is_some() {
+            check_payload(&spec.path, &lib.name, lib.max_payload(), lib.v2.is_some(), payload_size)?;
+        }
         let vt = lib.vt;
         let args = CString::new(spec.args.clone().unwrap_or_default())
             .map_err(|_| PluginError::Spec { spec: spec.path.clone(), why: "ARGS contain a NUL byte".into() })?;
@@ -228,7 +302,9 @@ impl Plugin {
             let why = if msg.trim().is_empty() { format!("init returned {rc} without a message") } else { msg };
             return Err(PluginError::Init { path: spec.path.clone(), name: lib.name.clone(), why });
         }
-        Ok(Plugin { ctx, fire: vt.fire.unwrap(), vt, lib, spec })
+        // check_payload has made sure fire_bytes exists.
+        let blob = payload.map(|p| (p, lib.v2.and_then(|v| v.fire_bytes).unwrap()));
+        Ok(Plugin { ctx, fire: vt.fire.unwrap(), vt, lib, spec, blob })
     }
 
     pub fn path(&self) -> &Path {
@@ -249,9 +325,18 @@ impl Tracer for Plugin {
             "path": self.lib.abs.display().to_string(),
             "args": self.spec.args,
             "abi_version": self.vt.abi_version,
+            "max_payload": self.lib.max_payload(),
+            "call": match &self.blob {
+                None => "fire(ctx, payload)".to_string(),
+                Some((p, _)) => format!("fire_bytes(ctx, data, {})", p.len()),
+            },
         })
     }
     fn buffer_events(&self) -> u64 {
+        if let (Some((p, _)), Some(f)) = (&self.blob, self.lib.v2.and_then(|v| v.buffer_events_for)) {
+            // SAFETY: ABI v2 contract; ctx came from init.
+            return unsafe { f(self.ctx, p.len()) };
+        }
         // SAFETY: checked non-NULL in load().
         unsafe { (self.vt.buffer_events.unwrap())(self.ctx) }
     }
@@ -269,6 +354,10 @@ impl Tracer for Plugin {
     }
     #[inline(never)]
     fn fire(&self, payload: u32) {
+        if let Some((p, f)) = &self.blob {
+            // SAFETY: as below; the bytes live as long as the Plugin.
+            return unsafe { f(self.ctx, p.as_ptr().cast(), p.len()) };
+        }
         // SAFETY: ctx came from this plugin's init; the ABI makes fire thread-safe per CPU.
         unsafe { (self.fire)(self.ctx, payload) }
     }
@@ -281,11 +370,39 @@ impl Drop for Plugin {
     }
 }
 
+/// Whether a plugin takes `--payload-size size` (not 4): a v2 plugin, up to its max_payload.
+fn check_payload(path: &str, name: &str, max: u32, v2: bool, size: u32) -> Result<(), PluginError> {
+    let why = if !v2 {
+        format!(
+            "--payload-size {size}: an ABI v1 plugin records the default 4-byte payload only (fix: export \
+             tracebench_tracer_v2 with fire_bytes, see tracers/include/tracebench.h)"
+        )
+    } else if max == 0 {
+        format!("--payload-size {size}: its max_payload is 0, so it records the default 4-byte payload only")
+    } else if size == 0 || size > max {
+        format!("--payload-size {size}: it records 1 to {max} bytes per event (its max_payload)")
+    } else {
+        return Ok(());
+    };
+    Err(PluginError::Payload { path: path.into(), name: name.into(), why })
+}
+
+/// Checks that the plugin of `spec` takes `--payload-size size`, without calling init.
+pub fn validate_payload(spec: &str, size: u32) -> Result<(), PluginError> {
+    let info = validate_info(spec)?;
+    check_payload(&PluginSpec::parse(spec)?.path, &info.name, info.max_payload, info.abi == ABI_VERSION_2, size)
+}
+
 /// Checks a plugin spec without calling init: the file exists, loads with all its symbols
 /// resolved, exports `tracebench_tracer_v1` with this ABI version and the mandatory fields.
 /// Runs in a forked child so that the library's constructors never run in the caller.
 /// Returns the plugin's `name` (its row name in results).
 pub fn validate(spec: &str) -> Result<String, PluginError> {
+    validate_info(spec).map(|i| i.name)
+}
+
+/// [`validate`], with the plugin's ABI version and largest payload.
+pub fn validate_info(spec: &str) -> Result<PluginInfo, PluginError> {
     let parsed = PluginSpec::parse(spec)?;
     // Cheap checks first, in this process, for the clearest message.
     parsed.resolve()?;
@@ -293,7 +410,7 @@ pub fn validate(spec: &str) -> Result<String, PluginError> {
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         // No pipe: fall back to checking in this process.
-        return load(&parsed).map(|l| l.name);
+        return load(&parsed).map(|l| info_of(&l));
     }
     let (rd, wr) = (fds[0], fds[1]);
     // SAFETY: the child only loads the library, writes to a pipe and _exits.
@@ -304,16 +421,16 @@ pub fn validate(spec: &str) -> Result<String, PluginError> {
             libc::close(rd);
             libc::close(wr);
         }
-        return load(&parsed).map(|l| l.name);
+        return load(&parsed).map(|l| info_of(&l));
     }
     if pid == 0 {
         // SAFETY: child side; _exit skips atexit handlers and destructors, which belong to the
         // parent.
         unsafe {
             libc::close(rd);
-            // Exit 0 with the plugin's name, or 1 with the error message.
+            // Exit 0 with "abi max_payload name", or 1 with the error message.
             let (code, msg) = match load(&parsed) {
-                Ok(l) => (0, l.name),
+                Ok(l) => (0, format!("{} {} {}", l.v2.map_or(ABI_VERSION, |_| ABI_VERSION_2), l.max_payload(), l.name)),
                 Err(e) => (1, e.to_string()),
             };
             libc::write(wr, msg.as_ptr().cast(), msg.len());
@@ -341,10 +458,20 @@ pub fn validate(spec: &str) -> Result<String, PluginError> {
         return Err(PluginError::LoadCrashed { path, why });
     }
     match libc::WEXITSTATUS(status) {
-        0 => Ok(msg),
+        0 => {
+            let mut it = msg.splitn(3, ' ');
+            match (it.next().and_then(|a| a.parse().ok()), it.next().and_then(|m| m.parse().ok()), it.next()) {
+                (Some(abi), Some(max_payload), Some(name)) => Ok(PluginInfo { name: name.into(), abi, max_payload }),
+                _ => Err(PluginError::LoadCrashed { path, why: format!("answered '{msg}' when checked") }),
+            }
+        }
         code if msg.is_empty() => Err(PluginError::LoadCrashed { path, why: format!("exited with status {code}") }),
         _ => Err(PluginError::Checked(msg)),
     }
+}
+
+fn info_of(l: &Loaded) -> PluginInfo {
+    PluginInfo { name: l.name.clone(), abi: l.v2.map_or(ABI_VERSION, |_| ABI_VERSION_2), max_payload: l.max_payload() }
 }
 
 /// Reads `fd` to EOF or until `timeout`; returns (text, timed_out).
@@ -419,6 +546,11 @@ mod tests {
         // 4 + pad, then 7 pointers: 64 bytes on LP64, as the C compiler lays it out.
         assert_eq!(std::mem::size_of::<TracerV1>(), 64);
         assert_eq!(std::mem::offset_of!(TracerV1, fire), 48);
+        // v2: the v1 struct, then u32 + pad and two pointers.
+        assert_eq!(std::mem::offset_of!(TracerV2, max_payload), 64);
+        assert_eq!(std::mem::offset_of!(TracerV2, fire_bytes), 72);
+        assert_eq!(std::mem::offset_of!(TracerV2, buffer_events_for), 80);
+        assert_eq!(std::mem::size_of::<TracerV2>(), 88);
         // Tracer::fire reads the first two words of Plugin.
         assert_eq!(std::mem::offset_of!(Plugin, ctx), 0);
         assert_eq!(std::mem::offset_of!(Plugin, fire), 8);

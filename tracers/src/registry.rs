@@ -139,6 +139,10 @@ pub fn validate_payload(spec: &str, size: u32) -> Result<(), TracerError> {
     if size == crate::payload::DEFAULT {
         return Ok(());
     }
+    if let Some(check) = b.payload_check {
+        // A backend that knows its own sizes (an ABI v2 plugin says its largest payload).
+        return check(spec, size);
+    }
     let why = match b.payload {
         Some((lo, hi)) if (lo..=hi).contains(&size) => return Ok(()),
         Some((lo, hi)) => {
@@ -172,6 +176,7 @@ pub fn payload_range(kind: &str) -> Option<(u32, u32)> {
 pub fn payload_note(kind: &str) -> String {
     match payload_range(kind) {
         Some((lo, hi)) => format!("[payload {lo}..{hi} B]"),
+        None if kind == "plugin" => "[payload: ABI v2 plugins, 1..their max_payload B; v1: 4 B]".into(),
         None => "[payload 4 B fixed]".into(),
     }
 }

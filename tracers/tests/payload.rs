@@ -220,3 +220,40 @@ fn ebpf_copies_n_bytes() {
         assert_eq!(String::from_utf8(bytes.clone()).unwrap(), expected(n), "size {n}");
     }
 }
+
+/// ABI v2: the example ring plugin records through fire_bytes, sizes its warm-up with
+/// buffer_events_for; a v1 plugin is refused any size but 4 and still loads at 4.
+#[test]
+fn plugin_abi_v2_takes_a_payload_and_v1_does_not() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins");
+    let (ring, lw) = (dir.join("libring_plugin.so"), dir.join("liblw_plugin.so"));
+    if !ring.is_file() || !lw.is_file() {
+        println!("SKIP plugin_abi_v2_takes_a_payload_and_v1_does_not: example plugins not built (make plugins)");
+        return;
+    }
+    let ring = format!("plugin:{}", ring.display());
+    let lw = format!("plugin:{}", lw.display());
+    let info = tracebench_tracers::plugin::validate_info(&ring).unwrap();
+    assert_eq!((info.abi, info.max_payload), (2, 4096));
+    assert!(registry::validate_payload(&ring, 1024).is_ok());
+    let e = registry::validate_payload(&ring, 4097).unwrap_err().to_string();
+    assert!(e.contains("1 to 4096 bytes"), "{e}");
+    let t = registry::create(&ring, &opts(1000)).unwrap();
+    pin0();
+    t.thread_init(0).unwrap();
+    // 64 KiB ring / (16 + 1000) bytes per record, plus one.
+    assert_eq!(t.buffer_events(), 65536 / 1016 + 1);
+    assert_eq!(t.config()["call"], "fire_bytes(ctx, data, 1000)");
+    assert_eq!(t.config()["abi_version"], 2);
+    for i in 0..200 {
+        t.fire(i);
+    }
+    drop(t);
+    let v1 = tracebench_tracers::plugin::validate_info(&lw).unwrap();
+    assert_eq!((v1.abi, v1.max_payload), (1, 0));
+    let e = registry::validate_payload(&lw, 256).unwrap_err().to_string();
+    assert!(e.contains("ABI v1 plugin records the default 4-byte payload only"), "{e}");
+    assert!(registry::validate_payload(&lw, 4).is_ok());
+    let t = registry::create(&lw, &opts(4)).unwrap();
+    assert_eq!(t.config()["abi_version"], 1);
+}
