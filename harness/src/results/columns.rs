@@ -54,3 +54,42 @@ pub const SWEEP: [&str; 11] = [
     "slow_period",
     "slow_extra_ns",
 ];
+
+// --- `run --instructions singlestep` (issue 19; see `singlestep`) ---
+// A stepped run writes no timing column: single-stepped time is meaningless. Its events.csv has
+// the same key columns with these in place of `latency_ns` and the counters.
+/// User-space instructions of one call, counted by single-stepping (not a PMU count).
+pub const USER_INSTRUCTIONS: &str = "user_instructions";
+/// System calls + traps (uprobe int3) + page faults the call made; their kernel instructions are
+/// not counted.
+pub const KERNEL_ENTRIES: &str = "kernel_entries";
+/// events.csv of a stepped run.
+pub const STEPPED_EVENTS: [&str; 9] =
+    ["tracer", "threads", "thread", "cpu", "iteration", USER_INSTRUCTIONS, KERNEL_ENTRIES, "repetition", "counter_set"];
+/// discarded.csv of a stepped run (a call a signal landed in: its handler was stepped too).
+pub const STEPPED_DISCARDS: [&str; 8] =
+    ["tracer", "threads", "thread", "cpu", "iteration", USER_INSTRUCTIONS, "reason", "repetition"];
+/// summary.csv of a stepped run (repetitions.csv adds `repetition` after `threads`):
+/// `user_instructions` is the mean per call, the gate's metric (`gate --metric user_instructions`);
+/// `mode` is the most frequent count and `mode_share` its share of the calls.
+pub const STEPPED_SUMMARY_STATS: [&str; 9] = [
+    "kept",
+    "discarded",
+    USER_INSTRUCTIONS,
+    "user_instructions_min",
+    "user_instructions_p50",
+    "user_instructions_max",
+    "user_instructions_mode",
+    "mode_share",
+    "kernel_entries_mean",
+];
+
+/// The stepped summary.csv (or, with `repetition`, repetitions.csv) header.
+pub fn stepped_summary_header(repetition: bool) -> String {
+    let mut v: Vec<&str> = SUMMARY_KEY.to_vec();
+    if repetition {
+        v.push(REPETITION);
+    }
+    v.extend(STEPPED_SUMMARY_STATS);
+    v.join(",")
+}
