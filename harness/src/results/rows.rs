@@ -197,6 +197,7 @@ pub struct StepRow<'a> {
     pub user_instructions: u64,
     pub kernel_entries: u32,
     pub repetition: usize,
+    pub clock_retries: u32,
 }
 
 impl EventsWriter {
@@ -209,8 +210,16 @@ impl EventsWriter {
     pub fn row_stepped(&mut self, r: &StepRow) -> Result<(), Error> {
         writeln!(
             self.f,
-            "{},{},{},{},{},{},{},{},1",
-            r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.user_instructions, r.kernel_entries, r.repetition
+            "{},{},{},{},{},{},{},{},1,{}",
+            r.tracer,
+            r.threads,
+            r.thread,
+            r.cpu,
+            r.iteration,
+            r.user_instructions,
+            r.kernel_entries,
+            r.repetition,
+            r.clock_retries
         )
         .map_err(|e| Error::io(&self.path, e))
     }

@@ -61,6 +61,9 @@ pub fn run_json(opts: &Options) -> serde_json::Value {
                 tracer (dynamic dispatch included, as for `none`) to its return: one step per user-space instruction",
         "user_instructions": "exact user-space instructions per call (not a PMU count)",
         "kernel_instructions_counted": false,
+        "clock_retries": "passes of the vDSO clock read's seqlock loop that a clock update during the stepped (about \
+                          1,000 times slower) read forced are left out of user_instructions and counted per call in \
+                          clock_retries; the vDSO's other loop (nanoseconds into seconds) stays counted",
         "kernel_entries": "per call: system-call instructions + int3 traps (uprobes) + page faults of the thread; \
                            what the kernel executes for them is not counted",
         "timing": "not measured: single-stepped time is meaningless, so no latency_ns column is written",
@@ -361,6 +364,7 @@ fn write_rows(spec: &CellSpec, result: &ThreadResult, records: &[Record]) -> Res
             user_instructions: r.instructions,
             kernel_entries: r.kernel_entries(),
             repetition: spec.repetition,
+            clock_retries: r.clock_retries,
         };
         if r.signal == 0 {
             ev.row_stepped(&row)?;

@@ -51,6 +51,8 @@ pub struct Record {
     pub faults: u32,
     /// A signal delivered during the call (its handler ran inside the count): 0 if none.
     pub signal: i32,
+    /// Passes of the vDSO clock read's retry loop that were not counted (see [`Vdso`]).
+    pub clock_retries: u32,
 }
 
 impl Record {
@@ -59,13 +61,13 @@ impl Record {
     }
     pub fn line(&self) -> String {
         format!(
-            "{} {} {} {} {} {}",
-            self.iteration, self.instructions, self.syscalls, self.traps, self.faults, self.signal
+            "{} {} {} {} {} {} {}",
+            self.iteration, self.instructions, self.syscalls, self.traps, self.faults, self.signal, self.clock_retries
         )
     }
     pub fn parse(l: &str) -> Option<Record> {
         let f: Vec<&str> = l.split_ascii_whitespace().collect();
-        if f.len() != 6 {
+        if f.len() != 7 {
             return None;
         }
         Some(Record {
@@ -75,6 +77,7 @@ impl Record {
             traps: f[3].parse().ok()?,
             faults: f[4].parse().ok()?,
             signal: f[5].parse().ok()?,
+            clock_retries: f[6].parse().ok()?,
         })
     }
 }
@@ -87,15 +90,75 @@ pub const END_STOPPED: &str = "END stopped";
 fn kind_of(word: u64) -> u8 {
     let b = word.to_le_bytes();
     // Skip legacy/REX prefixes is unnecessary for these encodings, which compilers never prefix.
-    match (b[0], b[1]) {
-        (0x0f, 0x05) | (0x0f, 0x34) | (0xcd, 0x80) => SYSCALL,
-        (0xcc, _) => TRAP,
+    match (b[0], b[1], b[2]) {
+        (0x0f, 0x05, _) | (0x0f, 0x34, _) | (0xcd, 0x80, _) => SYSCALL,
+        (0xcc, _, _) => TRAP,
+        (0x0f, 0x31, _) | (0x0f, 0x01, 0xf9) => CLOCK,
         _ => PLAIN,
     }
 }
 const PLAIN: u8 = 0;
 const SYSCALL: u8 = 1;
 const TRAP: u8 = 2;
+/// rdtsc or rdtscp.
+const CLOCK: u8 = 3;
+
+/// The vDSO's address range, for telling its clock read's seqlock retries from the call's path.
+///
+/// The vDSO reads the clock in a loop: read the sequence count, rdtsc(p), compute, and start
+/// again if the kernel updated the clock data meanwhile (every tick). Unstepped, the read takes
+/// tens of ns and a retry is a rare accident; stepped, it takes about a millisecond, so a tick
+/// lands in it on a good share of the calls and adds one more pass (28 instructions on
+/// Linux 6.18). That pass is the stepping's doing, not the tracer's path, so it is not counted:
+/// when a vDSO instruction is about to run again after a clock read since its last run, the
+/// instructions since its last run are a retried pass, dropped, and counted in `clock_retries`.
+/// The vDSO's other loop (carrying nanoseconds into seconds) reads no clock and stays counted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Vdso {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Vdso {
+    fn of(pid: i32) -> Vdso {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        for l in maps.lines().filter(|l| l.ends_with("[vdso]")) {
+            if let Some((a, b)) = l.split_whitespace().next().and_then(|r| r.split_once('-')) {
+                if let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
+                    return Vdso { start: a, end: b };
+                }
+            }
+        }
+        Vdso::default()
+    }
+    fn contains(&self, rip: u64) -> bool {
+        rip >= self.start && rip < self.end
+    }
+}
+
+/// Per call: the retry detector of [`Vdso`]. `visit` is called before each step with the
+/// instruction's address, the steps so far and the clock reads so far; it returns the
+/// instructions of a retried pass to drop (0 if none).
+#[derive(Default)]
+pub struct Retries {
+    /// vDSO address -> (steps, clock reads) when it last ran.
+    seen: HashMap<u64, (u64, u64)>,
+}
+
+impl Retries {
+    pub fn visit(&mut self, rip: u64, steps: u64, clocks: u64) -> u64 {
+        let dropped = match self.seen.get(&rip) {
+            Some(&(s0, c0)) if clocks > c0 => {
+                // Start the pass afresh: addresses of the dropped pass are seen again below.
+                self.seen.clear();
+                steps - s0
+            }
+            _ => 0,
+        };
+        self.seen.insert(rip, (steps, clocks));
+        dropped
+    }
+}
 
 fn ptrace(req: libc::c_uint, tid: i32, addr: usize, data: usize) -> Result<libc::c_long, std::io::Error> {
     // SAFETY: raw ptrace on a thread we seized; errors are returned, never ignored silently.
@@ -190,7 +253,8 @@ pub fn main(pid: i32, tid: i32) -> Result<i32, Error> {
     let mut records: Vec<Record> = Vec::with_capacity(1 << 14);
     // Bytes at each address: code does not change during the loop (uprobes are placed before it).
     let mut kinds: HashMap<u64, u8> = HashMap::new();
-    let end = step_all(tid, &faults, &mut records, &mut kinds);
+    let vdso = Vdso::of(pid);
+    let end = step_all(tid, &faults, vdso, &mut records, &mut kinds);
     // Whatever happened, the thread must not stay stopped or traced.
     let detached = detach(tid);
     let mut text = String::with_capacity(records.len() * 24);
@@ -253,6 +317,7 @@ enum End {
 fn step_all(
     tid: i32,
     faults: &Option<Faults>,
+    vdso: Vdso,
     records: &mut Vec<Record>,
     kinds: &mut HashMap<u64, u8>,
 ) -> Result<End, Error> {
@@ -291,7 +356,7 @@ fn step_all(
         match r.rax {
             MAGIC_DONE => return Ok(End::Done),
             MAGIC_CALL => {
-                let rec = step_call(tid, r.rsi, r.rdx, faults, kinds)?;
+                let rec = step_call(tid, r.rsi, r.rdx, faults, vdso, kinds)?;
                 match rec {
                     Ok(rec) => records.push(rec),
                     Err(end) => return Ok(end),
@@ -310,6 +375,7 @@ fn step_call(
     iteration: u64,
     end: u64,
     faults: &Option<Faults>,
+    vdso: Vdso,
     kinds: &mut HashMap<u64, u8>,
 ) -> Result<Result<Record, End>, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
@@ -317,6 +383,8 @@ fn step_call(
     let f0 = faults.as_ref().map(Faults::read).unwrap_or(0);
     let mut rip = regs(tid).map_err(|e| perr("GETREGS", e))?.rip;
     let mut inject = 0usize;
+    let (mut steps, mut clocks, mut dropped) = (0u64, 0u64, 0u64);
+    let mut retries = Retries::default();
     loop {
         if STOP.load(Ordering::Relaxed) {
             return Ok(Err(End::Stopped));
@@ -352,16 +420,25 @@ fn step_call(
             rec.signal = sig;
             continue;
         }
-        rec.instructions += 1;
+        if vdso.contains(rip) {
+            let d = retries.visit(rip, steps, clocks);
+            if d > 0 {
+                dropped += d;
+                rec.clock_retries += 1;
+            }
+        }
+        steps += 1;
         match kind {
             SYSCALL => rec.syscalls += 1,
             TRAP => rec.traps += 1,
+            CLOCK => clocks += 1,
             _ => {}
         }
         rip = regs(tid).map_err(|e| perr("GETREGS", e))?.rip;
         if rip == end {
             let f1 = faults.as_ref().map(Faults::read).unwrap_or(0);
             rec.faults = f1.saturating_sub(f0) as u32;
+            rec.instructions = steps - dropped;
             return Ok(Ok(rec));
         }
     }
