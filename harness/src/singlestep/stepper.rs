@@ -102,6 +102,8 @@ const SYSCALL: u8 = 1;
 const TRAP: u8 = 2;
 /// rdtsc or rdtscp.
 const CLOCK: u8 = 3;
+/// An instruction the kernel placed out of line (uprobes' XOL slot).
+const XOL: u8 = 4;
 
 /// The vDSO's address range, for telling its clock read's seqlock retries from the call's path.
 ///
@@ -392,8 +394,13 @@ fn step_call(
         let kind = match kinds.get(&rip) {
             Some(k) => *k,
             None => {
-                let w = ptrace(libc::PTRACE_PEEKTEXT, tid, rip as usize, 0).map_err(|e| perr("PEEKTEXT", e))?;
-                let k = kind_of(w as u64);
+                // Unreadable code is the uprobes' out-of-line slot ([uprobes], which ptrace cannot
+                // read): the probed instruction, run there after the int3 trap (counted then).
+                let k = match ptrace(libc::PTRACE_PEEKTEXT, tid, rip as usize, 0) {
+                    Ok(w) => kind_of(w as u64),
+                    Err(e) if e.raw_os_error() == Some(libc::EIO) => XOL,
+                    Err(e) => return Err(perr("PEEKTEXT", e)),
+                };
                 kinds.insert(rip, k);
                 k
             }
@@ -434,7 +441,15 @@ fn step_call(
             CLOCK => clocks += 1,
             _ => {}
         }
-        rip = regs(tid).map_err(|e| perr("GETREGS", e))?.rip;
+        let r = regs(tid).map_err(|e| perr("GETREGS", e))?;
+        // Code ptrace cannot read (the uprobes' page: since Linux 6.17 a nop5 probe site calls a
+        // trampoline there that makes the uprobe system call) may hold a system call. Right
+        // after one, orig_rax holds its number (-1 after other instructions; the uprobe call
+        // resets it) or rcx holds the return address the syscall instruction put there.
+        if kind == XOL && (r.orig_rax as i64 != -1 || r.rcx == r.rip) {
+            rec.syscalls += 1;
+        }
+        rip = r.rip;
         if rip == end {
             let f1 = faults.as_ref().map(Faults::read).unwrap_or(0);
             rec.faults = f1.saturating_sub(f0) as u32;
