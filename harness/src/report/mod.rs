@@ -11,6 +11,7 @@ mod compare;
 pub mod load;
 mod page;
 mod render;
+pub mod stepped;
 pub mod survey;
 pub mod sweep;
 pub mod synth;
@@ -175,6 +176,15 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
             println!("{l}");
         }
         println!("report: sweep -> {}", dir.join("report.html").display());
+        return Ok(0);
+    }
+    // `run --instructions singlestep` (issue 19): counts, not timings, so a report of its own.
+    if stepped::is_stepped(dir) && args.synthetic.is_none() {
+        let lines = stepped::write(dir)?;
+        for l in lines {
+            println!("{l}");
+        }
+        println!("report: instructions per call -> {}", dir.join("report.html").display());
         return Ok(0);
     }
     if let Some(spec) = &args.synthetic {
