@@ -102,6 +102,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             specs.push(t.clone());
         }
     }
+    crate::singlestep::validate(&specs, args, mode)?; // issue 19: refuse what cannot be stepped
     if args.kernel {
         super::kernel_cell::validate(&specs, args.payload_size)?;
     } else {
@@ -109,7 +110,6 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             registry::validate_payload(s, args.payload_size)?;
         }
     }
-    crate::singlestep::validate(&specs, args, mode)?; // issue 19: refuse what cannot be stepped
     if !args.label.is_empty() && args.label.len() != specs.len() {
         return Err(Error::Usage(format!(
             "--label gives {} names for {} tracers; give one per tracer, in the same order",
