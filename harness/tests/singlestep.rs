@@ -164,3 +164,27 @@ fn sigint_and_a_killed_stepper_leave_nothing_stopped_or_traced() {
     let run = std::fs::read_to_string(out.join("run.json")).unwrap();
     assert!(run.contains("stepping process failed"), "{run}");
 }
+
+#[test]
+fn gate_on_user_instructions_is_exact() {
+    let (_a, a) = run_ok(&["--tracer", "none,lw-tsc", "--instructions", "singlestep", "-n", "200"]);
+    let (_b, b) = run_ok(&["--tracer", "none,lw-tsc", "--instructions", "singlestep", "-n", "200"]);
+    let o = tb()
+        .args(["gate", "--metric", "user_instructions", "--baseline"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.matches("unchanged").count() >= 2, "{text}");
+    // A different call under one row name: more instructions is a regression, one repetition
+    // per side being enough for exact counts.
+    let (_c, c) = run_ok(&["--tracer", "none", "--label", "t", "--instructions", "singlestep", "-n", "100"]);
+    let (_d, d) = run_ok(&["--tracer", "lw-tsc", "--label", "t", "--instructions", "singlestep", "-n", "100"]);
+    let o = tb().args(["gate", "--baseline"]).arg(&c).arg("--candidate").arg(&d).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("regressed"), "{text}");
+}

@@ -84,17 +84,18 @@ pub const STEPPED_EVENTS: [&str; 10] = [
 pub const STEPPED_DISCARDS: [&str; 8] =
     ["tracer", "threads", "thread", "cpu", "iteration", USER_INSTRUCTIONS, "reason", "repetition"];
 /// summary.csv of a stepped run (repetitions.csv adds `repetition` after `threads`):
-/// `user_instructions` is the mean per call, the gate's metric (`gate --metric user_instructions`);
-/// `mode` is the most frequent count and `mode_share` its share of the calls.
+/// `user_instructions` is the main path's exact count (the most frequent one), the same on every
+/// run of a build and the gate's exact metric (`gate --metric user_instructions`); `main_share`
+/// is its share of the calls; `user_instructions_mean` averages every path.
 pub const STEPPED_SUMMARY_STATS: [&str; 9] = [
     "kept",
     "discarded",
     USER_INSTRUCTIONS,
+    "main_share",
+    "user_instructions_mean",
     "user_instructions_min",
     "user_instructions_p50",
     "user_instructions_max",
-    "user_instructions_mode",
-    "mode_share",
     "kernel_entries_mean",
 ];
 

@@ -297,8 +297,8 @@ pub fn write_stepped_summary(path: &Path, rows: &[StepSummaryRow], repetition: b
             line.push_str(&format!(",{rep}"));
         }
         line.push_str(&format!(
-            ",{},{},{:.3},{},{},{},{},{:.5},{:.3}",
-            r.kept, r.discarded, r.mean, r.min, r.p50, r.max, r.mode, r.mode_share, r.kernel_entries_mean
+            ",{},{},{},{:.5},{:.3},{},{},{},{:.3}",
+            r.kept, r.discarded, r.mode, r.mode_share, r.mean, r.min, r.p50, r.max, r.kernel_entries_mean
         ));
         writeln!(f, "{line}").map_err(io)?;
     }
