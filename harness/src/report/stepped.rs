@@ -68,7 +68,11 @@ pub fn paths(rows: &[(u64, u64, u64, u64)]) -> Vec<Path1> {
     out
 }
 
-fn read_rows(path: &Path) -> Result<(Vec<(u64, u64, u64, u64)>, u64), ReportError> {
+/// (iteration, user_instructions, kernel_entries, repetition) per call.
+type Rows = Vec<(u64, u64, u64, u64)>;
+
+/// The rows, and how many calls had a vDSO clock retry left out.
+fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
     let f = std::fs::File::open(path).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })?;
     let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
     let h: Vec<String> = r.headers().map_err(|e| csv_err(path, e))?.iter().map(String::from).collect();
