@@ -47,8 +47,9 @@ pub fn paths(rows: &[(u64, u64, u64, u64)]) -> Vec<Path1> {
             let kmin = v.iter().map(|x| x.2).min().unwrap_or(0);
             let kmax = v.iter().map(|x| x.2).max().unwrap_or(0);
             let gaps: Vec<u64> = v.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| w[1].1 - w[0].1).collect();
+            // A period needs at least two equal gaps (three calls); one gap is just a distance.
             let (period, range) = match (gaps.iter().min(), gaps.iter().max()) {
-                (Some(&lo), Some(&hi)) if lo == hi => (Some(lo), None),
+                (Some(&lo), Some(&hi)) if lo == hi && gaps.len() >= 2 => (Some(lo), None),
                 (Some(&lo), Some(&hi)) => (None, Some((lo, hi))),
                 _ => (None, None),
             };
@@ -119,6 +120,7 @@ fn period_text(p: &Path1) -> String {
         // Consecutive calls: a range of payloads (e.g. the two-digit iteration numbers).
         (Some(1), _) => format!("every call of iterations {}-{}", p.span.0, p.span.1),
         (Some(n), _) => format!("every {n} calls"),
+        (None, Some((lo, hi))) if lo == hi => format!("{lo} calls apart (too few calls for a period)"),
         (None, Some((lo, hi))) => format!("irregular ({lo}-{hi} calls apart)"),
         _ => "-".into(),
     }
@@ -245,5 +247,9 @@ mod tests {
         assert_eq!(p[1].period, Some(810));
         assert_eq!(period_text(&p[0]), "-");
         assert_eq!(period_text(&p[1]), "every 810 calls");
+        // Two calls are a distance, not a period.
+        let two = paths(&[(0, 5, 0, 0), (1, 5, 0, 0), (2, 9, 0, 0), (3, 5, 0, 0), (363, 9, 0, 0)]);
+        assert_eq!(two[1].period, None);
+        assert_eq!(period_text(&two[1]), "361 calls apart (too few calls for a period)");
     }
 }
