@@ -40,6 +40,9 @@ pub enum Command {
     /// (internal) Measure one cell in this process.
     #[command(name = "__cell", hide = true)]
     Cell { spec: PathBuf },
+    /// (internal) Single-step one measuring thread (`--instructions singlestep`).
+    #[command(name = "__stepper", hide = true)]
+    Stepper { pid: i32, tid: i32 },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -50,9 +53,9 @@ pub struct RunArgs {
     /// Row names for the tracers, in the same order (e.g. to gate two builds of one tracer).
     #[arg(long, value_delimiter = ',')]
     pub label: Vec<String>,
-    /// Kept (undisturbed) iterations per thread.
-    #[arg(long, short = 'n', default_value_t = 5000)]
-    pub iterations: usize,
+    /// Kept (undisturbed) iterations per thread [default: 5000; 2000 with --instructions].
+    #[arg(long, short = 'n')]
+    pub iterations: Option<usize>,
     /// Thread counts; `run` defaults to 1, `scale` to 1..=online cores.
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
@@ -105,6 +108,10 @@ pub struct RunArgs {
     /// (Bencher) or github-benchmark (github-action-benchmark); repeatable.
     #[arg(long, value_name = "FORMAT=FILE")]
     pub export: Vec<String>,
+    /// Count instructions instead of timing: `singlestep` steps every call with ptrace and writes
+    /// its exact user-space instruction count and kernel entries (no PMU needed, no timing).
+    #[arg(long, value_parser = ["singlestep"])]
+    pub instructions: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -137,6 +144,7 @@ pub fn run() -> i32 {
         Command::Report(a) => finish(crate::report::run(a)),
         Command::Export(a) => finish(crate::export::run(a)),
         Command::Cell { spec } => finish(crate::runner::cell::main(spec)),
+        Command::Stepper { pid, tid } => finish(crate::singlestep::stepper::main(*pid, *tid)),
     }
 }
 
@@ -158,7 +166,11 @@ impl RunArgs {
         crate::runner::Options {
             tracer: a.tracer,
             label: a.label,
-            iterations: a.iterations,
+            iterations: a.iterations.unwrap_or(if a.instructions.is_some() {
+                crate::singlestep::DEFAULT_ITERATIONS
+            } else {
+                5000
+            }),
             threads: a.threads,
             cpu: a.cpu,
             clock: a.clock,
@@ -175,6 +187,7 @@ impl RunArgs {
             payload_size: a.payload_size,
             probe_site: a.probe_site,
             export: a.export,
+            singlestep: a.instructions.is_some(),
         }
     }
 }

@@ -18,5 +18,6 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod singlestep;
 pub mod stats;
 pub mod steady_state;

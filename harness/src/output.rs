@@ -71,6 +71,10 @@ pub fn list() -> Result<i32, Error> {
                 println!("{:<w$}               fix: {fix}", "");
             }
         }
+        // `run --instructions singlestep` (issue 19): said only where it cannot step.
+        if let Err(why) = tracebench_tracers::registry::singlestep_support(i.spec) {
+            println!("{:<w$}               --instructions singlestep: not supported, {why}", "");
+        }
     }
     if any_root {
         println!(
@@ -78,5 +82,6 @@ pub fn list() -> Result<i32, Error> {
              user, LTTng with a per-user session daemon"
         );
     }
+    println!("--instructions singlestep steps every tracer above except those marked.");
     Ok(0)
 }

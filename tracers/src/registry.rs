@@ -212,3 +212,19 @@ pub fn parent_guard(spec: &str, opts: &CreateOptions) -> Result<Option<Box<dyn A
 pub fn launch_prefix(spec: &str) -> Vec<String> {
     backends::find(split(spec).0).map(|b| b.launch_prefix.iter().map(|s| s.to_string()).collect()).unwrap_or_default()
 }
+
+/// Whether `tracebench run --instructions singlestep` can step this tracer's calls (issue 19):
+/// `Err(why)` when it cannot. The stepper ptraces the measuring thread and single-steps it.
+pub fn singlestep_support(spec: &str) -> Result<(), String> {
+    match split(spec).0 {
+        // strace-* rows included: anything run under strace.
+        k if k.starts_with("strace") => {
+            Err("it runs under strace, which already ptraces the measuring process (a thread has one tracer)".into())
+        }
+        // Its cost is a time (a busy-wait on the TSC), and a stepped call takes tens of us per
+        // instruction, so its count would only say how slow the stepping was.
+        "spin" => Err("its cost is a busy-wait for a time, which stepping stretches beyond meaning".into()),
+        _ if !launch_prefix(spec).is_empty() => Err("its measuring process runs under another tool".into()),
+        _ => Ok(()),
+    }
+}

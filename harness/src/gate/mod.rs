@@ -254,6 +254,9 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
         // (`stats::median_of_means`), or the mean for results written before it existed.
         if cb.contains("instructions_mean") {
             "instructions_mean"
+        } else if base.table.col(crate::results::columns::USER_INSTRUCTIONS).is_some() {
+            // A stepped run (issue 19): exact counts, no timing.
+            crate::results::columns::USER_INSTRUCTIONS
         } else if base.table.col("mom_ns").is_some() && cand.table.col("mom_ns").is_some() {
             "mom_ns"
         } else {
@@ -291,7 +294,9 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
     for (tracer, threads) in base.keys() {
         let b = base.values(&tracer, threads, &metric)?;
         let c = cand.values(&tracer, threads, &metric)?;
-        let judgement = verdict::judge(&b, &c, &cfg);
+        // Exact counts (a stepped run's main path): any change is a verdict (issue 19).
+        let exact = (metric == crate::results::columns::USER_INSTRUCTIONS).then(|| verdict::judge_exact(&b, &c));
+        let judgement = exact.flatten().unwrap_or_else(|| verdict::judge(&b, &c, &cfg));
         rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }
     if rows.is_empty() {

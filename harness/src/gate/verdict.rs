@@ -140,6 +140,41 @@ pub fn judge(base: &[(u64, f64)], cand: &[(u64, f64)], cfg: &Config) -> Judgemen
     }
 }
 
+/// Exact counts (`user_instructions` of a stepped run, issue 19): when every repetition of each
+/// side gives the same value, no noise is left to estimate, so one repetition per side suffices
+/// and any difference, one instruction included, is the verdict. None when a side's
+/// repetitions disagree: then it is judged like any other metric.
+pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> Option<Judgement> {
+    let one = |v: &[(u64, f64)]| match v.first() {
+        Some(&(_, x)) if v.iter().all(|p| p.1 == x) => Some(x),
+        _ => None,
+    };
+    let (b, c) = (one(base)?, one(cand)?);
+    let (verdict, why) = if c == b {
+        (Verdict::Unchanged, format!("exact counts: {b} on every repetition of both sides"))
+    } else {
+        let (v, word) = if c > b { (Verdict::Regressed, "more") } else { (Verdict::Improved, "fewer") };
+        (
+            v,
+            format!(
+                "exact counts: {} instructions {word} per call ({b} -> {c}), identical on every repetition",
+                (c - b).abs()
+            ),
+        )
+    };
+    Some(Judgement {
+        verdict,
+        baseline: b,
+        candidate: c,
+        n_baseline: base.len(),
+        n_candidate: cand.len(),
+        change: c / b - 1.0,
+        ci: Some((c / b - 1.0, c / b - 1.0)),
+        needed: None,
+        why,
+    })
+}
+
 /// Median of the paired ratios, minus one.
 fn median_ratio(r: &[f64]) -> f64 {
     stats::median(r) - 1.0

@@ -340,3 +340,77 @@ impl Figure for CurveFigure {
         }
     }
 }
+
+/// Instructions per call, per tracer (survey Figure 7(d) shape): one bar per tracer at its main
+/// path's exact count, labelled, and a marker at each rarer path's count (issue 19).
+pub struct PathBars {
+    pub title: String,
+    pub y_desc: String,
+    /// (tracer, main count, other paths' counts).
+    pub bars: Vec<(String, u64, Vec<u64>)>,
+}
+
+impl Figure for PathBars {
+    fn size(&self) -> (u32, u32) {
+        (1100, 600)
+    }
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = titled(root, &self.title)?;
+        let n = self.bars.len().max(1);
+        let top =
+            self.bars.iter().flat_map(|(_, m, o)| std::iter::once(*m).chain(o.iter().copied())).max().unwrap_or(1);
+        let yhi = top as f64 * 1.15 + 1.0;
+        let names: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
+        let mut chart = ChartBuilder::on(&area)
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(75)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..yhi)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-9 && *v >= 0.0 {
+                    names.get(v.round() as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc(self.y_desc.as_str())
+            .y_label_formatter(&|v| fmt_num(*v))
+            .label_style((FAMILY, 15))
+            .axis_desc_style((FAMILY, 17))
+            .draw()
+            .map_err(e)?;
+        for (i, (_, main, others)) in self.bars.iter().enumerate() {
+            let x = i as f64;
+            let c = colour(i);
+            chart
+                .draw_series(std::iter::once(Rectangle::new([(x - 0.3, 0.0), (x + 0.3, *main as f64)], c.filled())))
+                .map_err(e)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    main.to_string(),
+                    (x - 0.12, *main as f64 + yhi * 0.03),
+                    (FAMILY, 15).into_font(),
+                )))
+                .map_err(e)?;
+            for o in others {
+                chart.draw_series(std::iter::once(Circle::new((x, *o as f64), 5, BLACK.filled()))).map_err(e)?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        o.to_string(),
+                        (x + 0.08, *o as f64),
+                        (FAMILY, 13).into_font(),
+                    )))
+                    .map_err(e)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -273,7 +273,7 @@ where
 }
 
 /// A named series with its tracer colour index.
-pub use figures::{CdfFigure, CounterGrid, CurveFigure, HistogramGrid, IterationGrid, ScalingFigure, Series};
+pub use figures::{CdfFigure, CounterGrid, CurveFigure, HistogramGrid, IterationGrid, PathBars, ScalingFigure, Series};
 
 #[cfg(test)]
 mod tests {

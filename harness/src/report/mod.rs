@@ -16,6 +16,7 @@ mod passes;
 pub mod paths;
 mod phases;
 mod render;
+pub mod stepped;
 pub mod stream;
 pub mod survey;
 pub mod sweep;
@@ -173,6 +174,15 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
             println!("{l}");
         }
         println!("report: sweep -> {}", dir.join("report.html").display());
+        return Ok(0);
+    }
+    // `run --instructions singlestep` (issue 19): counts, not timings, so a report of its own.
+    if stepped::is_stepped(dir) && args.synthetic.is_none() {
+        let lines = stepped::write(dir)?;
+        for l in lines {
+            println!("{l}");
+        }
+        println!("report: instructions per call -> {}", dir.join("report.html").display());
         return Ok(0);
     }
     if let Some(spec) = &args.synthetic {

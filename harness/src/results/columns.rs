@@ -54,3 +54,57 @@ pub const SWEEP: [&str; 11] = [
     "slow_period",
     "slow_extra_ns",
 ];
+
+// --- `run --instructions singlestep` (issue 19; see `singlestep`) ---
+// A stepped run writes no timing column: single-stepped time is meaningless. Its events.csv has
+// the same key columns with these in place of `latency_ns` and the counters.
+/// User-space instructions of one call, counted by single-stepping (not a PMU count).
+pub const USER_INSTRUCTIONS: &str = "user_instructions";
+/// System calls + traps (uprobe int3) + page faults the call made; their kernel instructions are
+/// not counted.
+pub const KERNEL_ENTRIES: &str = "kernel_entries";
+/// Passes of the vDSO clock read's retry loop left out of `user_instructions`: a tick landing in
+/// the (slow, stepped) read forces them; unstepped they are a rare accident (see
+/// `singlestep::stepper::Vdso`).
+pub const CLOCK_RETRIES: &str = "clock_retries";
+/// events.csv of a stepped run.
+pub const STEPPED_EVENTS: [&str; 10] = [
+    "tracer",
+    "threads",
+    "thread",
+    "cpu",
+    "iteration",
+    USER_INSTRUCTIONS,
+    KERNEL_ENTRIES,
+    "repetition",
+    "counter_set",
+    CLOCK_RETRIES,
+];
+/// discarded.csv of a stepped run (a call a signal landed in: its handler was stepped too).
+pub const STEPPED_DISCARDS: [&str; 8] =
+    ["tracer", "threads", "thread", "cpu", "iteration", USER_INSTRUCTIONS, "reason", "repetition"];
+/// summary.csv of a stepped run (repetitions.csv adds `repetition` after `threads`):
+/// `user_instructions` is the main path's exact count (the most frequent one), the same on every
+/// run of a build and the gate's exact metric (`gate --metric user_instructions`); `main_share`
+/// is its share of the calls; `user_instructions_mean` averages every path.
+pub const STEPPED_SUMMARY_STATS: [&str; 9] = [
+    "kept",
+    "discarded",
+    USER_INSTRUCTIONS,
+    "main_share",
+    "user_instructions_mean",
+    "user_instructions_min",
+    "user_instructions_p50",
+    "user_instructions_max",
+    "kernel_entries_mean",
+];
+
+/// The stepped summary.csv (or, with `repetition`, repetitions.csv) header.
+pub fn stepped_summary_header(repetition: bool) -> String {
+    let mut v: Vec<&str> = SUMMARY_KEY.to_vec();
+    if repetition {
+        v.push(REPETITION);
+    }
+    v.extend(STEPPED_SUMMARY_STATS);
+    v.join(",")
+}

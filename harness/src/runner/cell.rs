@@ -68,6 +68,9 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
     if spec.kernel {
         return super::kernel_cell::main(&spec);
     }
+    if spec.singlestep {
+        return crate::singlestep::cell_main(&spec);
+    }
     let opts = CreateOptions {
         tsc_hz: spec.tsc_hz,
         ftrace_clock: spec.opts.ftrace_clock.clone(),

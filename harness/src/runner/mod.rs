@@ -91,7 +91,9 @@ fn finish(
     shared: &Shared,
     argv: &[String],
 ) -> Result<Vec<SummaryRow>, Error> {
-    let summaries = merge::merge(&p.out, &p.plan, runs, &p.columns)?;
+    // --instructions singlestep: its own columns and table (issue 19, `crate::singlestep`).
+    let stepped = if p.opts.singlestep { Some(crate::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
+    let summaries = if stepped.is_some() { Vec::new() } else { merge::merge(&p.out, &p.plan, runs, &p.columns)? };
     let facts = export::RunFacts {
         opts: &p.opts,
         mode: p.mode,
@@ -109,8 +111,10 @@ fn finish(
     };
     let run_json = export::write_run_json(&p.out, &facts)?;
     let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));
-    if !p.opts.quiet {
-        export::print(&p.out, &facts, &run_json, &summaries);
+    match (&stepped, p.opts.quiet) {
+        (_, true) => {}
+        (Some(rows), false) => crate::singlestep::print(&p.out.path, rows),
+        (None, false) => export::print(&p.out, &facts, &run_json, &summaries),
     }
     Ok(summaries)
 }
@@ -156,6 +160,7 @@ fn export_history(
 
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
+    crate::singlestep::refuse_sweep(opts)?;
     let vary = sweep::parse(vary)?;
     sweep::check_tracers(&vary, &opts.tracer, opts.kernel)?;
     let exports = crate::export::parse_specs(&opts.export)?;

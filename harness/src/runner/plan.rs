@@ -36,6 +36,8 @@ pub struct Options {
     pub probe_site: Option<String>,
     /// `--export FORMAT=FILE` (benchmark-history formats; see `export`).
     pub export: Vec<String>,
+    /// `--instructions singlestep`: exact user-space instruction counts, no timing (`singlestep`).
+    pub singlestep: bool,
 }
 
 impl Options {
@@ -100,6 +102,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             specs.push(t.clone());
         }
     }
+    crate::singlestep::validate(&specs, args, mode)?; // issue 19: refuse what cannot be stepped
     if args.kernel {
         super::kernel_cell::validate(&specs, args.payload_size)?;
     } else {
@@ -155,7 +158,9 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             )));
         }
     }
-    let first_set: Vec<String> = if args.counters.is_empty() {
+    let first_set: Vec<String> = if args.singlestep {
+        Vec::new() // counts instructions itself (issue 19)
+    } else if args.counters.is_empty() {
         counters::SET1.iter().map(|s| s.to_string()).collect()
     } else {
         args.counters.clone()
@@ -228,6 +233,7 @@ impl Plan {
                                 dir: cells_dir.join(format!("{id:04}")),
                                 kernel: opts.kernel,
                                 payload_size: Some(opts.payload_size),
+                                singlestep: opts.singlestep,
                             },
                         ));
                     }

@@ -55,6 +55,9 @@ pub struct CellSpec {
     pub kernel: bool,
     #[serde(default)]
     pub payload_size: Option<u32>,
+    /// `--instructions singlestep`: the cell is stepped, not timed (`crate::singlestep`).
+    #[serde(default)]
+    pub singlestep: bool,
 }
 
 /// What one measuring thread reports.

@@ -1,0 +1,255 @@
+//! The report of a `run --instructions singlestep` directory (issue 19): exact instruction counts
+//! per call, no timing. Code paths are exact values, not bands: each distinct count is a path,
+//! with its share of the calls, its kernel entries, and its period where it recurs at one
+//! interval (LTTng-UST's sub-buffer switch; survey Figure 7(d) for the counts per tracer).
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::load::{csv_err, read_run_json, tracers_of};
+use super::page::Page;
+use super::ReportError;
+use crate::plot::{self, PathBars};
+
+/// Whether run.json says the run was stepped.
+pub fn is_stepped(dir: &Path) -> bool {
+    read_run_json(dir).map(|r| r["instructions"]["mode"] == "singlestep").unwrap_or(false)
+}
+
+/// One path: an exact count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path1 {
+    pub instructions: u64,
+    pub calls: usize,
+    pub share: f64,
+    /// Kernel entries per call on this path (min, max).
+    pub kernel: (u64, u64),
+    /// Calls between two of its calls when every gap is the same (within each repetition).
+    pub period: Option<u64>,
+    /// (smallest, largest) gap otherwise.
+    pub gaps: Option<(u64, u64)>,
+    /// First and last iteration on this path (first repetition).
+    pub span: (u64, u64),
+}
+
+/// (iteration, user_instructions, kernel_entries, repetition) rows -> paths, most calls first.
+pub fn paths(rows: &[(u64, u64, u64, u64)]) -> Vec<Path1> {
+    let mut by: BTreeMap<u64, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    for &(it, u, k, rep) in rows {
+        by.entry(u).or_default().push((rep, it, k));
+    }
+    let n = rows.len().max(1);
+    let mut out: Vec<Path1> = by
+        .into_iter()
+        .map(|(u, mut v)| {
+            v.sort_unstable();
+            let kmin = v.iter().map(|x| x.2).min().unwrap_or(0);
+            let kmax = v.iter().map(|x| x.2).max().unwrap_or(0);
+            let gaps: Vec<u64> = v.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| w[1].1 - w[0].1).collect();
+            // A period needs at least two equal gaps (three calls); one gap is just a distance.
+            let (period, range) = match (gaps.iter().min(), gaps.iter().max()) {
+                (Some(&lo), Some(&hi)) if lo == hi && gaps.len() >= 2 => (Some(lo), None),
+                (Some(&lo), Some(&hi)) => (None, Some((lo, hi))),
+                _ => (None, None),
+            };
+            let first_rep: Vec<u64> = v.iter().filter(|x| x.0 == v[0].0).map(|x| x.1).collect();
+            Path1 {
+                span: (first_rep[0], *first_rep.last().unwrap_or(&first_rep[0])),
+                instructions: u,
+                calls: v.len(),
+                share: v.len() as f64 / n as f64,
+                kernel: (kmin, kmax),
+                period,
+                gaps: range,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.instructions.cmp(&b.instructions)));
+    out
+}
+
+/// (iteration, user_instructions, kernel_entries, repetition) per call.
+type Rows = Vec<(u64, u64, u64, u64)>;
+
+/// The rows, and how many calls had a vDSO clock retry left out.
+fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
+    let f = std::fs::File::open(path).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })?;
+    let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
+    let h: Vec<String> = r.headers().map_err(|e| csv_err(path, e))?.iter().map(String::from).collect();
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .ok_or_else(|| ReportError::MissingColumn { path: path.to_path_buf(), column: n.into() })
+    };
+    let (ci, cu, ck, cr) = (col("iteration")?, col("user_instructions")?, col("kernel_entries")?, col("repetition")?);
+    let cc = h.iter().position(|c| c == "clock_retries");
+    let mut rows = Vec::new();
+    let mut retried = 0u64;
+    for (n, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| csv_err(path, e))?;
+        let num = |c: usize| -> Result<u64, ReportError> {
+            rec.get(c).and_then(|s| s.trim().parse().ok()).ok_or_else(|| ReportError::Parse {
+                path: path.to_path_buf(),
+                line: n as u64 + 2,
+                msg: format!("column {}: not a whole number", h[c]),
+            })
+        };
+        rows.push((num(ci)?, num(cu)?, num(ck)?, num(cr)?));
+        if let Some(c) = cc {
+            retried += u64::from(num(c)? > 0);
+        }
+    }
+    Ok((rows, retried))
+}
+
+fn entries(k: (u64, u64)) -> String {
+    if k.0 == k.1 {
+        k.0.to_string()
+    } else {
+        format!("{}-{}", k.0, k.1)
+    }
+}
+
+/// The period of a rarer path (a main path's "period" is just its share).
+fn period_text(p: &Path1) -> String {
+    if p.share >= 0.5 {
+        return "-".into();
+    }
+    match (p.period, p.gaps) {
+        // Consecutive calls: a range of payloads (e.g. the two-digit iteration numbers).
+        (Some(1), _) => format!("every call of iterations {}-{}", p.span.0, p.span.1),
+        (Some(n), _) => format!("every {n} calls"),
+        (None, Some((lo, hi))) if lo == hi => format!("{lo} calls apart (too few calls for a period)"),
+        (None, Some((lo, hi))) => format!("irregular ({lo}-{hi} calls apart)"),
+        _ => "-".into(),
+    }
+}
+
+/// Writes report.md, report.html and figures/instructions.{png,svg}; returns the lines printed.
+pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
+    let run: Value = read_run_json(dir)?;
+    let mut lines = vec![
+        "Counts are exact user-space instructions per call, from single-stepping the measuring thread (run.json: \
+         instructions); no time was measured. Kernel instructions are not counted: a call's kernel entries (system \
+         calls, traps, page faults) are given beside its count."
+            .to_string(),
+    ];
+    let mut rows = Vec::new();
+    let mut bars = Vec::new();
+    let mut main: BTreeMap<String, u64> = BTreeMap::new();
+    for t in tracers_of(&run) {
+        let p = dir.join(&t.dir).join("events.csv");
+        if !p.is_file() {
+            continue;
+        }
+        let (data, retried) = read_rows(&p)?;
+        let ps = paths(&data);
+        let Some(first) = ps.first() else { continue };
+        main.insert(t.spec.clone(), first.instructions);
+        let mut s = format!(
+            "{}: {} instructions on {:.1}% of {} calls ({} kernel entries)",
+            t.name,
+            first.instructions,
+            100.0 * first.share,
+            data.len(),
+            entries(first.kernel)
+        );
+        for q in ps.iter().skip(1).take(3) {
+            s.push_str(&format!(
+                "; {} on {} calls ({} kernel entries, {})",
+                q.instructions,
+                q.calls,
+                entries(q.kernel),
+                period_text(q)
+            ));
+        }
+        if ps.len() > 4 {
+            s.push_str(&format!("; {} more paths", ps.len() - 4));
+        }
+        if retried > 0 {
+            s.push_str(&format!(
+                "; on {retried} calls a vDSO clock read retried because of the stepping, and that pass is not counted"
+            ));
+        }
+        lines.push(format!("{s}."));
+        for q in &ps {
+            rows.push(vec![
+                t.name.clone(),
+                q.instructions.to_string(),
+                q.calls.to_string(),
+                format!("{:.2}%", 100.0 * q.share),
+                entries(q.kernel),
+                period_text(q),
+            ]);
+        }
+        bars.push((t.name.clone(), first.instructions, ps.iter().skip(1).take(6).map(|q| q.instructions).collect()));
+    }
+    if let (Some(&none), true) = (main.get("none"), main.len() > 1) {
+        let over: Vec<String> = main
+            .iter()
+            .filter(|(k, _)| *k != "none")
+            .map(|(k, v)| format!("{k} {}", *v as i64 - none as i64))
+            .collect();
+        lines.push(format!(
+            "Over the `none` floor ({none} instructions: the call and its dynamic dispatch), the main paths add: {}.",
+            over.join(", ")
+        ));
+    }
+    if let (Some(&l), Some(&u)) = (main.get("lw"), main.get("lttng-ust")) {
+        lines.push(format!(
+            "LTTng-UST's fast path is {u} user-space instructions against lw's {l}: {:.1} times as many.",
+            u as f64 / l.max(1) as f64
+        ));
+    }
+    let figs = dir.join("figures");
+    std::fs::create_dir_all(&figs).map_err(|source| ReportError::Io { path: figs.clone(), source })?;
+    let fig = PathBars {
+        title: "User-space instructions per call (bars: main path; dots: rarer paths)".into(),
+        y_desc: "instructions per call (exact)".into(),
+        bars,
+    };
+    plot::save(&fig, &figs, "instructions")?;
+    let page = Page {
+        title: "tracebench: instructions per call (single-stepped)".into(),
+        lines: lines.clone(),
+        tables: vec![(
+            "Code paths: each exact count, its calls, kernel entries per call, and its period".into(),
+            ["tracer", "instructions", "calls", "share", "kernel entries", "period"].map(String::from).to_vec(),
+            rows,
+        )],
+        figures: vec![("instructions".into(), "Instructions per call, per tracer (survey Figure 7(d) shape)".into())],
+    };
+    page.write(dir)?;
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_exact_counts_with_their_period() {
+        // 941 on every call but every 810th from 500 (2386, 4 kernel entries), two repetitions.
+        let mut rows = Vec::new();
+        for rep in 0..2 {
+            for it in 0..3000u64 {
+                let slow = it >= 500 && (it - 500) % 810 == 0;
+                rows.push((it, if slow { 2386 } else { 941 }, if slow { 4 } else { 0 }, rep));
+            }
+        }
+        let p = paths(&rows);
+        assert_eq!(p[0].instructions, 941);
+        assert_eq!(p[1].instructions, 2386);
+        assert_eq!(p[1].calls, 8);
+        assert_eq!(p[1].kernel, (4, 4));
+        // Gaps across repetitions are not gaps.
+        assert_eq!(p[1].period, Some(810));
+        assert_eq!(period_text(&p[0]), "-");
+        assert_eq!(period_text(&p[1]), "every 810 calls");
+        // Two calls are a distance, not a period.
+        let two = paths(&[(0, 5, 0, 0), (1, 5, 0, 0), (2, 9, 0, 0), (3, 5, 0, 0), (363, 9, 0, 0)]);
+        assert_eq!(two[1].period, None);
+        assert_eq!(period_text(&two[1]), "361 calls apart (too few calls for a period)");
+    }
+}

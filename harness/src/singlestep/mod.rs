@@ -1,0 +1,492 @@
+//! `tracebench run --instructions singlestep` (issue 19): the exact user-space instruction count
+//! of every call, without a PMU, by single-stepping the measuring thread.
+//!
+//! The survey reads code paths out of instruction counts (Figures 3(d) and 7(d)), but hardware
+//! counters need a PMU, which virtual machines and CI runners rarely have. A process of ours
+//! (`stepper`) ptraces the cell's measuring thread and PTRACE_SINGLESTEPs it through each call,
+//! one instruction per step, so the count is exact and the same on every run of the same build.
+//!
+//! The cell is today's cell (set-up, the same untimed warm-up to steady state, iteration
+//! numbering from 0, teardown), with the timed loop replaced by a stepped one: per call,
+//! `stepped_call` marks the start with an int3 (rax = [`MAGIC_CALL`], rsi = the iteration, rdx =
+//! the return address), the stepper counts steps from the `call` into the tracer to the moment
+//! rip is back at that address. Each step costs a ptrace round trip (tens of us), so time is not
+//! measured at all: events.csv has `user_instructions` and `kernel_entries` and no `latency_ns`.
+//!
+//! What is counted: every user-space instruction of the call (the call into the tracer and the
+//! dynamic dispatch included, the same for every tracer, so `none` is the floor as in the timed
+//! runs). Where the call enters the kernel (a system-call instruction, a uprobe's int3, a page
+//! fault) it is counted in `kernel_entries`; the kernel's own instructions are not counted.
+pub mod stepper;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tracebench_tracers::{registry, CreateOptions, Tracer};
+
+use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
+use crate::counters::NoCounters;
+use crate::disturbance::Detector;
+use crate::error::Error;
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, StepRow, StepSummaryRow};
+use crate::results::{write_json, ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
+use crate::runner::plan::{Mode, Options, Plan};
+use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
+use crate::runner::supervise::CellRun;
+use crate::runner::timed::{self, Buffers, STOP};
+use crate::steady_state::{self, Window};
+use stepper::Record;
+
+/// rax at the start marker of a call ("tracebst").
+pub const MAGIC_CALL: u64 = 0x7473_6265_6361_7274;
+/// rax at the marker after the last call.
+pub const MAGIC_DONE: u64 = 0x656e_6f64_6563_7274;
+
+/// `-n` when `--instructions singlestep` is given without one: each step is a ptrace round
+/// trip, so 2,000 calls of a 1,000-instruction tracer take about a minute.
+pub const DEFAULT_ITERATIONS: usize = 2000;
+
+/// The `instructions` object of run.json.
+pub fn run_json(opts: &Options) -> serde_json::Value {
+    if !opts.singlestep {
+        return serde_json::Value::Null;
+    }
+    serde_json::json!({
+        "mode": "singlestep",
+        "how": "a process of ours ptraces the measuring thread and PTRACE_SINGLESTEPs it from the call into the \
+                tracer (dynamic dispatch included, as for `none`) to its return: one step per user-space instruction",
+        "user_instructions": "exact user-space instructions per call (not a PMU count)",
+        "kernel_instructions_counted": false,
+        "clock_retries": "passes of the vDSO clock read's seqlock loop that a clock update during the stepped (about \
+                          1,000 times slower) read forced are left out of user_instructions and counted per call in \
+                          clock_retries; the vDSO's other loop (nanoseconds into seconds) stays counted",
+        "kernel_entries": "per call: system-call instructions + int3 traps (uprobes) + page faults of the thread; \
+                           what the kernel executes for them is not counted",
+        "timing": "not measured: single-stepped time is meaningless, so no latency_ns column is written",
+        "warm_up": "untimed and not stepped, as in a timed run (buffer wrap, then steady state)",
+        "discarded": "calls a signal landed in (its handler was stepped too)",
+    })
+}
+
+/// Refuses what cannot be stepped, before anything runs (exit 2).
+pub fn validate(specs: &[String], opts: &Options, mode: Mode) -> Result<(), Error> {
+    if !opts.singlestep {
+        return Ok(());
+    }
+    let no = |m: &str| Err(Error::Usage(format!("--instructions singlestep: {m}")));
+    if opts.kernel {
+        return no("counts user-space instructions; it cannot step the kernel's loop (drop --kernel)");
+    }
+    if mode == Mode::Scale || opts.threads.iter().any(|&t| t != 1) {
+        return no("steps one thread; stepping serialises threads, so thread counts other than 1 mean nothing \
+                   (use `run` without --threads)");
+    }
+    if !opts.counters.is_empty() || opts.counter_sets != 1 {
+        return no("reads no counters (it counts instructions itself); drop --counters/--counter-sets");
+    }
+    if !opts.export.is_empty() {
+        return no("--export writes timings, which a stepped run has none of; drop --export");
+    }
+    for s in specs {
+        if let Err(why) = registry::singlestep_support(s) {
+            return no(&format!("tracer '{s}' cannot be stepped: {why}"));
+        }
+    }
+    Ok(())
+}
+
+/// `sweep` with `--instructions singlestep`: refused (a sweep's curves are timings).
+pub fn refuse_sweep(opts: &Options) -> Result<(), Error> {
+    if opts.singlestep {
+        return Err(Error::Usage(
+            "--instructions singlestep works with `run` only (a sweep's curves are timings); run one `tracebench \
+             run --instructions singlestep` per value"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Set when the stepper vanished and the kernel delivered our own marker's or the trap flag's
+/// SIGTRAP to us (see `stepper` on why that, not PTRACE_O_EXITKILL).
+static GONE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_trap(_: libc::c_int, _: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    GONE.store(true, Ordering::Relaxed);
+    // Clear the trap flag in the interrupted context, or the thread would trap after every
+    // instruction once sigreturn restores it.
+    // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
+    unsafe {
+        let uc = ctx as *mut libc::ucontext_t;
+        (*uc).uc_mcontext.gregs[libc::REG_EFL as usize] &= !0x100;
+    }
+}
+
+fn install_trap_handler() {
+    // SAFETY: the handler only stores to an atomic and edits its own ucontext.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_trap as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGTRAP, &sa, std::ptr::null_mut());
+    }
+}
+
+/// The measuring thread takes no SIGINT/SIGTERM while stepped: the cell's other thread takes
+/// them and sets STOP, so no handler runs inside a stepped call.
+fn block_stop_signals() {
+    // SAFETY: plain signal-set manipulation on this thread's own mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// What the stepper steps: `p` points at the caller's `&dyn Tracer`. The same dynamic call as
+/// the timed loop's, so `none` is the floor.
+extern "C" fn tramp(p: usize, it: u64) {
+    // SAFETY: `stepped_call` passes the address of a live `&dyn Tracer`.
+    let t = unsafe { *(p as *const &dyn Tracer) };
+    t.fire(it as u32);
+}
+
+/// One marked call: int3 with the marker in rax, then `call tramp`; label 2 (its address in rdx)
+/// is where the stepper stops counting.
+#[inline(never)]
+fn stepped_call(p: usize, it: u64) {
+    // SAFETY: calls `tramp` with the C ABI (all caller-saved registers declared clobbered); the
+    // stack is call-aligned at the block's entry (no `nostack`).
+    unsafe {
+        core::arch::asm!(
+            "lea rdx, [rip + 2f]",
+            "int3",
+            "call {t}",
+            "2:",
+            t = sym tramp,
+            inout("rax") MAGIC_CALL => _,
+            inout("rdi") p => _,
+            inout("rsi") it => _,
+            out("rdx") _,
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// The marker after the last call: the stepper detaches.
+#[inline(never)]
+fn done_marker() {
+    // SAFETY: int3 with rax set; the stepper (or `on_trap`) resumes after it.
+    unsafe { core::arch::asm!("int3", in("rax") MAGIC_DONE, options(nostack)) };
+}
+
+/// The cell, stepped: called by `runner::cell::main` for a `--instructions singlestep` cell.
+pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
+    let opts = CreateOptions {
+        tsc_hz: spec.tsc_hz,
+        ftrace_clock: spec.opts.ftrace_clock.clone(),
+        subbuf_size: spec.opts.subbuf_size.clone(),
+        num_subbuf: spec.opts.num_subbuf,
+        probe_site: spec.opts.probe_site.clone(),
+        run_id: spec.run_id.clone(),
+        payload_size: spec.payload_size.unwrap_or(4),
+    };
+    let tracer = tracebench_tracers::create(&spec.spec, &opts)?;
+    // One measuring thread; this one stays free to take SIGINT/SIGTERM (see block_stop_signals).
+    let out = std::thread::scope(|s| {
+        let t: &dyn Tracer = tracer.as_ref();
+        s.spawn(move || measure(spec, t))
+            .join()
+            .unwrap_or_else(|_| Err(Error::Measurement("the measuring thread panicked".into())))
+    });
+    let after_run = tracer.after_run();
+    let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
+    // Tear the tracer down before writing: the system is restored even if writing fails.
+    drop(tracer);
+    let (result, records, detector) = out?;
+    write_rows(spec, &result, &records)?;
+    let stopped = STOP.load(Ordering::Relaxed);
+    let res = CellResult {
+        tracer_version: version,
+        tracer_config: config,
+        after_run,
+        buffer_events,
+        counter_read: "none".into(),
+        detector,
+        threads: vec![result],
+        stopped,
+        warnings: Vec::new(),
+    };
+    write_json(spec.dir.join(CELL_RESULT), &res)?;
+    Ok(if stopped { 130 } else { 0 })
+}
+
+type Measured = (ThreadResult, Vec<Record>, serde_json::Value);
+
+fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
+    let cpu = spec.cpus[0];
+    crate::runner::cell::pin(cpu)?;
+    tracer.thread_init(cpu)?;
+    let (wrap, warmup_calls, windows, steady, detector) = match spec.clock {
+        ClockKind::Tsc => warm_up(&Tsc, spec, tracer)?,
+        ClockKind::Monotonic => warm_up(&Monotonic, spec, tracer)?,
+    };
+    block_stop_signals();
+    install_trap_handler();
+    let records = step(spec, tracer)?;
+    let mut reasons = BTreeMap::new();
+    let disturbed = records.iter().filter(|r| r.signal != 0).count() as u64;
+    if disturbed > 0 {
+        reasons.insert("signal".to_string(), disturbed);
+    }
+    let result = ThreadResult {
+        thread: 0,
+        cpu,
+        kept: records.len() - disturbed as usize,
+        attempts: records.len() as u64,
+        discarded: disturbed,
+        reasons,
+        discard_rows_dropped: 0,
+        wrap_calls: wrap,
+        warmup_calls,
+        steady,
+        windows,
+        counter_not_running: Vec::new(),
+        counter_scheduled_fraction: None,
+    };
+    Ok((result, records, detector))
+}
+
+/// Today's warm-up (`runner::cell`), unstepped: wrap the buffer, then timed windows until the
+/// drift settles, so the stepped calls see the same steady state as a timed run's.
+fn warm_up<C: Clock>(
+    clock: &C,
+    spec: &CellSpec,
+    tracer: &dyn Tracer,
+) -> Result<(u64, u64, Vec<Window>, bool, serde_json::Value), Error> {
+    let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
+    let tolerated = tracer.intrinsic_disturbances().iter().fold(0u16, |m, r| m | *r as u16);
+    let mut det = Detector::open_ignoring(tolerated)?;
+    let detector = serde_json::to_value(det.sources.clone()).unwrap_or_default();
+    let mut scratch = Buffers::new(steady_state::WINDOW, 0);
+    let wrap = steady_state::wrap_calls(tracer.buffer_events());
+    timed::fire_untimed(tracer, wrap);
+    let mut warmup_calls = wrap;
+    let mut windows = Vec::new();
+    let mut lat = Vec::with_capacity(steady_state::WINDOW);
+    let w = steady_state::WINDOW;
+    for _ in 0..steady_state::MAX_WINDOWS {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let o = timed::run(clock, &NoCounters, tracer, &mut det, &mut scratch, w, 0, (w as u64) * 50, false, tolerated);
+        warmup_calls += o.attempts;
+        lat.clear();
+        lat.extend(scratch.samples[..o.kept].iter().map(|s| s.ticks as f64 * 1e9 / hz));
+        if lat.is_empty() {
+            continue;
+        }
+        windows.push(Window::of(&mut lat));
+        if steady_state::is_steady(&windows, spec.resolution_ns) {
+            return Ok((wrap, warmup_calls, windows, true, detector));
+        }
+    }
+    Ok((wrap, warmup_calls, windows, false, detector))
+}
+
+/// Starts the stepper on this thread, makes the marked calls, and collects its records.
+fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<Record>, Error> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("current_exe", e))?;
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let mut child = Command::new(exe)
+        .arg("__stepper")
+        .arg(std::process::id().to_string())
+        .arg(tid.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| Error::Measurement(format!("cannot start the stepping process: {e}")))?;
+    let mut pipe = child.stdout.take().expect("piped");
+    let mut ready = [0u8; 1];
+    let ok = pipe.read_exact(&mut ready).is_ok() && ready[0] == b'R';
+    if !ok {
+        let _ = child.wait();
+        return Err(Error::Measurement(
+            "the stepping process could not trace the measuring thread (see its message above)".into(),
+        ));
+    }
+    let t: &dyn Tracer = tracer;
+    let p = &t as *const &dyn Tracer as usize;
+    for it in 0..spec.iterations as u64 {
+        if STOP.load(Ordering::Relaxed) || GONE.load(Ordering::Relaxed) {
+            break;
+        }
+        stepped_call(p, it);
+    }
+    done_marker();
+    let mut text = String::new();
+    let read = pipe.read_to_string(&mut text);
+    let status = child.wait();
+    let last = text.lines().last().unwrap_or("").to_string();
+    let clean = last == stepper::END_DONE || last == stepper::END_STOPPED;
+    if read.is_err() || !clean {
+        let why = match (last.strip_prefix("END error "), status) {
+            (Some(e), _) => e.to_string(),
+            (None, Ok(s)) => format!("it ended early ({s})"),
+            (None, Err(e)) => format!("it ended early ({e})"),
+        };
+        return Err(Error::Measurement(format!("the stepping process failed: {why}")));
+    }
+    let records: Vec<Record> = text.lines().filter_map(Record::parse).collect();
+    Ok(records)
+}
+
+/// The cell's rows, final form: kept calls in events.csv, signal-disturbed ones in discarded.csv.
+fn write_rows(spec: &CellSpec, result: &ThreadResult, records: &[Record]) -> Result<(), Error> {
+    let mut ev = EventsWriter::create_stepped(&spec.dir.join(EVENTS_CSV))?;
+    let mut ds = DiscardsWriter::create_stepped(&spec.dir.join(DISCARDED_CSV))?;
+    for r in records {
+        let row = StepRow {
+            tracer: &spec.label,
+            threads: spec.threads,
+            thread: result.thread,
+            cpu: result.cpu as u32,
+            iteration: r.iteration,
+            user_instructions: r.instructions,
+            kernel_entries: r.kernel_entries(),
+            repetition: spec.repetition,
+            clock_retries: r.clock_retries,
+        };
+        if r.signal == 0 {
+            ev.row_stepped(&row)?;
+        } else {
+            ds.row_stepped(&row, "signal")?;
+        }
+    }
+    ev.commit()?;
+    ds.commit()
+}
+
+/// Counts of one group of cells.
+#[derive(Default)]
+struct Acc {
+    counts: Vec<u64>,
+    kernel: u64,
+    discarded: u64,
+}
+
+impl Acc {
+    fn row(mut self, tracer: &str, threads: usize, repetition: Option<usize>) -> StepSummaryRow {
+        let n = self.counts.len();
+        self.counts.sort_unstable();
+        let (mode, share) = mode_of(&self.counts);
+        StepSummaryRow {
+            tracer: tracer.into(),
+            threads,
+            repetition,
+            kept: n,
+            discarded: self.discarded,
+            mean: if n == 0 { f64::NAN } else { self.counts.iter().sum::<u64>() as f64 / n as f64 },
+            min: self.counts.first().copied().unwrap_or(0),
+            p50: self.counts.get(n.saturating_sub(1) / 2).copied().unwrap_or(0),
+            max: self.counts.last().copied().unwrap_or(0),
+            mode,
+            mode_share: share,
+            kernel_entries_mean: if n == 0 { f64::NAN } else { self.kernel as f64 / n as f64 },
+        }
+    }
+}
+
+/// The most frequent value of sorted `v` (the smallest on a tie) and its share.
+pub fn mode_of(sorted: &[u64]) -> (u64, f64) {
+    let (mut best, mut best_n) = (0u64, 0usize);
+    let mut i = 0;
+    while i < sorted.len() {
+        let j = sorted[i..].iter().position(|x| *x != sorted[i]).map_or(sorted.len(), |k| i + k);
+        if j - i > best_n {
+            (best, best_n) = (sorted[i], j - i);
+        }
+        i = j;
+    }
+    (best, if sorted.is_empty() { 0.0 } else { best_n as f64 / sorted.len() as f64 })
+}
+
+/// Stage 4 for a stepped run: events.csv and discarded.csv per tracer, summary.csv and
+/// repetitions.csv with the stepped columns (`results::columns::STEPPED_SUMMARY_STATS`).
+pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Error> {
+    let mut summary_rows = Vec::new();
+    let mut rep_rows = Vec::new();
+    for (ri, row) in plan.rows.iter().enumerate() {
+        let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let dir = out.tracer_dir(&row.dir)?;
+        let mut ev = EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?;
+        let mut ds = DiscardsWriter::create_stepped(&dir.join(DISCARDED_CSV))?;
+        let mut by_threads: BTreeMap<usize, Acc> = BTreeMap::new();
+        let mut by_rep: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
+        for c in &mine {
+            let (t, rep) = (c.spec.threads, c.spec.repetition);
+            let cell_events = c.spec.dir.join(EVENTS_CSV);
+            ev.append_body_of(&cell_events)?;
+            ds.append_body_of(&c.spec.dir.join(DISCARDED_CSV))?;
+            let discarded: u64 = c.result.as_ref().map(|r| r.threads.iter().map(|x| x.discarded).sum()).unwrap_or(0);
+            let a = by_threads.entry(t).or_default();
+            a.discarded += discarded;
+            let b = by_rep.entry((t, rep)).or_default();
+            b.discarded += discarded;
+            rows::for_each_stepped(&cell_events, |_, u, k| {
+                a.counts.push(u);
+                a.kernel += k;
+                b.counts.push(u);
+                b.kernel += k;
+            })?;
+        }
+        ev.commit()?;
+        ds.commit()?;
+        for (t, a) in by_threads {
+            summary_rows.push(a.row(&row.name, t, None));
+        }
+        for ((t, rep), a) in by_rep {
+            rep_rows.push(a.row(&row.name, t, Some(rep)));
+        }
+    }
+    rows::write_stepped_summary(&out.file(SUMMARY_CSV), &summary_rows, false)?;
+    rows::write_stepped_summary(&out.file(REPETITIONS_CSV), &rep_rows, true)?;
+    Ok(summary_rows)
+}
+
+/// The terminal's table for a stepped run.
+pub fn print(out: &std::path::Path, rows: &[StepSummaryRow]) {
+    println!(
+        "{:<16} {:>7} {:>10} {:>7} {:>9} {:>9} {:>8}",
+        "tracer", "calls", "instr", "share", "min", "max", "kentries"
+    );
+    for r in rows {
+        println!(
+            "{:<16} {:>7} {:>10} {:>6.1}% {:>9} {:>9} {:>8.3}",
+            r.tracer,
+            r.kept,
+            r.mode,
+            100.0 * r.mode_share,
+            r.min,
+            r.max,
+            r.kernel_entries_mean
+        );
+    }
+    println!(
+        "instr: the most frequent exact user-space instruction count per call (share: of the calls); kentries: \
+         kernel entries per call (system calls, traps, page faults), whose kernel instructions are not counted"
+    );
+    println!("results: {}", out.display());
+}
