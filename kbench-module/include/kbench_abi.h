@@ -2,7 +2,7 @@
 /*
  * kbench_abi.h - the single definition of the kbench-module ioctl ABI.
  *
- * Shared by the module (kbench-module/kbench_main.c), the guest runner of the kernel lab
+ * Shared by the module (kbench-module/kbench_*.c), the guest runner of the kernel lab
  * (scripts/kernel-lab/guest/kbench-run.c) and mirrored by harness/src/kernel/, which checks the struct sizes and
  * KBENCH_ABI_VERSION at compile time. Any layout change must bump KBENCH_ABI_VERSION and the Rust mirror.
  *
