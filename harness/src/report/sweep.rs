@@ -276,7 +276,18 @@ fn period_law(
     let pr: Vec<f64> = with[1..].iter().map(|p| p.3.unwrap_or(0.0) / p0).collect();
     let fmt_r = |v: &[f64]| {
         v.iter()
-            .map(|r| format!("x{}", if *r >= 10.0 { format!("{r:.1}") } else { format!("{r:.2}") }))
+            .map(|r| {
+                format!(
+                    "x{}",
+                    if *r >= 10.0 {
+                        format!("{r:.1}")
+                    } else if *r >= 0.1 {
+                        format!("{r:.2}")
+                    } else {
+                        format!("{r:.4}")
+                    }
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -286,6 +297,10 @@ fn period_law(
         format!("proportional to {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
     } else if flat {
         format!("independent of {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
+    } else if vr.windows(2).all(|w| w[1] > w[0]) && pr.iter().all(|p| *p < 1.0) && pr.windows(2).all(|w| w[1] < w[0]) {
+        // E.g. LTTng's sub-buffer switch against the payload size: fewer, bigger events per
+        // sub-buffer (survey 7.1: SUB-BUFFER_SIZE / EVENT_SIZE).
+        format!("falls as {knob} grows (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
     } else {
         format!("neither proportional to {knob} nor flat (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
     };
@@ -331,6 +346,9 @@ mod tests {
              +96 ns, open itself +766 ns."
         );
         assert!(baseline_line(&cs[0], &cs, "payload-size").is_none());
+        let blob = [p("4", 96.0, Some(810.0)), p("256", 243.0, Some(30.0)), p("1024", 776.0, Some(7.0))];
+        let l = period_law("lttng-ust", "payload-size", true, &blob).unwrap();
+        assert!(l.contains("falls as payload-size grows (value x64.0, x256.0; period x0.0370, x0.0086)"), "{l}");
         let off = [p("4096", 1.0, Some(400.0)), p("16384", 1.0, Some(800.0))];
         assert!(period_law("x", "subbuf-size", true, &off).unwrap().contains("neither proportional"));
     }
