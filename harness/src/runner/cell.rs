@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
-use tracebench_tracers::{CreateOptions, Tracer};
+use tracebench_tracers::Tracer;
 
 use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_PID, CELL_RESULT, CELL_STOP};
 use super::timed::{self, Buffers, STOP};
@@ -71,16 +71,7 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
     if spec.singlestep {
         return crate::singlestep::cell_main(&spec);
     }
-    let opts = CreateOptions {
-        tsc_hz: spec.tsc_hz,
-        ftrace_clock: spec.opts.ftrace_clock.clone(),
-        subbuf_size: spec.opts.subbuf_size.clone(),
-        num_subbuf: spec.opts.num_subbuf,
-        probe_site: spec.opts.probe_site.clone(),
-        run_id: spec.run_id.clone(),
-        payload_size: spec.payload_size.unwrap_or(4),
-    };
-    let tracer = tracebench_tracers::create(&spec.spec, &opts)?;
+    let tracer = tracebench_tracers::create(&spec.spec, &spec.create_options())?;
     let outs = measure(&spec, tracer.as_ref());
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());

@@ -2,6 +2,7 @@
 //! concatenation: the cells wrote them in final form), and the summaries per tracer x thread
 //! count (summary.csv) and per repetition (repetitions.csv).
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::plan::Plan;
 use super::supervise::CellRun;
@@ -50,44 +51,85 @@ impl Acc {
     }
 }
 
-/// Merges the cells into the results directory; returns the summary rows (per tracer x threads).
-pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun], columns: &[String]) -> Result<Vec<SummaryRow>, Error> {
-    let mut summary_rows = Vec::new();
-    let mut rep_rows = Vec::new();
+/// What stage 4 accumulates per group of cells (a thread count, or a thread count and a
+/// repetition): latencies and counter sums for a timed run, exact counts for a stepped one.
+pub trait Group {
+    type Row;
+    fn discarded(&mut self) -> &mut u64;
+    fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> Self::Row;
+}
+
+impl Group for Acc {
+    type Row = SummaryRow;
+    fn discarded(&mut self) -> &mut u64 {
+        &mut self.discarded
+    }
+    fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> SummaryRow {
+        Acc::row(self, tracer, threads, repetition)
+    }
+}
+
+/// Stage 4's skeleton, shared by timed and stepped runs: each tracer's cells are concatenated into
+/// its events.csv and discarded.csv (`writers` makes them in the tracer's directory), and `feed`
+/// reads one cell's events.csv into its two groups. Returns the rows per thread count and per
+/// repetition.
+pub fn concatenate<G: Group>(
+    out: &ResultsDir,
+    plan: &Plan,
+    runs: &[CellRun],
+    writers: impl Fn(&Path) -> Result<(EventsWriter, DiscardsWriter), Error>,
+    new: impl Fn() -> G,
+    mut feed: impl FnMut(&Path, &mut G, &mut G) -> Result<(), Error>,
+) -> Result<(Vec<G::Row>, Vec<G::Row>), Error> {
+    let (mut summary_rows, mut rep_rows) = (Vec::new(), Vec::new());
     for (ri, row) in plan.rows.iter().enumerate() {
         let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
         if mine.is_empty() {
             continue;
         }
-        let dir = out.tracer_dir(&row.dir)?;
-        let mut ev = EventsWriter::create(&dir.join(EVENTS_CSV), columns)?;
-        let mut ds = DiscardsWriter::create(&dir.join(DISCARDED_CSV))?;
-        let mut by_threads: BTreeMap<usize, Acc> = BTreeMap::new();
-        let mut by_rep: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
+        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?)?;
+        let mut by_threads: BTreeMap<usize, G> = BTreeMap::new();
+        let mut by_rep: BTreeMap<(usize, usize), G> = BTreeMap::new();
         for c in &mine {
             let (t, rep) = (c.spec.threads, c.spec.repetition);
             let cell_events = c.spec.dir.join(EVENTS_CSV);
             ev.append_body_of(&cell_events)?;
             ds.append_body_of(&c.spec.dir.join(DISCARDED_CSV))?;
             let discarded: u64 = c.result.as_ref().map(|r| r.threads.iter().map(|x| x.discarded).sum()).unwrap_or(0);
-            let a = by_threads.entry(t).or_insert_with(|| Acc::new(columns.len()));
-            a.discarded += discarded;
-            let b = by_rep.entry((t, rep)).or_insert_with(|| Acc::new(columns.len()));
-            b.discarded += discarded;
-            rows::for_each_event(&cell_events, columns, |lat, ctr| {
-                a.add(lat, ctr);
-                b.add(lat, ctr);
-            })?;
+            let a = by_threads.entry(t).or_insert_with(&new);
+            *a.discarded() += discarded;
+            let b = by_rep.entry((t, rep)).or_insert_with(&new);
+            *b.discarded() += discarded;
+            feed(&cell_events, a, b)?;
         }
         ev.commit()?;
         ds.commit()?;
-        for (t, a) in by_threads {
-            summary_rows.push(a.row(&row.name, t, None));
-        }
-        for ((t, rep), a) in by_rep {
-            rep_rows.push(a.row(&row.name, t, Some(rep)));
-        }
+        summary_rows.extend(by_threads.into_iter().map(|(t, a)| a.row(&row.name, t, None)));
+        rep_rows.extend(by_rep.into_iter().map(|((t, rep), a)| a.row(&row.name, t, Some(rep))));
     }
+    Ok((summary_rows, rep_rows))
+}
+
+/// Merges the cells into the results directory; returns the summary rows (per tracer x threads).
+pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun], columns: &[String]) -> Result<Vec<SummaryRow>, Error> {
+    let (summary_rows, rep_rows) = concatenate(
+        out,
+        plan,
+        runs,
+        |dir| {
+            Ok((
+                EventsWriter::create(&dir.join(EVENTS_CSV), columns)?,
+                DiscardsWriter::create(&dir.join(DISCARDED_CSV))?,
+            ))
+        },
+        || Acc::new(columns.len()),
+        |path, a, b| {
+            rows::for_each_event(path, columns, |lat, ctr| {
+                a.add(lat, ctr);
+                b.add(lat, ctr);
+            })
+        },
+    )?;
     rows::write_summary(&out.file(SUMMARY_CSV), &summary_rows, columns, false)?;
     rows::write_summary(&out.file(REPETITIONS_CSV), &rep_rows, columns, true)?;
     Ok(summary_rows)

@@ -277,15 +277,7 @@ fn parent_guards(
     tsc_hz: f64,
     run_id: &str,
 ) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
-    let copts = tracebench_tracers::CreateOptions {
-        tsc_hz,
-        ftrace_clock: opts.ftrace_clock.clone(),
-        subbuf_size: opts.subbuf_size.clone(),
-        num_subbuf: opts.num_subbuf,
-        probe_site: opts.probe_site.clone(),
-        run_id: run_id.to_string(),
-        payload_size: opts.payload_size,
-    };
+    let copts = opts.tracer_opts().create_options(tsc_hz, run_id, opts.payload_size);
     let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
     if !opts.kernel {
         for r in rows {

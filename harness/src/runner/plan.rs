@@ -178,15 +178,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
 /// the kernel's ftrace clocks, the probe site), so that a bad value exits 2 before any directory
 /// exists instead of failing inside a cell (`registry::validate_options`).
 fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error> {
-    let o = args.tracer_opts();
-    let copts = registry::CreateOptions {
-        ftrace_clock: o.ftrace_clock,
-        subbuf_size: o.subbuf_size,
-        num_subbuf: o.num_subbuf,
-        probe_site: o.probe_site,
-        payload_size: args.payload_size,
-        ..Default::default()
-    };
+    let copts = args.tracer_opts().create_options(0.0, "", args.payload_size);
     for s in specs {
         registry::validate_options(s, &copts)?;
     }

@@ -27,6 +27,21 @@ pub struct TracerOpts {
     pub probe_site: Option<String>,
 }
 
+impl TracerOpts {
+    /// The backend's view of these options (the one place they are handed over).
+    pub fn create_options(&self, tsc_hz: f64, run_id: &str, payload_size: u32) -> tracebench_tracers::CreateOptions {
+        tracebench_tracers::CreateOptions {
+            tsc_hz,
+            ftrace_clock: self.ftrace_clock.clone(),
+            subbuf_size: self.subbuf_size.clone(),
+            num_subbuf: self.num_subbuf,
+            probe_site: self.probe_site.clone(),
+            run_id: run_id.to_string(),
+            payload_size,
+        }
+    }
+}
+
 /// What the parent asks a cell to do (written as `cell.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellSpec {
@@ -58,6 +73,17 @@ pub struct CellSpec {
     /// `--instructions singlestep`: the cell is stepped, not timed (`crate::singlestep`).
     #[serde(default)]
     pub singlestep: bool,
+}
+
+impl CellSpec {
+    /// What the tracer's constructor is handed in the measuring child (timed or stepped).
+    pub fn create_options(&self) -> tracebench_tracers::CreateOptions {
+        self.opts.create_options(
+            self.tsc_hz,
+            &self.run_id,
+            self.payload_size.unwrap_or(tracebench_tracers::payload::DEFAULT),
+        )
+    }
 }
 
 /// What one measuring thread reports.

@@ -26,7 +26,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tracebench_tracers::{registry, CreateOptions, Tracer};
+use tracebench_tracers::{registry, Tracer};
 
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::NoCounters;
@@ -189,16 +189,7 @@ fn done_marker() {
 
 /// The cell, stepped: called by `runner::cell::main` for a `--instructions singlestep` cell.
 pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
-    let opts = CreateOptions {
-        tsc_hz: spec.tsc_hz,
-        ftrace_clock: spec.opts.ftrace_clock.clone(),
-        subbuf_size: spec.opts.subbuf_size.clone(),
-        num_subbuf: spec.opts.num_subbuf,
-        probe_site: spec.opts.probe_site.clone(),
-        run_id: spec.run_id.clone(),
-        payload_size: spec.payload_size.unwrap_or(4),
-    };
-    let tracer = tracebench_tracers::create(&spec.spec, &opts)?;
+    let tracer = tracebench_tracers::create(&spec.spec, &spec.create_options())?;
     // One measuring thread; this one stays free to take SIGINT/SIGTERM (see block_stop_signals).
     let out = std::thread::scope(|s| {
         let t: &dyn Tracer = tracer.as_ref();
@@ -384,7 +375,11 @@ struct Acc {
     discarded: u64,
 }
 
-impl Acc {
+impl crate::runner::merge::Group for Acc {
+    type Row = StepSummaryRow;
+    fn discarded(&mut self) -> &mut u64 {
+        &mut self.discarded
+    }
     fn row(mut self, tracer: &str, threads: usize, repetition: Option<usize>) -> StepSummaryRow {
         let n = self.counts.len();
         self.counts.sort_unstable();
@@ -423,44 +418,26 @@ pub fn mode_of(sorted: &[u64]) -> (u64, f64) {
 /// Stage 4 for a stepped run: events.csv and discarded.csv per tracer, summary.csv and
 /// repetitions.csv with the stepped columns (`results::columns::STEPPED_SUMMARY_STATS`).
 pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Error> {
-    let mut summary_rows = Vec::new();
-    let mut rep_rows = Vec::new();
-    for (ri, row) in plan.rows.iter().enumerate() {
-        let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let dir = out.tracer_dir(&row.dir)?;
-        let mut ev = EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?;
-        let mut ds = DiscardsWriter::create_stepped(&dir.join(DISCARDED_CSV))?;
-        let mut by_threads: BTreeMap<usize, Acc> = BTreeMap::new();
-        let mut by_rep: BTreeMap<(usize, usize), Acc> = BTreeMap::new();
-        for c in &mine {
-            let (t, rep) = (c.spec.threads, c.spec.repetition);
-            let cell_events = c.spec.dir.join(EVENTS_CSV);
-            ev.append_body_of(&cell_events)?;
-            ds.append_body_of(&c.spec.dir.join(DISCARDED_CSV))?;
-            let discarded: u64 = c.result.as_ref().map(|r| r.threads.iter().map(|x| x.discarded).sum()).unwrap_or(0);
-            let a = by_threads.entry(t).or_default();
-            a.discarded += discarded;
-            let b = by_rep.entry((t, rep)).or_default();
-            b.discarded += discarded;
-            rows::for_each_stepped(&cell_events, |_, u, k| {
+    let (summary_rows, rep_rows) = crate::runner::merge::concatenate(
+        out,
+        plan,
+        runs,
+        |dir| {
+            Ok((
+                EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?,
+                DiscardsWriter::create_stepped(&dir.join(DISCARDED_CSV))?,
+            ))
+        },
+        Acc::default,
+        |path, a, b| {
+            rows::for_each_stepped(path, |_, u, k| {
                 a.counts.push(u);
                 a.kernel += k;
                 b.counts.push(u);
                 b.kernel += k;
-            })?;
-        }
-        ev.commit()?;
-        ds.commit()?;
-        for (t, a) in by_threads {
-            summary_rows.push(a.row(&row.name, t, None));
-        }
-        for ((t, rep), a) in by_rep {
-            rep_rows.push(a.row(&row.name, t, Some(rep)));
-        }
-    }
+            })
+        },
+    )?;
     rows::write_stepped_summary(&out.file(SUMMARY_CSV), &summary_rows, false)?;
     rows::write_stepped_summary(&out.file(REPETITIONS_CSV), &rep_rows, true)?;
     Ok(summary_rows)
