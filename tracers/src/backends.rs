@@ -359,7 +359,7 @@ mod tests {
         for (i, b) in BACKENDS.iter().enumerate() {
             assert!(BACKENDS[i + 1..].iter().all(|o| o.name != b.name), "{} registered twice", b.name);
             assert!(b.spec().starts_with(b.name), "{}", b.name);
-            assert!(b.create as usize != unset as usize, "{}", b.name);
+            assert!(b.create as *const () != unset as *const (), "{}", b.name);
             if let Some((lo, hi)) = b.payload {
                 assert!(lo <= 4.min(hi) || lo > 4, "{}", b.name);
             }
