@@ -53,6 +53,13 @@ struct MetricScan {
     wins: HashMap<u64, WinState>,
     major_calls: Vec<u64>,
     stretches: Vec<u64>,
+    /// The same windows seen two ways only: calls off the fast path (above the slow threshold,
+    /// or in another mode) against the rest. A slower phase too broad to form one mode still holds the
+    /// majority of its windows this way.
+    off: HashMap<u64, WinState>,
+    off_major: [u64; 2],
+    off_stretches: [u64; 2],
+    off_calls: u64,
 }
 
 /// Analyses one events.csv. `threads`: which thread count to analyse (None: the first seen).
@@ -106,6 +113,10 @@ pub fn analyze(
             wins: HashMap::new(),
             major_calls: vec![0; n],
             stretches: vec![0; n],
+            off: HashMap::new(),
+            off_major: [0; 2],
+            off_stretches: [0; 2],
+            off_calls: 0,
         });
     };
     add("latency", "ns", None, &a.latency, LAT_BW);
@@ -147,6 +158,19 @@ pub fn analyze(
             if let Some(k) = k {
                 w.counts[k] += 1;
             }
+            let o = m.off.entry(row.seq).or_insert_with(|| WinState {
+                win: row.iteration / WINDOW,
+                counts: vec![0; 2],
+                prev_major: None,
+            });
+            if row.iteration / WINDOW != o.win {
+                close_window(o, &mut m.off_major, &mut m.off_stretches);
+                o.win = row.iteration / WINDOW;
+            }
+            // Off the fast path: above the slow threshold, or in another mode.
+            let off = k != Some(m.dom) || v > m.threshold;
+            o.counts[off as usize] += 1;
+            m.off_calls += off as u64;
             if (v > m.keep_above || k.is_some_and(|k| k != m.dom)) && stored < MAX_SLOW_INDICES {
                 m.entries.push((row.seq, row.iteration, v as f32, k));
                 stored += 1;
@@ -156,6 +180,9 @@ pub fn analyze(
     for m in scans.iter_mut() {
         for w in m.wins.values_mut() {
             close_window(w, &mut m.major_calls, &mut m.stretches);
+        }
+        for o in m.off.values_mut() {
+            close_window(o, &mut m.off_major, &mut m.off_stretches);
         }
     }
     let mut seq_ids: Vec<u64> = ranges.keys().copied().collect();
@@ -421,6 +448,11 @@ pub fn analyze(
             irregular,
             phases,
             outliers,
+            // Calls off the dominant mode that hold the majority of their windows, in
+            // stretches: a phase of the machine too broad to form one mode, not scattered noise.
+            outliers_in_stretches: (m.off_calls >= 2 * WINDOW
+                && m.off_major[1] as f64 >= PHASE_SHARE * m.off_calls as f64)
+                .then_some(m.off_stretches[1]),
             rows: a.rows,
             seq_len,
             col: m.col,

@@ -66,6 +66,9 @@ pub struct CodePaths {
     pub phases: Vec<SpeedPhase>,
     /// Slow calls on no path (interrupts and other noise), and the calls analysed.
     pub outliers: u64,
+    /// When most calls in no mode hold the majority of their 64-call windows: the number of
+    /// stretches they come in (a speed phase too broad to form one mode).
+    pub outliers_in_stretches: Option<u64>,
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
@@ -248,11 +251,20 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
         let pct = 100.0 * cp.outliers as f64 / cp.rows.max(1) as f64;
         // Two decimals, or the first significant digit of a smaller share (0.004%).
         let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
-        s.push_str(&format!(
-            "; {} outlier{} ({pct:.digits$}%) on no path",
-            cp.outliers,
-            if cp.outliers == 1 { "" } else { "s" },
-        ));
+        match cp.outliers_in_stretches {
+            Some(st) => s.push_str(&format!(
+                "; {} slow call{} ({pct:.digits$}%) on no path, most of them in {st} stretch{} of consecutive calls: a \
+                 slower phase of the machine, not a code path",
+                cp.outliers,
+                if cp.outliers == 1 { "" } else { "s" },
+                if st == 1 { "" } else { "es" },
+            )),
+            None => s.push_str(&format!(
+                "; {} outlier{} ({pct:.digits$}%) on no path",
+                cp.outliers,
+                if cp.outliers == 1 { "" } else { "s" },
+            )),
+        }
     }
     s
 }
