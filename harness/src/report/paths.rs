@@ -216,6 +216,8 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
                     (1, _) => "slow path".into(),
                     (2, 1) => "middle path".into(),
                     (2, 2) => "slow path".into(),
+                    // The costliest is the slow path (survey 7.1); the cheaper ones are numbered.
+                    (n, u) if u == n => "slow path".into(),
                     _ => format!("path {}", up + 1),
                 }
             };
