@@ -45,6 +45,16 @@ fn none_lw_and_lw_tsc_have_one_exact_count_on_99_percent_of_calls() {
     let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["instructions"]["mode"], "singlestep");
     assert_eq!(run["instructions"]["kernel_instructions_counted"], false);
+    // Exports and side-by-side reports are for timed runs: refused with one line and exit 2.
+    let x = tb().args(["export"]).arg(&out).args(["--format", "bmf"]).output().unwrap();
+    let err = String::from_utf8_lossy(&x.stderr);
+    assert_eq!(x.status.code(), Some(2), "{err}");
+    assert!(err.contains("singlestep") && err.trim().lines().count() == 1, "{err}");
+    let side = tempfile::tempdir().unwrap();
+    let x = tb().arg("report").arg(&out).arg(&out).arg("--out").arg(side.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&x.stderr);
+    assert_eq!(x.status.code(), Some(2), "{err}");
+    assert!(err.contains("singlestep") && err.trim().lines().count() == 1, "{err}");
 }
 
 #[test]

@@ -177,6 +177,13 @@ impl Results {
         } else {
             None
         };
+        if run.as_ref().and_then(|r| r.pointer("/instructions/mode")).and_then(Value::as_str) == Some("singlestep") {
+            return Err(Error::Usage(format!(
+                "{} is a `--instructions singlestep` run: its exact counts have no latency to export; compare two \
+                 such runs with `tracebench gate --metric user_instructions` instead",
+                dir.display()
+            )));
+        }
         if run.as_ref().and_then(|r| r.get("interrupted")).and_then(Value::as_bool) == Some(true) {
             return Err(Error::Usage(format!(
                 "{}: the run was interrupted (run.json), so its rows may lack repetitions; re-run it to export it",

@@ -35,6 +35,15 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
     let mut runs = Vec::new();
     for d in dirs {
         let summary = d.join("summary.csv");
+        if super::stepped::is_stepped(d) {
+            return Err(ReportError::Usage(format!(
+                "{} is a `--instructions singlestep` run (exact counts, no timings), which cannot be set beside \
+                 timed runs; report it alone (`tracebench report {}`), or compare two stepped runs with \
+                 `tracebench gate --metric user_instructions`",
+                d.display(),
+                d.display()
+            )));
+        }
         if !summary.is_file() {
             return Err(ReportError::NotResults { dir: d.clone(), missing: "summary.csv".into() });
         }
