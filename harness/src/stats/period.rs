@@ -184,6 +184,39 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     };
     let mut cands = top(diffs);
     cands.extend(top(like_diffs));
+    // Per cost band (a factor of 4 wide, on log2 steps): a rare costly path among many cheaper
+    // slow calls (a sub-buffer switch of ~2 us among hundreds of +150 ns calls) has its period
+    // between successive calls of its own band, which the frequent cheap pairs crowd out above.
+    let band = |v: f32| (v.max(1.0) as f64).log2().floor() as i64;
+    let bands: std::collections::BTreeSet<i64> = seqs.iter().flat_map(|s| s.calls.iter().map(|c| band(c.1))).collect();
+    for &b in &bands {
+        let mut in_band: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        for s in seqs {
+            let calls: Vec<u64> = s.calls.iter().filter(|c| (b..=b + 1).contains(&band(c.1))).map(|c| c.0).collect();
+            for (i, a) in calls.iter().enumerate() {
+                for c in calls.iter().skip(i + 1).take(8) {
+                    if c > a {
+                        *in_band.entry(c - a).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let mut v = top(in_band);
+        v.truncate(8);
+        cands.extend(v);
+    }
+    // A path whose calls vary in cost pairs up with its second or third successor more often
+    // than with the next one (a switch of 1.6 us and one of 2.5 us are not "like"), so 2P and 3P
+    // can be frequent where P is not: their pairwise GCDs are candidates too.
+    let base: Vec<u64> = cands.iter().map(|c| c.0).collect();
+    for (i, &a) in base.iter().enumerate() {
+        for &b in &base[i + 1..] {
+            let g = gcd(a, b);
+            if g >= 2 && g != a && g != b {
+                cands.push((g, 0));
+            }
+        }
+    }
     cands.sort_unstable();
     cands.dedup_by_key(|c| c.0);
     let ln_cands = (cands.len().max(1) as f64).ln();
