@@ -1,33 +1,15 @@
 //! The LTTng, ftrace and system-call backends against the real tracers: no mocks. Each test
 //! prints `SKIP <test>: <reason>` and returns when what it needs is not here.
+#[path = "support/common.rs"]
+mod common;
+use common::{available, pin0};
 use std::sync::Mutex;
 
-use tracebench_tracers::{create, ftrace, known, lttng, parent_guard, CreateOptions, Tracer};
+use tracebench_tracers::{create, ftrace, lttng, parent_guard, CreateOptions, Tracer};
 
 /// ftrace instances are named after the pid and LTTng tests share one session daemon, so the
 /// tests of this file run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn available(test: &str, name: &str) -> bool {
-    let info = known().into_iter().find(|i| i.name == name).expect("registered");
-    match info.availability {
-        Ok(()) => true,
-        Err((why, fix)) => {
-            println!("SKIP {test}: {name} unavailable: {why} (fix: {fix})");
-            false
-        }
-    }
-}
-
-/// Pins the calling thread to CPU 0, as the harness pins its measuring threads.
-fn pin0() {
-    // SAFETY: a zeroed cpu_set_t with one bit set, for the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
 
 fn opts() -> CreateOptions {
     CreateOptions { run_id: "test".into(), ..Default::default() }

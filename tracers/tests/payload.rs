@@ -3,34 +3,17 @@
 //! fetched string, the eBPF map). No mocks; a test prints `SKIP <test>: <reason>` and returns
 //! when its tracer is not here. printf writes to /dev/null and perf's ring is checked by size
 //! only (bytes per sample), so neither is read back byte for byte.
+#[path = "support/common.rs"]
+mod common;
+use common::{available, pin0};
 use std::sync::Mutex;
 
 use tracebench_tracers::payload::Payload;
-use tracebench_tracers::{ftrace, known, lttng, lw, parent_guard, registry, CreateOptions, Tracer};
+use tracebench_tracers::{ftrace, lttng, lw, parent_guard, registry, CreateOptions, Tracer};
 
 /// ftrace instances and uprobe events are named after the pid, LTTng tests share one session
 /// daemon: one test at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn available(test: &str, name: &str) -> bool {
-    let info = known().into_iter().find(|i| i.name == name).expect("registered");
-    match info.availability {
-        Ok(()) => true,
-        Err((why, fix)) => {
-            println!("SKIP {test}: {name} unavailable: {why} (fix: {fix})");
-            false
-        }
-    }
-}
-
-fn pin0() {
-    // SAFETY: a zeroed cpu_set_t with one bit set, for the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
 
 fn opts(size: u32) -> CreateOptions {
     CreateOptions { run_id: "payload-test".into(), payload_size: size, ..Default::default() }
