@@ -66,8 +66,15 @@ fn start_and_kill(out: &Path) {
         assert!(Instant::now() < deadline, "no new cell started");
         std::thread::sleep(Duration::from_millis(10));
     }
-    std::thread::sleep(Duration::from_millis(500));
     let cell: i32 = std::fs::read_to_string(newest_cell(out).unwrap()).unwrap().trim().parse().unwrap();
+    // The cell's session (`tracebench-...-CELLPID`) lives while its calls run, which on a fast
+    // machine is well under a second: kill as soon as it is there, not after a guessed delay.
+    let session = format!("-{cell} [");
+    while !sessions().contains(&session) {
+        assert!(Instant::now() < deadline, "the cell's LTTng session never appeared: {}", sessions());
+        assert!(Path::new(&format!("/proc/{cell}")).exists(), "the cell ended before its session was seen");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert!(parent.try_wait().unwrap().is_none(), "the run ended before it was killed");
     // SAFETY: the process group of the run this test started (the run and its measuring child).
     unsafe { libc::killpg(parent.id() as i32, libc::SIGKILL) };
@@ -116,6 +123,8 @@ fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
     let st = Command::new("lttng-sessiond").args(["--daemonize", "--no-kernel"]).status().unwrap();
     assert!(st.success());
     let users = ProcId::of(lttng::running_sessiond().expect("the user's daemon")).unwrap();
+    // Stopped however the test ends, so that a failure here does not make later LTTng tests skip.
+    let _stop = StopOnDrop(users);
     start_and_kill(&tmp.path().join("killed2"));
     assert!(sessions().contains("tracebench-"), "the killed run's session should be left: {}", sessions());
     let err = next_run("lttng-ust", &tmp.path().join("next2"));
@@ -123,5 +132,15 @@ fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
     assert!(users.alive(), "the user's lttng-sessiond was stopped");
     let left = sessions();
     assert!(!left.contains("tracebench-"), "a tracebench session survived: {left}");
-    assert!(tracebench_tracers::owned::stop(users, Duration::from_secs(5)), "could not stop the test's daemon");
+}
+
+/// Stops the daemon the test started as "the user's", on success and on panic.
+struct StopOnDrop(ProcId);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if !tracebench_tracers::owned::stop(self.0, Duration::from_secs(5)) && !std::thread::panicking() {
+            panic!("could not stop the test's lttng-sessiond (pid {})", self.0.pid);
+        }
+    }
 }
