@@ -99,6 +99,49 @@ fn base64_matches_rfc4648() {
     assert_eq!(base64(b"foobar"), "Zm9vYmFy");
 }
 
+/// A deterministic pseudo-random sequence for synthetic latencies.
+fn xorshift() -> impl FnMut() -> u64 {
+    let mut x = 0x2545F4914F6CDD1Du64;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// The code-path line of a 5000-call `none` run of a tight fast path (1262 ns, one clock step
+/// of jitter) with `extra` ns every 51 calls, and interrupt-like outliers.
+fn tight_fast_path_line(extra: f64) -> String {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 1, 200, vec![1], false);
+    let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
+    let mut rnd = xorshift();
+    for i in 0..5000u64 {
+        let mut lat = 1261.88 + (rnd() % 8 == 0) as u64 as f64 * 10.0;
+        if i % 51 == 35 {
+            lat += extra;
+        }
+        if rnd() % 500 == 0 {
+            lat += 100.0 + (rnd() % 3000) as f64;
+        }
+        ev.push_str(&format!("none,1,0,1,{i},{lat:.2},0,0\n"));
+    }
+    std::fs::write(d.path().join("none/events.csv"), ev).unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    r.code_paths.iter().find(|l| l.starts_with("none:")).unwrap().clone()
+}
+
+#[test]
+fn a_cheap_periodic_path_on_a_tight_fast_path_is_found() {
+    // ftrace-open in `make bench`: +130 ns on 1262 ns every 51 calls, inside the fast path's
+    // kernel widths (5 %), was "no periodic path found".
+    let line = tight_fast_path_line(130.0);
+    assert!(line.contains("slow path every 51 events"), "{line}");
+    let none = tight_fast_path_line(0.0);
+    assert!(none.contains("single code path") && !none.contains("every 51"), "{none}");
+}
+
 #[test]
 fn speed_phases_are_not_code_paths() {
     // A machine that drifts between two speeds (60 ns and 130 ns per call in stretches of 7000 to
@@ -106,13 +149,7 @@ fn speed_phases_are_not_code_paths() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path(), 1, 200, vec![1], false);
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
-    let mut x = 0x2545F4914F6CDD1Du64;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rnd = xorshift();
     let (mut slow_phase, mut left) = (false, 10_000u64);
     for i in 0..100_000u64 {
         if left == 0 {
