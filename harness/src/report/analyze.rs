@@ -17,7 +17,7 @@ use std::path::Path;
 use super::load::Events;
 use super::passes::{count_on_lattices, pass1};
 use super::paths::*;
-use super::phases::{close_window, WinState, PHASE_SHARE, WINDOW};
+use super::phases::{busiest_quarter_share, close_window, WinState, PHASE_SHARE, WINDOW};
 use super::ReportError;
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 use crate::stats::period::{find_lattices, spacing, Lattice, SlowSeq};
@@ -418,7 +418,14 @@ pub fn analyze(
             let calls = idx.len() as u64;
             if calls >= MIN_MODE_CALLS && calls as f64 >= 0.2 * x.count as f64 {
                 idx.iter().for_each(|&i| explained[i] = true);
-                irregular.push(CodePath { mode: x.clone(), delta: x.median - base, calls, spacing: spacing(&seqs) });
+                let extents: Vec<(u64, u64)> = seq_ids.iter().map(|id| ranges[id]).collect();
+                irregular.push(CodePath {
+                    mode: x.clone(),
+                    delta: x.median - base,
+                    calls,
+                    spacing: spacing(&seqs),
+                    clustered: busiest_quarter_share(&seqs, &extents, a.rows),
+                });
             }
         }
         let mut outliers = 0u64;

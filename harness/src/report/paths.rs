@@ -15,6 +15,15 @@ pub struct CodePath {
     pub calls: u64,
     /// Median spacing of consecutive calls on this path and the share within 10 % of it.
     pub spacing: Option<(f64, f64)>,
+    /// The share of its calls in the busiest quarter of the run (phases.rs), when the run is long
+    /// enough to tell; at or above CLUSTERED_SHARE it is a phase of the machine, not a path.
+    pub clustered: Option<f64>,
+}
+
+impl CodePath {
+    pub fn is_phase(&self) -> bool {
+        self.clustered.is_some_and(|c| c >= super::phases::CLUSTERED_SHARE)
+    }
 }
 
 /// A path taken every `period` calls (survey section 7.1).
@@ -176,7 +185,7 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
         }
         above.push((p.extra, t));
     }
-    for p in &cp.irregular {
+    for p in cp.irregular.iter().filter(|p| !p.is_phase()) {
         let when = match p.spacing {
             Some((med, near)) if near >= 0.5 && med >= 2.0 => format!(
                 "about every {med:.0} events (no exact period; {:.0}% of spacings within 10% of that)",
@@ -247,6 +256,16 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
             "; {} speed phases of the machine, not code paths ({})",
             if cp.phases.len() == 1 { "two".to_string() } else { (cp.phases.len() + 1).to_string() },
             ph.join(", ")
+        ));
+    }
+    for p in cp.irregular.iter().filter(|p| p.is_phase()) {
+        s.push_str(&format!(
+            "; {:.1}% of calls at {}{} come and go over the run ({:.0}% of them in its busiest quarter): a phase of \
+             the machine, not a code path",
+            100.0 * p.calls as f64 / cp.rows.max(1) as f64,
+            sign(p.delta),
+            fmt_val(p.delta.abs(), cp.unit),
+            100.0 * p.clustered.unwrap_or(0.0)
         ));
     }
     if cp.outliers > 0 {
