@@ -176,11 +176,22 @@ fn compare_costs(r: &Report, out: &mut Vec<String>) {
             out.push(format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table));
         } else if !agree.is_empty() {
             let pairs = known.len() * (known.len() - 1) / 2;
+            let mut rest = Vec::new();
+            if !depart.is_empty() {
+                rest.push(format!("{} depart{}, above", depart.len(), if depart.len() == 1 { "s" } else { "" }));
+            }
+            if !open.is_empty() {
+                rest.push(format!("{} not decided, below", open.len()));
+            }
             out.push(format!(
-                "Agrees with the survey ({}) on every other pair of {} ({} of {pairs} pairs ordered as the survey orders them).",
+                "Agrees with the survey ({}) on {} of the {pairs} pairs of {}: those {} order as the survey orders them \
+                 (of the other pair{}: {}).",
                 known[0].1.table,
+                agree.len(),
                 known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(", "),
-                agree.len()
+                agree.len(),
+                if depart.len() + open.len() == 1 { "" } else { "s" },
+                rest.join("; ")
             ));
         }
         if !open.is_empty() {

@@ -345,7 +345,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
         figs.push(FigureRef {
             name: "latency_cdf".into(),
             title: cdf.title.clone(),
-            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path; a long tail is rare slow paths or noise.".into(),
+            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a phase of the machine (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
         });
         let hist = plot::HistogramGrid {
             title: "Latency histogram per tracer (log-spaced bins, 25 per decade)".into(),
@@ -370,7 +370,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
         figs.push(FigureRef {
             name: "latency_histograms".into(),
             title: hist.title.clone(),
-            caption: "Each separate hump is a code path; the report's code-path lines give their shares and periods."
+            caption: "A separate hump is a code path or a phase of the machine; the report's code-path lines tell which, with shares and periods."
                 .into(),
         });
         let iters = plot::IterationGrid {
