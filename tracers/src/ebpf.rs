@@ -44,9 +44,6 @@ pub fn availability() -> Result<(), (String, String)> {
     Ok(())
 }
 
-fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
-    TracerError::Setup { name: name.into(), why: why.into() }
-}
 
 /// One CPU's ring as read back from the map.
 #[derive(Debug, Clone)]
@@ -79,11 +76,11 @@ impl Ebpf {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Ebpf, TracerError> {
         availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
         let kind = SiteKind::parse(opts.probe_site.as_deref())?;
-        let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
+        let site = ProbeSite::locate(kind).map_err(|e| TracerError::setup(name, e))?;
         let open = ObjectBuilder::default()
             .open_memory(BPF_OBJECT)
-            .map_err(|e| setup_err(name, format!("opening the BPF object: {e}")))?;
-        let obj = open.load().map_err(|e| setup_err(name, format!("loading the BPF program: {e}")))?;
+            .map_err(|e| TracerError::setup(name, format!("opening the BPF object: {e}")))?;
+        let obj = open.load().map_err(|e| TracerError::setup(name, format!("loading the BPF program: {e}")))?;
         let pid = std::process::id() as i32;
         // The program borrows the object only for the attach; the link lives on its own.
         let payload = Payload::for_size(opts.payload_size);
@@ -92,13 +89,13 @@ impl Ebpf {
             let prog = obj
                 .progs_mut()
                 .find(|p| p.name() == prog_name)
-                .ok_or_else(|| setup_err(name, format!("program {prog_name} missing from the object")))?;
+                .ok_or_else(|| TracerError::setup(name, format!("program {prog_name} missing from the object")))?;
             prog.attach_uprobe(false, pid, &site.path, site.file_offset as usize)
-                .map_err(|e| setup_err(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?
+                .map_err(|e| TracerError::setup(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?
         };
         let t = Ebpf { name: name.into(), site, link: Some(link), obj, payload };
         // Fail at set-up, not after the run, if the map cannot be read back.
-        t.rings().map_err(|e| setup_err(name, e))?;
+        t.rings().map_err(|e| TracerError::setup(name, e))?;
         Ok(t)
     }
 

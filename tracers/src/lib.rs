@@ -36,6 +36,7 @@ pub mod probe_site;
 pub mod systemtap;
 pub mod tool_process;
 pub mod uprobe;
+pub mod uprobe_event;
 
 pub use registry::{create, known, launch_prefix, parent_guard, row_name, validate, CreateOptions, TracerInfo};
 
@@ -61,6 +62,13 @@ pub enum TracerError {
     /// A `plugin:PATH[:ARGS]` that cannot be used: the message names the file and the cause.
     #[error("{0}")]
     Plugin(String),
+}
+
+impl TracerError {
+    /// A set-up step of backend `name` failed, for the reason `why`.
+    pub fn setup(name: &str, why: impl Into<String>) -> TracerError {
+        TracerError::Setup { name: name.into(), why: why.into() }
+    }
 }
 
 /// One tracer backend, set up and ready to record.

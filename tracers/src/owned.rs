@@ -5,7 +5,7 @@
 //! run, which never stops what it did not start. So the run records what it started in a state
 //! file (`/run/tracebench/NAME.json` as root, else `$XDG_RUNTIME_DIR/tracebench/NAME.json`, else
 //! `/tmp/tracebench-UID/NAME.json`): the daemon's pid and start time, and the owning run's pid
-//! and start time. The next run reaps a daemon whose owner is gone, as `uprobe::remove_stale`
+//! and start time. The next run reaps a daemon whose owner is gone, as `uprobe_event::remove_stale`
 //! does for tracefs instances and uprobe events of dead runs.
 //!
 //! A pid alone is not an identity: pids are reused. A process is named by its pid and its start

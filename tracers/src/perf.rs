@@ -14,9 +14,8 @@ use std::fs;
 use std::sync::Mutex;
 
 use crate::payload::Payload;
-use crate::probe_site::{ProbeSite, SiteKind};
 use crate::sys::kernel_release;
-use crate::uprobe::UprobeEvent;
+use crate::uprobe_event::UprobeEvent;
 use crate::{CreateOptions, Tracer, TracerError};
 
 use crate::perf_ring::{self, Target, PAGE, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
@@ -30,7 +29,7 @@ const SAMPLE_TYPE: u64 = perf_ring::PERF_SAMPLE_IP
     | perf_ring::PERF_SAMPLE_RAW;
 
 pub fn availability() -> Result<(), (String, String)> {
-    crate::uprobe::availability()?;
+    crate::uprobe_event::availability()?;
     if !std::path::Path::new("/proc/sys/kernel/perf_event_paranoid").exists() {
         return Err((
             "kernel without perf_events (no /proc/sys/kernel/perf_event_paranoid)".into(),
@@ -40,9 +39,6 @@ pub fn availability() -> Result<(), (String, String)> {
     Ok(())
 }
 
-fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
-    TracerError::Setup { name: name.into(), why: why.into() }
-}
 
 /// One thread's perf ring.
 struct Ring {
@@ -106,19 +102,16 @@ pub struct Perf {
     // Drop order: rings (perf fds) before the uprobe event they use.
     rings: Mutex<Vec<Ring>>,
     event: UprobeEvent,
-    /// `Some` with `--payload-size` other than 4: the string the probe fetches (uprobe.rs).
+    /// `Some` with `--payload-size` other than 4: the string the probe fetches (uprobe_event.rs).
     payload: Option<Payload>,
 }
 
 impl Perf {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Perf, TracerError> {
         availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
-        let kind = SiteKind::parse(opts.probe_site.as_deref())?;
-        let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
-        let payload = Payload::for_size(opts.payload_size);
-        let event = UprobeEvent::define(name, site, payload.is_some())?;
-        let tp_id = event.id().map_err(|e| setup_err(name, e))?;
-        let payload_offset = payload_offset(&event).map_err(|e| setup_err(name, e))?;
+        let (event, payload) = UprobeEvent::on_site(name, opts)?;
+        let tp_id = event.id().map_err(|e| TracerError::setup(name, e))?;
+        let payload_offset = payload_offset(&event).map_err(|e| TracerError::setup(name, e))?;
         Ok(Perf { name: name.into(), tp_id, payload_offset, rings: Mutex::new(Vec::new()), event, payload })
     }
 
@@ -170,7 +163,7 @@ impl Tracer for Perf {
         (DATA_PAGES * PAGE) as u64 / 48 + 1
     }
     fn thread_init(&self, _cpu: usize) -> Result<(), TracerError> {
-        let ring = self.open_ring().map_err(|e| setup_err(&self.name, e))?;
+        let ring = self.open_ring().map_err(|e| TracerError::setup(&self.name, e))?;
         self.rings.lock().unwrap().push(ring);
         Ok(())
     }

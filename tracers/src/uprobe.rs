@@ -13,11 +13,11 @@
 //!
 //! Teardown in `Drop`: disable, remove the instance, remove the event. Events and instances left
 //! by a process that was killed with SIGKILL are removed at the next set-up.
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::payload::Payload;
-use crate::probe_site::{ProbeSite, SiteKind};
+use crate::uprobe_event::UprobeEvent;
 use crate::{CreateOptions, Tracer, TracerError};
 
 /// Per-CPU buffer of the private instance, as the survey configures ftrace (section 6.2.3).
@@ -26,155 +26,8 @@ pub const BUFFER_KB: u64 = 16;
 /// payload = 24 B), so that `buffer_events` over-estimates and the warm-up surely wraps the buffer
 /// (section 6.2.4); the ring also holds one reader page beyond buffer_size_kb.
 const MIN_EVENT_BYTES: u64 = 16;
-/// Sets up in one process get distinct names (tests create several tracers in one process).
-static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-/// `base` for the first set-up in this process, `base_N` / `base-N` after.
-fn unique(base: &str, sep: char, seq: u32) -> String {
-    if seq == 0 {
-        base.to_string()
-    } else {
-        format!("{base}{sep}{seq}")
-    }
-}
-
-/// The tracefs mount point, if tracefs is mounted.
-pub fn tracefs_root() -> Option<PathBuf> {
-    crate::sys::tracefs_root_with("uprobe_events")
-}
-
-/// Why uprobe events cannot be used here, with the fix; `Ok` when they can.
-pub fn availability() -> Result<(), (String, String)> {
-    let Some(root) = tracefs_root() else {
-        if Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/tracing/README").exists() {
-            return Err(crate::sys::tracefs_absent());
-        }
-        return Err((
-            "no uprobe_events in tracefs (kernel without CONFIG_UPROBE_EVENTS, or tracefs not mounted)".into(),
-            "mount -t tracefs nodev /sys/kernel/tracing; use a kernel with CONFIG_UPROBE_EVENTS=y".into(),
-        ));
-    };
-    if let Err(e) = OpenOptions::new().append(true).open(root.join("uprobe_events")) {
-        return Err((format!("cannot write {}/uprobe_events: {e}", root.display()), "run as root".into()));
-    }
-    Ok(())
-}
-
-fn setup_err(name: &str, why: impl Into<String>) -> TracerError {
-    TracerError::Setup { name: name.into(), why: why.into() }
-}
-
 pub use crate::sys::kernel_release;
-pub(crate) use crate::sys::tracefs_write;
-
-/// One uprobe event definition in `uprobe_events`, removed on drop. Shared with `perf`, which
-/// records the same event as a tracepoint.
-pub struct UprobeEvent {
-    root: PathBuf,
-    pub group: String,
-    /// Event name within the group: `site`, or `site_N` for the N-th set-up in this process.
-    pub event: String,
-    /// Instance name to use with this event: `tracebench-<pid>[-N]`.
-    pub instance_name: String,
-    pub site: ProbeSite,
-    /// The definition as written to uprobe_events.
-    pub definition: String,
-    defined: bool,
-}
-
-/// The fetch-args of the site's event: the index, and with a payload the string at `%si`.
-fn fetch_args(data: bool) -> &'static str {
-    if data {
-        "payload=%di:u32 data=+0(%si):ustring"
-    } else {
-        "payload=%di:u32"
-    }
-}
-
-impl UprobeEvent {
-    /// `data`: also fetch the payload string (`--payload-size`).
-    pub fn define(name: &str, site: ProbeSite, data: bool) -> Result<UprobeEvent, TracerError> {
-        let root = tracefs_root().ok_or_else(|| setup_err(name, "tracefs with uprobe_events not found"))?;
-        remove_stale(&root);
-        let group = format!("tracebench_{}", std::process::id());
-        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let event = unique("site", '_', seq);
-        let instance_name = unique(&format!("tracebench-{}", std::process::id()), '-', seq);
-        let def = format!("p:{group}/{event} {}:0x{:x} {}\n", site.path, site.file_offset, fetch_args(data));
-        tracefs_write(&root.join("uprobe_events"), &def).map_err(|e| {
-            let log = fs::read_to_string(root.join("error_log")).unwrap_or_default();
-            let last = log.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-            setup_err(name, format!("writing '{}' to uprobe_events: {e} ({last})", def.trim()))
-        })?;
-        let definition = def.trim().to_string();
-        Ok(UprobeEvent { root, group, event, instance_name, site, definition, defined: true })
-    }
-
-    pub fn event_dir(&self, instance: Option<&Path>) -> PathBuf {
-        instance.unwrap_or(&self.root).join("events").join(&self.group).join(&self.event)
-    }
-
-    /// The event's id, for perf_event_open(PERF_TYPE_TRACEPOINT).
-    pub fn id(&self) -> Result<u64, String> {
-        let p = self.event_dir(None).join("id");
-        fs::read_to_string(&p)
-            .map_err(|e| format!("{}: {e}", p.display()))?
-            .trim()
-            .parse()
-            .map_err(|e| format!("{}: {e}", p.display()))
-    }
-
-    /// Whether the definition is still listed in uprobe_events.
-    pub fn listed(root: &Path, group: &str, event: &str) -> bool {
-        fs::read_to_string(root.join("uprobe_events"))
-            .map(|s| s.lines().any(|l| l.contains(&format!("{group}/{event} "))))
-            .unwrap_or(false)
-    }
-
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-}
-
-impl Drop for UprobeEvent {
-    fn drop(&mut self) {
-        if self.defined {
-            // Fails with EBUSY while any instance or perf event still uses it: callers drop
-            // those first.
-            let _ = tracefs_write(&self.root.join("uprobe_events"), &format!("-:{}/{}\n", self.group, self.event));
-        }
-    }
-}
-
-/// Removes events `tracebench_<pid>` and instances `tracebench-<pid>` of processes that no longer
-/// exist (killed with SIGKILL, where no Drop runs).
-fn remove_stale(root: &Path) {
-    let dead = |pid: &str| pid.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{pid}")).exists();
-    if let Ok(rd) = fs::read_dir(root.join("instances")) {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if let Some(rest) = n.strip_prefix("tracebench-") {
-                if dead(rest.split('-').next().unwrap_or("")) {
-                    let _ = fs::remove_dir(e.path());
-                }
-            }
-        }
-    }
-    let defs = fs::read_to_string(root.join("uprobe_events")).unwrap_or_default();
-    for l in defs.lines() {
-        // "p:tracebench_123/site /path:0x..."
-        let Some(name) = l.split_whitespace().next().and_then(|h| h.split_once(':')).map(|(_, n)| n) else {
-            continue;
-        };
-        if let Some((group, _)) = name.split_once('/') {
-            if let Some(pid) = group.strip_prefix("tracebench_") {
-                if dead(pid) {
-                    let _ = tracefs_write(&root.join("uprobe_events"), &format!("-:{name}\n"));
-                }
-            }
-        }
-    }
-}
+pub use crate::uprobe_event::{availability, tracefs_root};
 
 /// A private tracefs instance, removed on drop.
 pub struct Instance {
@@ -184,13 +37,13 @@ pub struct Instance {
 impl Instance {
     pub fn create(name: &str, root: &Path, instance: &str) -> Result<Instance, TracerError> {
         let dir = root.join("instances").join(instance);
-        fs::create_dir(&dir).map_err(|e| setup_err(name, format!("mkdir {}: {e}", dir.display())))?;
+        fs::create_dir(&dir).map_err(|e| TracerError::setup(name, format!("mkdir {}: {e}", dir.display())))?;
         Ok(Instance { dir })
     }
 
     pub fn set(&self, name: &str, file: &str, value: &str) -> Result<(), TracerError> {
         fs::write(self.dir.join(file), value)
-            .map_err(|e| setup_err(name, format!("writing '{value}' to {}: {e}", self.dir.join(file).display())))
+            .map_err(|e| TracerError::setup(name, format!("writing '{value}' to {}: {e}", self.dir.join(file).display())))
     }
 
     /// Sums a field of `per_cpu/cpuN/stats` over CPUs, and gives the per-CPU values.
@@ -230,11 +83,7 @@ pub struct Uprobe {
 
 impl Uprobe {
     pub fn new(name: &str, opts: &CreateOptions) -> Result<Uprobe, TracerError> {
-        availability().map_err(|(why, fix)| TracerError::Unavailable { name: name.into(), why, fix })?;
-        let kind = SiteKind::parse(opts.probe_site.as_deref())?;
-        let site = ProbeSite::locate(kind).map_err(|e| setup_err(name, e))?;
-        let payload = Payload::for_size(opts.payload_size);
-        let event = UprobeEvent::define(name, site, payload.is_some())?;
+        let (event, payload) = UprobeEvent::on_site(name, opts)?;
         let instance = Instance::create(name, event.root(), &event.instance_name)?;
         let clock = opts.ftrace_clock.clone().unwrap_or_else(|| "global".into());
         instance.set(name, "buffer_size_kb", &BUFFER_KB.to_string())?;
@@ -242,7 +91,7 @@ impl Uprobe {
         instance.set(name, "trace_clock", &clock)?;
         instance.set(name, "tracing_on", "1")?;
         fs::write(event.event_dir(Some(&instance.dir)).join("enable"), "1")
-            .map_err(|e| setup_err(name, format!("enabling {}/{}: {e}", event.group, event.event)))?;
+            .map_err(|e| TracerError::setup(name, format!("enabling {}/{}: {e}", event.group, event.event)))?;
         Ok(Uprobe { name: name.into(), clock, instance, event, payload })
     }
 
