@@ -44,7 +44,6 @@ pub fn availability() -> Result<(), (String, String)> {
     Ok(())
 }
 
-
 /// One CPU's ring as read back from the map.
 #[derive(Debug, Clone)]
 pub struct CpuRing {
@@ -90,8 +89,9 @@ impl Ebpf {
                 .progs_mut()
                 .find(|p| p.name() == prog_name)
                 .ok_or_else(|| TracerError::setup(name, format!("program {prog_name} missing from the object")))?;
-            prog.attach_uprobe(false, pid, &site.path, site.file_offset as usize)
-                .map_err(|e| TracerError::setup(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset)))?
+            prog.attach_uprobe(false, pid, &site.path, site.file_offset as usize).map_err(|e| {
+                TracerError::setup(name, format!("attaching to {}:0x{:x}: {e}", site.path, site.file_offset))
+            })?
         };
         let t = Ebpf { name: name.into(), site, link: Some(link), obj, payload };
         // Fail at set-up, not after the run, if the map cannot be read back.

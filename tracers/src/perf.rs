@@ -39,7 +39,6 @@ pub fn availability() -> Result<(), (String, String)> {
     Ok(())
 }
 
-
 /// One thread's perf ring.
 struct Ring {
     ring: perf_ring::Ring,

@@ -34,7 +34,7 @@ impl Spin {
         let bad = |why: &str| TracerError::BadSpec { spec: spec.into(), why: why.into() };
         let num = |s: &str, what: &str| -> Result<f64, TracerError> {
             match s.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= 0.0 && v <= 1e9 => Ok(v),
+                Ok(v) if v.is_finite() && (0.0..=1e9).contains(&v) => Ok(v),
                 _ => Err(bad(&format!(
                     "{what} must be a number of nanoseconds (0..1e9), got '{s}'; e.g. spin:300 or spin:100@64:1000"
                 ))),

@@ -42,8 +42,9 @@ impl Instance {
     }
 
     pub fn set(&self, name: &str, file: &str, value: &str) -> Result<(), TracerError> {
-        fs::write(self.dir.join(file), value)
-            .map_err(|e| TracerError::setup(name, format!("writing '{value}' to {}: {e}", self.dir.join(file).display())))
+        fs::write(self.dir.join(file), value).map_err(|e| {
+            TracerError::setup(name, format!("writing '{value}' to {}: {e}", self.dir.join(file).display()))
+        })
     }
 
     /// Sums a field of `per_cpu/cpuN/stats` over CPUs, and gives the per-CPU values.

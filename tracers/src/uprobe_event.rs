@@ -44,7 +44,6 @@ pub fn availability() -> Result<(), (String, String)> {
     Ok(())
 }
 
-
 /// One uprobe event definition in `uprobe_events`, removed on drop.
 pub struct UprobeEvent {
     root: PathBuf,

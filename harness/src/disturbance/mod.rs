@@ -388,7 +388,7 @@ impl Detector {
             let mut pos = from;
             while pos < to {
                 let hdr = self.data_u64(pos);
-                let (ty, sz) = (hdr as u32, ((hdr >> 48) & 0xffff) as u64);
+                let (ty, sz) = (hdr as u32, ((hdr >> 48) & 0xffff));
                 if sz < 8 {
                     mask |= Reason::Lost as u16;
                     break;

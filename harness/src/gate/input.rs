@@ -28,8 +28,7 @@ impl Results {
             return Err(GateError::NotAResultsDir {
                 dir: dir.into(),
                 why: "no such directory; pass the --out directory of a `tracebench run`".into(),
-            }
-            .into());
+            });
         }
         let reps = dir.join("repetitions.csv");
         let summary = dir.join("summary.csv");
@@ -43,12 +42,11 @@ impl Results {
                 why: "it has neither repetitions.csv nor summary.csv; pass the --out directory of a \
                       `tracebench run --repeats K`"
                     .into(),
-            }
-            .into());
+            });
         };
         for need in ["tracer", "threads"] {
             if table.col(need).is_none() {
-                return Err(GateError::Csv { path: table.path.clone(), why: format!("no '{need}' column") }.into());
+                return Err(GateError::Csv { path: table.path.clone(), why: format!("no '{need}' column") });
             }
         }
         Ok(Results { dir: dir.into(), table, from_summary })

@@ -47,8 +47,7 @@ impl WorkDir {
             return Err(GateError::Usage(format!(
                 "--out {}: it already holds an interleaved run (A-0); pick a new directory",
                 path.display()
-            ))
-            .into());
+            )));
         }
         std::fs::create_dir_all(&path)
             .map_err(|e| crate::error::Error::OutDir { path: path.display().to_string(), why: e.to_string() })?;
@@ -140,7 +139,7 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, G
         .map_err(|e| fail(format!("waiting for it: {e}")))?;
     drop(child);
     if supervise::stopped() {
-        return Err(GateError::Interrupted.into());
+        return Err(GateError::Interrupted);
     }
     if ended != Ended::Exited(0) {
         let how = match ended {
@@ -148,15 +147,14 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, G
             Ended::Signalled(sig) => format!("killed by signal {sig}"),
             Ended::TimedOut => "timed out".to_string(),
         };
-        return Err(fail(format!("{how}: {}", last_line(&log_path))).into());
+        return Err(fail(format!("{how}: {}", last_line(&log_path))));
     }
     if !out.join("repetitions.csv").is_file() {
         return Err(fail(format!(
             "it exited 0 but wrote no {}; the command must accept `--repeats 1 --out DIR` and write a results \
              directory there (e.g. `tracebench run --tracer X --label NAME`)",
             out.join("repetitions.csv").display()
-        ))
-        .into());
+        )));
     }
     Results::open(&out)
 }
@@ -253,8 +251,7 @@ impl Interleaved {
             if c.trim().is_empty() {
                 return Err(GateError::Usage(format!(
                     "{flag} is empty; give a command such as 'tracebench run --tracer spin:200 --label spin'"
-                ))
-                .into());
+                )));
             }
         }
         for (c, flag) in [(ca, "--baseline-cmd"), (cb, "--candidate-cmd")] {

@@ -228,8 +228,7 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
              with the same PMU",
             list(&cb),
             list(&cc)
-        ))
-        .into());
+        )));
     }
     let (kb, kc) = (base.keys(), cand.keys());
     let show = |k: &(String, u32)| format!("{}, {} thread(s)", k.0, k.1);
@@ -244,8 +243,7 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
              same --threads and give two specs one name with `tracebench run --tracer SPEC --label NAME`",
             show(k.0),
             k.1
-        ))
-        .into());
+        )));
     }
     let m = if metric == "auto" {
         // Instruction counts are nearly deterministic where a PMU exists, so they are the
@@ -271,8 +269,7 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
                 "--metric {m}: {} has no such column (columns: {})",
                 r.table.path.display(),
                 r.table.header.join(",")
-            ))
-            .into());
+            )));
         }
     }
     Ok(m.to_string())
@@ -303,8 +300,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         return Err(GateError::Csv {
             path: base.table.path.clone(),
             why: "no rows: the run measured nothing (did every cell fail?)".into(),
-        }
-        .into());
+        });
     }
     let regressed = rows.iter().any(|r| r.judgement.verdict == Verdict::Regressed);
     let inconclusive = rows.iter().any(|r| r.judgement.verdict == Verdict::Inconclusive);
@@ -348,8 +344,7 @@ fn interleaved(args: &GateArgs) -> Result<(Report, Results), GateError> {
     if max < k {
         return Err(GateError::Usage(format!(
             "--max-repeats {max} is below --repeats {k}; give at least {k}, or leave it out"
-        ))
-        .into());
+        )));
     }
     let looks = max.div_ceil(k);
     // Bonferroni: each look may be wrong with probability (1 - C)/L.

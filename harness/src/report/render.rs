@@ -213,7 +213,7 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
     if let Some(c) = run.get("command_line").and_then(Value::as_str) {
         out.push(("command".into(), c.to_string()));
     }
-    let n = |k: &str| run.get(k).map(|v| short(v)).unwrap_or_else(|| "?".into());
+    let n = |k: &str| run.get(k).map(&short).unwrap_or_else(|| "?".into());
     out.push((
         "measured".into(),
         format!(

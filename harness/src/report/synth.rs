@@ -174,11 +174,11 @@ pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
             let rrow = row.replacen(&format!("{name},{threads},"), &format!("{name},{threads},0,"), 1);
             reps.push_str(&format!("{rrow}{means}\n"));
         }
-        write_atomic(&tdir.join("events.csv"), &ev).map_err(io(&tdir.join("events.csv")))?;
-        write_atomic(&tdir.join("discarded.csv"), &disc).map_err(io(&tdir.join("discarded.csv")))?;
+        write_atomic(tdir.join("events.csv"), &ev).map_err(io(&tdir.join("events.csv")))?;
+        write_atomic(tdir.join("discarded.csv"), &disc).map_err(io(&tdir.join("discarded.csv")))?;
     }
-    write_atomic(&dir.join("summary.csv"), summary.as_bytes()).map_err(io(&dir.join("summary.csv")))?;
-    write_atomic(&dir.join("repetitions.csv"), reps.as_bytes()).map_err(io(&dir.join("repetitions.csv")))?;
+    write_atomic(dir.join("summary.csv"), summary.as_bytes()).map_err(io(&dir.join("summary.csv")))?;
+    write_atomic(dir.join("repetitions.csv"), reps.as_bytes()).map_err(io(&dir.join("repetitions.csv")))?;
     let run = serde_json::json!({
         "synthetic": true,
         "host": {"hostname": "synthetic", "cpu_model": "synthetic", "online_cpus": [0, 1]},
@@ -188,7 +188,7 @@ pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
         "tracers": tracers_json,
         "command_line": format!("tracebench report DIR --synthetic {}x{}", o.tracers, o.rows),
     });
-    write_atomic(&dir.join("run.json"), serde_json::to_string_pretty(&run).unwrap().as_bytes())
+    write_atomic(dir.join("run.json"), serde_json::to_string_pretty(&run).unwrap().as_bytes())
         .map_err(io(&dir.join("run.json")))?;
     Ok(())
 }

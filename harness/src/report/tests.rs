@@ -118,11 +118,11 @@ fn tight_fast_path_line(extra: f64) -> String {
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
     let mut rnd = xorshift();
     for i in 0..5000u64 {
-        let mut lat = 1261.88 + (rnd() % 8 == 0) as u64 as f64 * 10.0;
+        let mut lat = 1261.88 + rnd().is_multiple_of(8) as u64 as f64 * 10.0;
         if i % 51 == 35 {
             lat += extra;
         }
-        if rnd() % 500 == 0 {
+        if rnd().is_multiple_of(500) {
             lat += 100.0 + (rnd() % 3000) as f64;
         }
         ev.push_str(&format!("none,1,0,1,{i},{lat:.2},0,0\n"));
@@ -161,7 +161,7 @@ fn speed_phases_are_not_code_paths() {
         if i % 500 == 321 {
             lat += 900.0;
         }
-        if rnd() % 1000 == 0 {
+        if rnd().is_multiple_of(1000) {
             lat += 200.0 + (rnd() % 3000) as f64;
         }
         ev.push_str(&format!("none,1,0,1,{i},{lat:.2},0,0\n"));

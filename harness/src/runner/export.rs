@@ -61,7 +61,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "clock": { "info": clock_info, "floor": floor },
         "counters": { "sets": avail, "columns": all_counters,
                       "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
-                      "per_counter": counters_json(&avail, &runs) },
+                      "per_counter": counters_json(avail, runs) },
         "disturbance": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.detector.clone())),
         "steady_state": {
             "criterion": "buffer wrapped once (max(buffer_events+1, min_calls) untimed calls), then the last `stable` windows of `window` undisturbed calls agree within max(tolerance x median, 1.5 x clock resolution) in median and 10%-trimmed mean; bounded by max_windows",
@@ -79,7 +79,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
             tracebench_tracers::payload::Payload::describe(args.payload_size)
         },
         "payload_bytes": args.payload_size,
-        "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, &runs)).collect::<Vec<_>>(),
+        "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
         "interrupted": interrupted,
         "instructions": crate::singlestep::run_json(args),
     });
