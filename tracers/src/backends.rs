@@ -268,10 +268,10 @@ pub static BACKENDS: &[Backend] = &[
     ),
     backend!(
         "strace-open",
-        "open() in a child run under strace -f -qq -o /dev/null (reads up to 32 chars)",
+        "open() in a child run under strace -f -qq -s 4096 -o /dev/null (reads the whole name)",
         syscall::strace_availability,
         |_, _, o| boxed(open::Open::new(true, o)),
-        launch_prefix: syscall::STRACE_PREFIX,
+        launch_prefix: syscall::STRACE_OPEN_PREFIX,
         payload: OPEN_NAME,
     ),
     backend!(

@@ -5,8 +5,8 @@
 //! - `open`: the untraced call, the baseline row;
 //! - `ftrace-open`: the same call with `syscalls:sys_{enter,exit}_openat` enabled in a private
 //!   instance (in `ftrace.rs`);
-//! - `strace-open`: the same call under strace (its default `-s 32` prints at most 32 characters
-//!   of a string, so it reads at most that much of the name).
+//! - `strace-open`: the same call under strace with `-s 4096`, so that it reads and formats the
+//!   whole name (its default `-s 32` would stop at 32 characters).
 //!
 //! `--payload-size N` is the name's length in bytes (1..=4095: PATH_MAX counts the NUL). The name
 //! never exists (checked at set-up), so the call fails with ENOENT and no descriptor is left to
@@ -15,7 +15,7 @@
 //! the first component, so the untraced row's own growth is that copy.
 use std::ffi::CString;
 
-use crate::syscall::{require_strace, STRACE_PREFIX};
+use crate::syscall::{require_strace, STRACE_OPEN_PREFIX};
 use crate::{Tracer, TracerError};
 
 /// Longest name: PATH_MAX (4096) with its NUL.
@@ -123,8 +123,8 @@ impl Tracer for Open {
     fn config(&self) -> serde_json::Value {
         let mut c = self.name.config();
         if self.strace.is_some() {
-            c["command"] = STRACE_PREFIX.join(" ").into();
-            c["string_read_by_strace"] = "at most 32 characters (strace's default -s 32)".into();
+            c["command"] = STRACE_OPEN_PREFIX.join(" ").into();
+            c["string_read_by_strace"] = "the whole name (-s 4096)".into();
             c["intrinsic_disturbances"] = serde_json::json!([crate::reason::Reason::ContextSwitch.name()]);
         }
         c["traced"] = self.strace.is_some().into();

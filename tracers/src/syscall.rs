@@ -15,6 +15,10 @@ use crate::{Tracer, TracerError};
 /// The command the `strace` row's measuring child is started under. `-o /dev/null` as in the
 /// survey, so no terminal or file writing is timed; `-f` so every measuring thread is traced.
 pub const STRACE_PREFIX: &[&str] = &["strace", "-f", "-qq", "-o", "/dev/null"];
+/// The `strace-open` row's: `-s 4096` so that strace reads and formats the whole file name (up to
+/// PATH_MAX), as a tracer that resolves the string does (survey section 7.3, Figure 9); its default
+/// `-s 32` would stop at 32 characters and hide the growth with the length.
+pub const STRACE_OPEN_PREFIX: &[&str] = &["strace", "-f", "-qq", "-s", "4096", "-o", "/dev/null"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
