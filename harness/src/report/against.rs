@@ -255,12 +255,12 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
     for t in &r.tracers {
         let Some(a) = &t.analysis else { continue };
         let Some(lat) = a.code_paths.iter().find(|c| c.metric == "latency") else { continue };
-        let periods: Vec<u64> = lat.periodic.iter().map(|p| p.period).collect();
+        let periods: Vec<String> = lat.periodic.iter().map(|p| p.period_text()).collect();
         let n = lat.seq_len;
         let kind = survey::kind(&t.spec);
         if kind == "spin" {
             if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
-                if periods.contains(&p) {
+                if lat.periodic.iter().any(|x| x.phases == 1 && x.period == p) {
                     out.push(format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label));
                 } else if n < 4 * p {
                     out.push(format!(
@@ -272,7 +272,7 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
                     out.push(format!(
                         "{}: MISMATCH: a slow path every {p} calls was planted but the report found {}; check the run (discards, too few rows) or the analysis.",
                         t.label,
-                        if periods.is_empty() { "no period".to_string() } else { format!("period(s) {periods:?}") }
+                        if periods.is_empty() { "no period".to_string() } else { format!("period(s) {}", periods.join(", ")) }
                     ));
                 }
             }
@@ -283,12 +283,12 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
             let bound = t.config.get("subbuf_bytes").and_then(Value::as_f64).map(|b| b / 8.0);
             let e = expected.as_ref().map(|e| e.period).or(bound);
             let matching = lat.periodic.iter().find(|p| {
-                expected.as_ref().is_some_and(|e| (p.period as f64 - e.period).abs() <= (0.02 * e.period).max(2.0))
+                expected.as_ref().is_some_and(|e| (p.mean_period() - e.period).abs() <= (0.02 * e.period).max(2.0))
             });
             if let (Some(p), Some(ex)) = (matching, &expected) {
                 out.push(format!(
                     "Agrees with the survey: {} takes a slow path every {} events ({:+.0} ns, {} calls), one per sub-buffer switch as in section 7.1 ({}).",
-                    t.label, p.period, p.extra, p.hits, ex.how
+                    t.label, p.period_text(), p.extra, p.hits, ex.how
                 ));
             } else if let Some(e) = e.filter(|e| (n as f64) < 4.0 * e) {
                 out.push(format!(
@@ -302,12 +302,12 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
             } else if !periods.is_empty() {
                 match &expected {
                     Some(ex) => out.push(format!(
-                        "Departs from the survey: {} has periodic path(s) every {periods:?} events, but one per sub-buffer switch would be every {:.0} ({}).",
-                        t.label, ex.period, ex.how
+                        "Departs from the survey: {} has periodic path(s) every {} events, but one per sub-buffer switch would be every {:.0} ({}).",
+                        t.label, periods.join(", "), ex.period, ex.how
                     )),
                     None => out.push(format!(
-                        "{}: periodic path(s) every {periods:?} events; run.json records no event size to check them against one per sub-buffer switch.",
-                        t.label
+                        "{}: periodic path(s) every {} events; run.json records no event size to check them against one per sub-buffer switch.",
+                        t.label, periods.join(", ")
                     )),
                 }
             } else if let Some(e) = e {

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::fractional;
 use super::load::Events;
 use super::passes::{count_on_lattices, pass1};
 use super::paths::*;
@@ -344,9 +345,6 @@ pub fn analyze(
             }
         }
         let lattices = kept;
-        let on_lattice = |seq_pos: usize, it: u64, ls: &[Lattice]| {
-            ls.iter().any(|l| l.residues[seq_pos].is_some_and(|r| it % l.period == r))
-        };
         let mut periodic: Vec<PeriodicPath> = lattices
             .iter()
             .map(|l| {
@@ -359,6 +357,7 @@ pub fn analyze(
                     .unwrap_or(0);
                 PeriodicPath {
                     period: l.period,
+                    phases: 1,
                     hits: l.hits as u64,
                     slots: l.slots,
                     extra: med - base,
@@ -394,6 +393,11 @@ pub fn analyze(
             }
         }
         periodic.sort_by_key(|p| p.period);
+        // A real-valued period shows as several lattices of one multiple: one path.
+        let periodic = fractional::fold(periodic, &m.entries, &ranges);
+        let on_lattice = |seq_pos: usize, it: u64| {
+            periodic.iter().any(|p| p.residues.iter().any(|(s, r)| *s == seq_ids[seq_pos] && it % p.period == *r))
+        };
         // Frequent modes that the lattices do not explain: irregular paths.
         let mut irregular = Vec::new();
         let mut explained = vec![false; m.entries.len()];
@@ -408,7 +412,7 @@ pub fn analyze(
                 let hi = m.entries.partition_point(|e| e.0 <= *id);
                 let mut s = Vec::new();
                 for (j, e) in m.entries[lo..hi].iter().enumerate() {
-                    if e.3 == Some(k) && !on_lattice(pos, e.1, &lattices) {
+                    if e.3 == Some(k) && !on_lattice(pos, e.1) {
                         s.push(e.1);
                         idx.push(lo + j);
                     }
@@ -430,24 +434,22 @@ pub fn analyze(
         }
         let mut outliers = 0u64;
         let mut slow_in_dom = 0u64;
-        let cuts: Vec<f64> = lattices.iter().map(|l| cut_of(l).1).collect();
         for (pos, id) in seq_ids.iter().enumerate() {
             let lo = m.entries.partition_point(|e| e.0 < *id);
             let hi = m.entries.partition_point(|e| e.0 <= *id);
             for (j, e) in m.entries[lo..hi].iter().enumerate() {
                 // The fast path's share leaves out its calls that take a periodic path (some
                 // sit below `threshold`: cheap paths are found with a lower one).
-                let taking = lattices
+                let taking = periodic
                     .iter()
-                    .zip(&cuts)
-                    .any(|(l, cut)| l.residues[pos].is_some_and(|r| e.1 % l.period == r) && e.2 as f64 > *cut);
+                    .any(|p| p.residues.iter().any(|(s, r)| *s == *id && e.1 % p.period == *r) && e.2 as f64 > p.cut);
                 if e.3 == Some(m.dom) && (taking || e.2 as f64 > m.threshold) {
                     slow_in_dom += 1;
                 }
                 if e.2 as f64 <= m.threshold {
                     continue;
                 }
-                if !explained[lo + j] && !e.3.is_some_and(|k| phase[k]) && !on_lattice(pos, e.1, &lattices) {
+                if !explained[lo + j] && !e.3.is_some_and(|k| phase[k]) && !on_lattice(pos, e.1) {
                     outliers += 1;
                 }
             }

@@ -10,6 +10,7 @@ pub mod analyze;
 #[cfg(test)]
 mod browser_test;
 mod compare;
+mod fractional;
 pub mod load;
 mod page;
 mod passes;

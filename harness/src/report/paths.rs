@@ -26,10 +26,13 @@ impl CodePath {
     }
 }
 
-/// A path taken every `period` calls (survey section 7.1).
+/// A path taken every `period` calls (survey section 7.1), or `phases` times in every `period`
+/// calls at evenly spread phases: a mean period of `period / phases` that is not a whole number
+/// (fractional.rs).
 #[derive(Debug, Clone)]
 pub struct PeriodicPath {
     pub period: u64,
+    pub phases: u64,
     /// Slow calls on the lattice.
     pub hits: u64,
     /// Kept calls on the lattice (pass 3): `hits` of them were slow.
@@ -48,6 +51,22 @@ pub struct PeriodicPath {
     /// Calls just after this path's, on the same period and also slow: (offset, extra cost, calls),
     /// such as the call after LTTng's sub-buffer switch. One path, not two.
     pub followers: Vec<(u64, f64, u64)>,
+}
+
+impl PeriodicPath {
+    /// Calls between two calls of the path, on average.
+    pub fn mean_period(&self) -> f64 {
+        self.period as f64 / self.phases.max(1) as f64
+    }
+
+    /// The period as the report says it: `810`, or `56.5` where it is not a whole number.
+    pub fn period_text(&self) -> String {
+        if self.phases <= 1 {
+            self.period.to_string()
+        } else {
+            format!("{:.1}", self.mean_period())
+        }
+    }
 }
 
 /// A speed phase of the machine: a mode whose calls come in long contiguous stretches of
@@ -156,12 +175,17 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
         cp.periodic
             .iter()
             .enumerate()
-            .min_by(|a, b| (a.1.period as f64 - e.period).abs().total_cmp(&(b.1.period as f64 - e.period).abs()))
+            .min_by(|a, b| (a.1.mean_period() - e.period).abs().total_cmp(&(b.1.mean_period() - e.period).abs()))
     });
     for (i, p) in cp.periodic.iter().enumerate() {
+        let mean = if p.phases > 1 {
+            format!(" on average ({} times in every {} calls, evenly spread: no whole period; ", p.phases, p.period)
+        } else {
+            " (".to_string()
+        };
         let mut t = format!(
-            "every {} events (from iteration {}; {} calls, {}{}; {} of {} kept calls on that period take it, {})",
-            p.period,
+            "every {} events{mean}from iteration {}; {} calls, {}{}; {} of {} kept calls on that period take it, {})",
+            p.period_text(),
             p.phase,
             p.taken,
             sign(p.extra),

@@ -111,15 +111,18 @@ fn xorshift() -> impl FnMut() -> u64 {
 }
 
 /// The code-path line of a 5000-call `none` run of a tight fast path (1262 ns, one clock step
-/// of jitter) with `extra` ns every 51 calls, and interrupt-like outliers.
-fn tight_fast_path_line(extra: f64) -> String {
+/// of jitter) with `extra` ns every `period` calls (at iterations 35 + j * period, rounded down),
+/// and interrupt-like outliers.
+fn tight_fast_path_line(extra: f64, period: f64) -> String {
+    let slow: std::collections::HashSet<u64> =
+        (0..).map(|j| (35.0 + j as f64 * period) as u64).take_while(|&i| i < 5000).collect();
     let d = tempfile::tempdir().unwrap();
     synth(d.path(), 1, 200, vec![1], false);
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
     let mut rnd = xorshift();
     for i in 0..5000u64 {
         let mut lat = 1261.88 + rnd().is_multiple_of(8) as u64 as f64 * 10.0;
-        if i % 51 == 35 {
+        if slow.contains(&i) {
             lat += extra;
         }
         if rnd().is_multiple_of(500) {
@@ -136,10 +139,22 @@ fn tight_fast_path_line(extra: f64) -> String {
 fn a_cheap_periodic_path_on_a_tight_fast_path_is_found() {
     // ftrace-open in `make bench`: +130 ns on 1262 ns every 51 calls, inside the fast path's
     // kernel widths (5 %), was "no periodic path found".
-    let line = tight_fast_path_line(130.0);
+    let line = tight_fast_path_line(130.0, 51.0);
     assert!(line.contains("slow path every 51 events"), "{line}");
-    let none = tight_fast_path_line(0.0);
+    let none = tight_fast_path_line(0.0, 51.0);
     assert!(none.contains("single code path") && !none.contains("every 51"), "{none}");
+}
+
+#[test]
+fn a_period_that_is_not_a_whole_number_is_one_path() {
+    // A page crossing every 56.5 calls (56, 57, 56, ...) came out as two paths "every 113
+    // events" at two phases; every 56.9 (kernel lab, perf) as eight paths every 512.
+    let line = tight_fast_path_line(130.0, 56.5);
+    assert!(line.contains("slow path every 56.5 events on average (2 times in every 113 calls"), "{line}");
+    assert!(!line.contains("middle path") && !line.contains("path 2"), "{line}");
+    let line = tight_fast_path_line(130.0, 512.0 / 9.0);
+    assert!(line.contains("slow path every 56.9 events on average (9 times in every 512 calls"), "{line}");
+    assert!(!line.contains("middle path") && !line.contains("path 2"), "{line}");
 }
 
 #[test]

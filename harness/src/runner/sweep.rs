@@ -148,7 +148,8 @@ pub fn dir_of(knob: &str, plain: &str) -> String {
 /// The main periodic slow path of a row, when the code-path analysis finds one.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SlowPath {
-    pub period: Option<u64>,
+    /// Mean period: not a whole number where the path comes every 56 or 57 calls (fractional.rs).
+    pub period: Option<f64>,
     pub extra_ns: Option<f64>,
 }
 
@@ -166,7 +167,7 @@ pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row
         .filter(|c| c.metric == "latency")
         .flat_map(|c| c.periodic.iter())
         .max_by(|x, y| x.extra.total_cmp(&y.extra));
-    SlowPath { period: main.map(|p| p.period), extra_ns: main.map(|p| p.extra) }
+    SlowPath { period: main.map(|p| p.mean_period()), extra_ns: main.map(|p| p.extra) }
 }
 
 /// One line of sweep.csv.
@@ -196,7 +197,10 @@ pub fn write_csv(path: &std::path::Path, rows: &[SweepRow]) -> Result<(), Error>
             s.p50,
             s.p90,
             r.row.mom,
-            r.slow.period.map(|p| p.to_string()).unwrap_or_default(),
+            r.slow
+                .period
+                .map(|p| if p.fract() == 0.0 { format!("{p:.0}") } else { format!("{p:.1}") })
+                .unwrap_or_default(),
             r.slow.extra_ns.map(|x| format!("{x:.1}")).unwrap_or_default(),
         )
         .map_err(io)?;
