@@ -195,3 +195,18 @@ pub fn describe(kind: ClockKind) -> ClockInfo {
     };
     ClockInfo { kind, hz, tsc_hz, invariant_tsc: invariant_tsc(), resolution_ns: res, zero_step_fraction: zero }
 }
+
+/// The empty-window cost and resolution of the clock, measured on the first measuring CPU.
+/// `weak`: what the disturbance detector cannot see here (`disturbance::Sources::weak`), learnt
+/// from the detector this calibration opened; not part of run.json's floor.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Floor {
+    pub samples: usize,
+    pub discarded: usize,
+    pub median_ns: f64,
+    pub mean_ns: f64,
+    pub std_ns: f64,
+    pub min_ns: f64,
+    #[serde(skip)]
+    pub weak: Option<String>,
+}

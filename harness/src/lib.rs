@@ -18,6 +18,5 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod runner;
-pub mod singlestep;
 pub mod stats;
 pub mod steady_state;

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::clock::ClockInfo;
+use crate::clock::Floor;
 use crate::error::Error;
 use crate::results::rows::SummaryRow;
-use crate::runner::calibrate::Floor;
 
 pub fn print_table(
     out: &Path,

@@ -279,42 +279,6 @@ pub fn export_dirs(specs: &[ExportSpec], dirs: &[(&Path, Option<String>)]) -> Re
     write(specs, &benchmarks(&sources, &HashMap::new())?)
 }
 
-/// The gate's export: the candidate's values, each row with its verdict. The candidate is a
-/// results directory, or (an interleaved gate without --out) the merged table in memory.
-pub fn export_gate(
-    specs: &[ExportSpec],
-    cand: &crate::gate::input::Results,
-    report: &crate::gate::Report,
-) -> Result<(), Error> {
-    if specs.is_empty() {
-        return Ok(());
-    }
-    let results = if cand.dir.is_dir() {
-        Results::open(&cand.dir)?
-    } else {
-        let (summary, reps) = if cand.from_summary { (Some(&cand.table), None) } else { (None, Some(&cand.table)) };
-        Results::from_tables(&cand.dir.display().to_string(), summary, reps, None, None)?
-    };
-    let notes = report
-        .rows
-        .iter()
-        .map(|r| {
-            let j = &r.judgement;
-            let note = GateNote {
-                verdict: j.verdict.as_str().to_string(),
-                change: j.change,
-                ci: j.ci,
-                confidence: report.confidence,
-                metric: r.metric.clone(),
-                estimator: report.estimator.name().to_string(),
-                baseline: report.baseline.clone(),
-            };
-            ((r.tracer.clone(), r.threads), note)
-        })
-        .collect();
-    write(specs, &benchmarks(&[Source { results, suffix: None }], &notes)?)
-}
-
 /// `tracebench export DIR... --format FORMAT [--out FILE]`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ExportArgs {

@@ -7,6 +7,7 @@
 //! the gate runs itself in ABBA order (`interleave`).
 pub mod input;
 mod interleave;
+pub use interleave::plain_words;
 mod render;
 pub mod verdict;
 
@@ -89,6 +90,10 @@ fn parse_confidence(s: &str) -> Result<f64, String> {
 #[command(after_help = "Exit status: 0 pass, 1 a regression (or an inconclusive row with --strict), 2 usage or \
                         data error.\nMethod and examples: the README, section on tracebench gate.")]
 pub struct GateArgs {
+    /// Checks a side's command line before anything runs (the CLI's `precheck_gate_command`, which
+    /// knows tracebench's own options); `Err` is the one line to print.
+    #[arg(skip)]
+    pub precheck: Option<fn(&str, &str) -> Result<(), String>>,
     /// Baseline results directory (the --out of `tracebench run --repeats K`).
     #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
     pub baseline: Option<PathBuf>,
@@ -377,6 +382,42 @@ fn interleaved(args: &GateArgs) -> Result<(Report, Results), GateError> {
     Ok((report, candidate))
 }
 
+/// The gate's export: the candidate's values, each row with its verdict. The candidate is a
+/// results directory, or (an interleaved gate without --out) the merged table in memory.
+fn export(specs: &[crate::export::ExportSpec], cand: &Results, report: &Report) -> Result<(), GateError> {
+    if specs.is_empty() {
+        return Ok(());
+    }
+    let results = if cand.dir.is_dir() {
+        crate::export::Results::open(&cand.dir)?
+    } else {
+        let (summary, reps) = if cand.from_summary { (Some(&cand.table), None) } else { (None, Some(&cand.table)) };
+        crate::export::Results::from_tables(&cand.dir.display().to_string(), summary, reps, None, None)?
+    };
+    let notes = report
+        .rows
+        .iter()
+        .map(|r| {
+            let j = &r.judgement;
+            let note = crate::export::GateNote {
+                verdict: j.verdict.as_str().to_string(),
+                change: j.change,
+                ci: j.ci,
+                confidence: report.confidence,
+                metric: r.metric.clone(),
+                estimator: report.estimator.name().to_string(),
+                baseline: report.baseline.clone(),
+            };
+            ((r.tracer.clone(), r.threads), note)
+        })
+        .collect();
+    crate::export::write(
+        specs,
+        &crate::export::benchmarks(&[crate::export::Source { results, suffix: None }], &notes)?,
+    )?;
+    Ok(())
+}
+
 fn run_inner(args: &GateArgs) -> Result<i32, GateError> {
     // Checked before any run: a bad --export is a usage error, not a late surprise.
     let exports = crate::export::parse_specs(&args.export)?;
@@ -401,7 +442,7 @@ fn run_inner(args: &GateArgs) -> Result<i32, GateError> {
     if let Some(p) = &args.json {
         results::write_json(p, &report)?;
     }
-    crate::export::export_gate(&exports, &candidate, &report)?;
+    export(&exports, &candidate, &report)?;
     Ok(report.exit_code)
 }
 

@@ -141,7 +141,8 @@ pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, Path
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|x| draw_err(x.to_string()))?;
     }
-    crate::report::write_atomic(&svg, text.as_bytes()).map_err(|source| PlotError::Io { path: svg.clone(), source })?;
+    crate::results::write_atomic_io(&svg, text.as_bytes())
+        .map_err(|source| PlotError::Io { path: svg.clone(), source })?;
     Ok((png, svg))
 }
 

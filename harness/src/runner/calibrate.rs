@@ -1,24 +1,10 @@
 //! The clock's own cost, measured before the cells run: the empty window (the floor every
 //! latency includes; survey 6.2.2) and the clock's resolution, on the first measuring CPU.
+pub use crate::clock::Floor;
 use crate::clock::{self, Clock, ClockInfo, ClockKind, Monotonic, Tsc};
 use crate::disturbance::Detector;
 use crate::error::Error;
 use crate::stats;
-
-/// The empty-window cost and resolution of the clock, measured on the first measuring CPU.
-/// `weak`: what the disturbance detector cannot see here (`disturbance::Sources::weak`), learnt
-/// from the detector this calibration opened; not part of run.json's floor.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Floor {
-    pub samples: usize,
-    pub discarded: usize,
-    pub median_ns: f64,
-    pub mean_ns: f64,
-    pub std_ns: f64,
-    pub min_ns: f64,
-    #[serde(skip)]
-    pub weak: Option<String>,
-}
 
 fn empty_windows<C: Clock>(clock: &C, det: &Detector, n: usize, hz: f64) -> (Vec<f64>, usize) {
     let mut v = Vec::with_capacity(n);
@@ -43,7 +29,7 @@ fn empty_windows<C: Clock>(clock: &C, det: &Detector, n: usize, hz: f64) -> (Vec
 /// parent's own affinity (which children inherit) is untouched.
 pub fn measure_clock(kind: ClockKind, cpu: usize) -> Result<(ClockInfo, Floor), Error> {
     std::thread::spawn(move || {
-        super::cell::pin(cpu)?;
+        super::affinity::pin(cpu)?;
         let info = clock::describe(kind);
         let mut det = Detector::open()?;
         let (mut v, discarded) = match kind {

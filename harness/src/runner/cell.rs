@@ -24,24 +24,6 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// Pins the calling thread to `cpu`.
-pub fn pin(cpu: usize) -> Result<(), Error> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for cpu < CPU_SETSIZE.
-    unsafe {
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(Error::Pin { cpu, why: "CPU number too large".into() });
-        }
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(Error::Pin { cpu, why: std::io::Error::last_os_error().to_string() });
-        }
-        // Let the scheduler move us now, not inside the first window.
-        libc::sched_yield();
-    }
-    Ok(())
-}
-
 fn to_ns(ticks: u64, hz: f64) -> f64 {
     ticks as f64 * 1e9 / hz
 }
@@ -69,7 +51,7 @@ pub fn main(spec_path: &Path) -> Result<i32, Error> {
         return super::kernel_cell::main(&spec);
     }
     if spec.singlestep {
-        return crate::singlestep::cell_main(&spec);
+        return crate::runner::singlestep::cell_main(&spec);
     }
     let tracer = tracebench_tracers::create(&spec.spec, &spec.create_options())?;
     let outs = measure(&spec, tracer.as_ref());
@@ -148,7 +130,7 @@ fn thread_main(
 ) -> Result<ThreadOut, Error> {
     let cpu = spec.cpus[t];
     let setup = (|| {
-        pin(cpu)?;
+        super::affinity::pin(cpu)?;
         tracer.thread_init(cpu)?;
         let det = Detector::open_ignoring(tolerated_mask(tracer))?;
         let group = if spec.counters.is_empty() { None } else { Some(CounterGroup::open(&spec.counters)?) };

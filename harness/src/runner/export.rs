@@ -81,7 +81,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "payload_bytes": args.payload_size,
         "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
         "interrupted": interrupted,
-        "instructions": crate::singlestep::run_json(args),
+        "instructions": crate::runner::singlestep::run_json(args),
     });
     write_json(out.file(RUN_JSON), &run_json)?;
     Ok(run_json)

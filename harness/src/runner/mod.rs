@@ -10,6 +10,7 @@
 //! ```
 //! Data flows one way: no stage reads what a later one writes. A sweep (sweep.rs) is several
 //! plans whose cells are supervised interleaved, then merged and exported one by one.
+pub mod affinity;
 pub mod calibrate;
 pub mod cell;
 pub mod export;
@@ -17,6 +18,7 @@ pub mod kernel_cell;
 pub mod merge;
 pub mod plan;
 pub mod protocol;
+pub mod singlestep;
 pub mod supervise;
 pub mod sweep;
 pub mod timed;
@@ -91,8 +93,8 @@ fn finish(
     shared: &Shared,
     argv: &[String],
 ) -> Result<Vec<SummaryRow>, Error> {
-    // --instructions singlestep: its own columns and table (issue 19, `crate::singlestep`).
-    let stepped = if p.opts.singlestep { Some(crate::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
+    // --instructions singlestep: its own columns and table (issue 19, `crate::runner::singlestep`).
+    let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
     let summaries = if stepped.is_some() { Vec::new() } else { merge::merge(&p.out, &p.plan, runs, &p.columns)? };
     let facts = export::RunFacts {
         opts: &p.opts,
@@ -113,7 +115,7 @@ fn finish(
     let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));
     match (&stepped, p.opts.quiet) {
         (_, true) => {}
-        (Some(rows), false) => crate::singlestep::print(&p.out.path, rows),
+        (Some(rows), false) => crate::runner::singlestep::print(&p.out.path, rows),
         (None, false) => export::print(&p.out, &facts, &run_json, &summaries),
     }
     Ok(summaries)
@@ -160,7 +162,7 @@ fn export_history(
 
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
-    crate::singlestep::refuse_sweep(opts)?;
+    plan::refuse_stepped_sweep(opts)?;
     let vary = sweep::parse(vary)?;
     sweep::check_tracers(&vary, &opts.tracer, opts.kernel)?;
     let exports = crate::export::parse_specs(&opts.export)?;

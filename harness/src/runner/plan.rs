@@ -102,7 +102,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             specs.push(t.clone());
         }
     }
-    crate::singlestep::validate(&specs, args, mode)?; // issue 19: refuse what cannot be stepped
+    validate_singlestep(&specs, args, mode)?; // issue 19: refuse what cannot be stepped
     if args.kernel {
         super::kernel_cell::validate(&specs, args.payload_size)?;
     } else {
@@ -248,4 +248,43 @@ pub fn counter_columns(avail: &[Availability]) -> Vec<String> {
         }
     }
     all
+}
+
+/// Refuses what cannot be stepped, before anything runs (exit 2).
+pub fn validate_singlestep(specs: &[String], opts: &Options, mode: Mode) -> Result<(), Error> {
+    if !opts.singlestep {
+        return Ok(());
+    }
+    let no = |m: &str| Err(Error::Usage(format!("--instructions singlestep: {m}")));
+    if opts.kernel {
+        return no("counts user-space instructions; it cannot step the kernel's loop (drop --kernel)");
+    }
+    if mode == Mode::Scale || opts.threads.iter().any(|&t| t != 1) {
+        return no("steps one thread; stepping serialises threads, so thread counts other than 1 mean nothing \
+                   (use `run` without --threads)");
+    }
+    if !opts.counters.is_empty() || opts.counter_sets != 1 {
+        return no("reads no counters (it counts instructions itself); drop --counters/--counter-sets");
+    }
+    if !opts.export.is_empty() {
+        return no("--export writes timings, which a stepped run has none of; drop --export");
+    }
+    for s in specs {
+        if let Err(why) = registry::singlestep_support(s) {
+            return no(&format!("tracer '{s}' cannot be stepped: {why}"));
+        }
+    }
+    Ok(())
+}
+
+/// `sweep` with `--instructions singlestep`: refused (a sweep's curves are timings).
+pub fn refuse_stepped_sweep(opts: &Options) -> Result<(), Error> {
+    if opts.singlestep {
+        return Err(Error::Usage(
+            "--instructions singlestep works with `run` only (a sweep's curves are timings); run one `tracebench \
+             run --instructions singlestep` per value"
+                .into(),
+        ));
+    }
+    Ok(())
 }

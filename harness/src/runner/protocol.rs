@@ -70,7 +70,7 @@ pub struct CellSpec {
     pub kernel: bool,
     #[serde(default)]
     pub payload_size: Option<u32>,
-    /// `--instructions singlestep`: the cell is stepped, not timed (`crate::singlestep`).
+    /// `--instructions singlestep`: the cell is stepped, not timed (`crate::runner::singlestep`).
     #[serde(default)]
     pub singlestep: bool,
 }

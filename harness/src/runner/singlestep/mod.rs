@@ -26,7 +26,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tracebench_tracers::{registry, Tracer};
+use tracebench_tracers::Tracer;
 
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::NoCounters;
@@ -34,7 +34,7 @@ use crate::disturbance::Detector;
 use crate::error::Error;
 use crate::results::rows::{self, DiscardsWriter, EventsWriter, StepRow, StepSummaryRow};
 use crate::results::{write_json, ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
-use crate::runner::plan::{Mode, Options, Plan};
+use crate::runner::plan::{Options, Plan};
 use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
@@ -70,45 +70,6 @@ pub fn run_json(opts: &Options) -> serde_json::Value {
         "warm_up": "untimed and not stepped, as in a timed run (buffer wrap, then steady state)",
         "discarded": "calls a signal landed in (its handler was stepped too)",
     })
-}
-
-/// Refuses what cannot be stepped, before anything runs (exit 2).
-pub fn validate(specs: &[String], opts: &Options, mode: Mode) -> Result<(), Error> {
-    if !opts.singlestep {
-        return Ok(());
-    }
-    let no = |m: &str| Err(Error::Usage(format!("--instructions singlestep: {m}")));
-    if opts.kernel {
-        return no("counts user-space instructions; it cannot step the kernel's loop (drop --kernel)");
-    }
-    if mode == Mode::Scale || opts.threads.iter().any(|&t| t != 1) {
-        return no("steps one thread; stepping serialises threads, so thread counts other than 1 mean nothing \
-                   (use `run` without --threads)");
-    }
-    if !opts.counters.is_empty() || opts.counter_sets != 1 {
-        return no("reads no counters (it counts instructions itself); drop --counters/--counter-sets");
-    }
-    if !opts.export.is_empty() {
-        return no("--export writes timings, which a stepped run has none of; drop --export");
-    }
-    for s in specs {
-        if let Err(why) = registry::singlestep_support(s) {
-            return no(&format!("tracer '{s}' cannot be stepped: {why}"));
-        }
-    }
-    Ok(())
-}
-
-/// `sweep` with `--instructions singlestep`: refused (a sweep's curves are timings).
-pub fn refuse_sweep(opts: &Options) -> Result<(), Error> {
-    if opts.singlestep {
-        return Err(Error::Usage(
-            "--instructions singlestep works with `run` only (a sweep's curves are timings); run one `tracebench \
-             run --instructions singlestep` per value"
-                .into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Set when the stepper vanished and the kernel delivered our own marker's or the trap flag's
@@ -223,7 +184,7 @@ type Measured = (ThreadResult, Vec<Record>, serde_json::Value);
 
 fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
     let cpu = spec.cpus[0];
-    crate::runner::cell::pin(cpu)?;
+    crate::runner::affinity::pin(cpu)?;
     tracer.thread_init(cpu)?;
     let (wrap, warmup_calls, windows, steady, detector) = match spec.clock {
         ClockKind::Tsc => warm_up(&Tsc, spec, tracer)?,
