@@ -25,6 +25,7 @@ bench: setup build
 
 # Measurement tests pin to the same core and time things, so they run one at a time.
 test: setup build
+	python3 scripts/check-structure.py harness/src tracers/src
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
 
 # Precision figures of the measurement core (README "Precision").

@@ -1,9 +1,10 @@
 //! tracebench: what one tracer event costs, measured per call (Gebai & Dagenais 2018).
 //!
 //! Modules are named after the survey's concepts: [`clock`], [`counters`], [`disturbance`],
-//! [`steady_state`], [`runner`] (pinning, threads, the timed loop, one child process per cell),
-//! [`sink`] (atomic CSV/JSON), [`stats`], [`kernel`] (the kbench-module ioctl client), and the user-facing
-//! [`cli`] and [`output`].
+//! [`steady_state`], [`runner`] (plan, supervise, measure, merge, export: one child process per
+//! cell, pinned), [`results`] (the output contract and the one atomic writer), [`stats`],
+//! [`kernel`] (the kbench-module ioctl client), the readers of results ([`report`], [`gate`],
+//! [`export`]) and the user-facing [`cli`] and [`output`]. docs/ARCHITECTURE.md is the map.
 pub mod cli;
 pub mod clock;
 pub mod counters;
