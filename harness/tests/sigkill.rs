@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 use tracebench_tracers::lttng;
 use tracebench_tracers::owned::ProcId;
 
+/// Each test's next run reaps what the other's killed run left: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tracebench"))
 }
@@ -47,9 +50,15 @@ fn newest_cell(out: &Path) -> Option<std::path::PathBuf> {
 /// process group; the daemon has its own session) half a second into a cell, so that the cell's
 /// LTTng session exists.
 fn start_and_kill(out: &Path) {
+    start_and_kill_when(out, "lttng-ust", |cell| sessions().contains(&format!("-{cell} [")));
+}
+
+/// Starts `tracebench run --tracer TRACER -n 3000000 --repeats 50`, waits for a second cell and
+/// for `ready(cell pid)` (what the cell sets up exists), then SIGKILLs the run's process group.
+fn start_and_kill_when(out: &Path, tracer: &str, ready: impl Fn(i32) -> bool) {
     use std::os::unix::process::CommandExt;
     let mut parent: Child = bin()
-        .args(["run", "-q", "--tracer", "lttng-ust", "-n", "3000000", "--repeats", "50", "--out"])
+        .args(["run", "-q", "--tracer", tracer, "-n", "3000000", "--repeats", "50", "--out"])
         .arg(out)
         .process_group(0)
         .spawn()
@@ -67,11 +76,11 @@ fn start_and_kill(out: &Path) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let cell: i32 = std::fs::read_to_string(newest_cell(out).unwrap()).unwrap().trim().parse().unwrap();
-    // The cell's session (`tracebench-...-CELLPID`) lives while its calls run, which on a fast
-    // machine is well under a second: kill as soon as it is there, not after a guessed delay.
-    let session = format!("-{cell} [");
-    while !sessions().contains(&session) {
-        assert!(Instant::now() < deadline, "the cell's LTTng session never appeared: {}", sessions());
+    // What the cell sets up (an LTTng session `tracebench-...-CELLPID`, a tracefs instance) lives
+    // while its calls run, which on a fast machine is well under a second: kill as soon as it is
+    // there, not after a guessed delay.
+    while !ready(cell) {
+        assert!(Instant::now() < deadline, "the cell's tracer set-up never appeared");
         assert!(Path::new(&format!("/proc/{cell}")).exists(), "the cell ended before its session was seen");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -95,6 +104,7 @@ fn next_run(tracer: &str, out: &Path) -> String {
 
 #[test]
 fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if let Err((why, _)) = lttng::availability() {
         println!("SKIP sigkill test: LTTng unavailable: {why}");
         return;
@@ -143,4 +153,24 @@ impl Drop for StopOnDrop {
             panic!("could not stop the test's lttng-sessiond (pid {})", self.0.pid);
         }
     }
+}
+
+#[test]
+fn a_killed_runs_tracefs_instance_is_removed_by_the_next_run() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Err((why, _)) = tracebench_tracers::ftrace::availability(tracebench_tracers::ftrace::Mode::Marker) {
+        println!("SKIP tracefs sigkill test: ftrace unavailable: {why}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let instance = |cell: i32| format!("/sys/kernel/tracing/instances/tracebench-{cell}");
+    let killed = std::cell::Cell::new(0);
+    start_and_kill_when(&tmp.path().join("killed"), "ftrace", |cell| {
+        killed.set(cell);
+        Path::new(&instance(cell)).exists()
+    });
+    assert!(Path::new(&instance(killed.get())).exists(), "the killed cell's instance should be left");
+    let err = next_run("none", &tmp.path().join("next"));
+    assert!(err.contains(&format!("removed tracefs instance tracebench-{}", killed.get())), "{err}");
+    assert!(!Path::new(&instance(killed.get())).exists(), "the killed cell's instance survived the next run");
 }

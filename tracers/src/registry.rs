@@ -192,11 +192,22 @@ pub fn row_name(spec: &str) -> Result<String, TracerError> {
 }
 
 /// Cleans up what runs killed with SIGKILL left behind (no Drop ran in them), before any run
-/// measures, whichever tracers it measures: today the LTTng session daemon such a run started,
-/// its sessions and snapshot directories (`lttng::reap_leftovers`). Cheap when there is nothing.
+/// measures, whichever tracers it measures: the LTTng session daemon such a run started, its
+/// sessions and snapshot directories (`lttng::reap_leftovers`), and the tracefs instances and
+/// uprobe events named after a dead process (`sys::remove_stale_tracefs`). Cheap when there is
+/// nothing.
 pub fn reap_leftovers() {
     if crate::lttng::availability().is_ok() {
         crate::lttng::reap_leftovers();
+    }
+    // tracefs instances and uprobe events of killed runs (root only: tracefs is root's).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        if let Some(root) = crate::sys::tracefs_root_with("instances") {
+            for what in crate::sys::remove_stale_tracefs(&root) {
+                eprintln!("tracebench: removed {what}, left by a run that was killed");
+            }
+        }
     }
 }
 

@@ -68,3 +68,58 @@ pub fn tracepoint_id(spec: &str) -> Option<u64> {
         .find_map(|root| std::fs::read_to_string(format!("{root}/events/{sys}/{ev}/id")).ok())
         .and_then(|s| s.trim().parse().ok())
 }
+
+/// The pid in a name this tool gives tracefs objects: `tracebench-<pid>[-N]` (ftrace and uprobe
+/// instances), `tracebench-k<pid>` (the kernel path's instance), `tracebench_<pid>` (uprobe
+/// event groups).
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("tracebench-").or_else(|| name.strip_prefix("tracebench_"))?;
+    let rest = rest.strip_prefix('k').unwrap_or(rest);
+    rest.split('-').next()?.parse().ok()
+}
+
+/// Removes the tracefs instances and uprobe events that a run killed with SIGKILL (no `Drop`
+/// ran) left: those named after a process that no longer exists. Instances go first, as an
+/// enabled event cannot be removed. Returns what it removed, one line each.
+pub fn remove_stale_tracefs(root: &Path) -> Vec<String> {
+    let dead = |name: &str| owner_pid(name).is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+    let mut removed = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(root.join("instances")) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if dead(&n) {
+                let _ = std::fs::write(e.path().join("tracing_on"), "0");
+                if std::fs::remove_dir(e.path()).is_ok() {
+                    removed.push(format!("tracefs instance {n}"));
+                }
+            }
+        }
+    }
+    let defs = std::fs::read_to_string(root.join("uprobe_events")).unwrap_or_default();
+    for l in defs.lines() {
+        // "p:tracebench_123/site /path:0x..."
+        let Some(name) = l.split_whitespace().next().and_then(|h| h.split_once(':')).map(|(_, n)| n) else {
+            continue;
+        };
+        if name.split_once('/').is_some_and(|(group, _)| dead(group))
+            && tracefs_write(&root.join("uprobe_events"), &format!("-:{name}\n")).is_ok()
+        {
+            removed.push(format!("uprobe event {name}"));
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod stale_tests {
+    #[test]
+    fn owner_pids_of_our_names_only() {
+        use super::owner_pid;
+        assert_eq!(owner_pid("tracebench-123"), Some(123));
+        assert_eq!(owner_pid("tracebench-123-2"), Some(123));
+        assert_eq!(owner_pid("tracebench-k77"), Some(77));
+        assert_eq!(owner_pid("tracebench_55"), Some(55));
+        assert_eq!(owner_pid("tracebench-gate"), None);
+        assert_eq!(owner_pid("someone-else-12"), None);
+    }
+}

@@ -82,7 +82,7 @@ impl UprobeEvent {
     /// `data`: also fetch the payload string (`--payload-size`).
     pub fn define(name: &str, site: ProbeSite, data: bool) -> Result<UprobeEvent, TracerError> {
         let root = tracefs_root().ok_or_else(|| TracerError::setup(name, "tracefs with uprobe_events not found"))?;
-        remove_stale(&root);
+        crate::sys::remove_stale_tracefs(&root);
         let group = format!("tracebench_{}", std::process::id());
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let event = unique("site", '_', seq);
@@ -133,32 +133,3 @@ impl Drop for UprobeEvent {
     }
 }
 
-/// Removes events `tracebench_<pid>` and instances `tracebench-<pid>` of processes that no longer
-/// exist (killed with SIGKILL, where no Drop runs).
-fn remove_stale(root: &Path) {
-    let dead = |pid: &str| pid.parse::<u32>().is_ok() && !Path::new(&format!("/proc/{pid}")).exists();
-    if let Ok(rd) = fs::read_dir(root.join("instances")) {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if let Some(rest) = n.strip_prefix("tracebench-") {
-                if dead(rest.split('-').next().unwrap_or("")) {
-                    let _ = fs::remove_dir(e.path());
-                }
-            }
-        }
-    }
-    let defs = fs::read_to_string(root.join("uprobe_events")).unwrap_or_default();
-    for l in defs.lines() {
-        // "p:tracebench_123/site /path:0x..."
-        let Some(name) = l.split_whitespace().next().and_then(|h| h.split_once(':')).map(|(_, n)| n) else {
-            continue;
-        };
-        if let Some((group, _)) = name.split_once('/') {
-            if let Some(pid) = group.strip_prefix("tracebench_") {
-                if dead(pid) {
-                    let _ = tracefs_write(&root.join("uprobe_events"), &format!("-:{name}\n"));
-                }
-            }
-        }
-    }
-}
