@@ -83,3 +83,18 @@ fn the_interleaved_gate_refuses_a_bad_option_before_any_run() {
         "--baseline-cmd: tracer 'lttng-ust': --subbuf-size 3",
     );
 }
+
+#[test]
+fn an_out_directory_holding_files_is_refused_and_left_alone() {
+    // A report of a directory reads every file in it: a run never mixes with an earlier one.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("summary.csv"), "tracer\n").unwrap();
+    for cmd in [&["run", "--tracer", "none"][..], &["sweep", "--tracer", "lw", "--vary", "payload-size=4,8"]] {
+        let o = tb().args(cmd).arg("--out").arg(d.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.trim().lines().last().unwrap().contains("already holds files"), "{cmd:?}: {err}");
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["summary.csv"], "{cmd:?}: the directory was written to");
+    }
+}

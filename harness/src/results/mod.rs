@@ -77,6 +77,19 @@ pub fn dir_name(row: &str) -> String {
     row.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect()
 }
 
+/// Refuses an output directory that already holds files: a run never mixes its files with an
+/// earlier run's (a report of the directory would read both). A missing or empty one is fine.
+pub fn check_new_dir(path: &Path) -> Result<(), Error> {
+    let Ok(mut entries) = fs::read_dir(path) else { return Ok(()) };
+    match entries.next() {
+        None => Ok(()),
+        Some(_) => Err(Error::Usage(format!(
+            "--out {}: it already holds files (an earlier run's?); pick a new directory, or remove it first",
+            path.display()
+        ))),
+    }
+}
+
 /// UTC timestamp `YYYYMMDDTHHMMSSZ` for default result directories.
 pub fn utc_stamp() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

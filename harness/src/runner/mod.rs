@@ -167,6 +167,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     sweep::check_tracers(&vary, &opts.tracer, opts.kernel)?;
     let exports = crate::export::parse_specs(&opts.export)?;
     let root = opts.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
+    results::check_new_dir(&root)?;
     // Every value is planned (and so validated) before anything is created or run.
     let mut plans = Vec::new();
     for (typed, plain) in &vary.values {

@@ -171,6 +171,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         sets.push(counters::SET2.iter().map(|s| s.to_string()).collect());
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
+    results::check_new_dir(&out)?;
     Ok(Plan { rows, threads, cpus, sets, out })
 }
 
