@@ -124,6 +124,33 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     )?;
 
     let mut lines = Vec::new();
+    // A sweep stopped by Ctrl-C holds values measured in fewer repetitions (or not at all): their
+    // points are not comparable with the others'. Said where the rows hold fewer kept calls than
+    // the run planned (iterations x repeats x threads, from each value's run.json).
+    let planned = |v: &str| -> Option<f64> {
+        let t = std::fs::read_to_string(dir.join(format!("{knob}={v}")).join("run.json")).ok()?;
+        let j: serde_json::Value = serde_json::from_str(&t).ok()?;
+        Some(j.get("iterations")?.as_f64()? * j.get("repeats")?.as_f64()?)
+    };
+    let ckept = t.col("kept");
+    let mut short: Vec<String> = Vec::new();
+    for r in &t.rows {
+        let (Some(k), Some(p)) = (ckept.and_then(|c| num(&r[c])), planned(&r[cv])) else { continue };
+        let threads = num(&r[cth]).unwrap_or(1.0);
+        if k < p * threads {
+            let what = format!("{} at {knob} {} ({k:.0} of {:.0} calls)", r[ct], r[cv], p * threads);
+            if !short.contains(&what) {
+                short.push(what);
+            }
+        }
+    }
+    if !short.is_empty() {
+        lines.push(format!(
+            "This sweep holds fewer calls than it planned (an interrupted or failed cell): {}; the curves below compare unequal work, \
+             so run the sweep again to completion before reading a law from them.",
+            short.join(", ")
+        ));
+    }
     for c in &curves {
         lines.push(latency_law(&label(c), &knob, numeric, &c.points));
         if let Some(l) = period_law(&label(c), &knob, numeric, &c.points) {
