@@ -118,7 +118,7 @@ def main():
 
     lab = os.path.join(a.out, "lab")
     os.makedirs(lab)
-    for name in (["guest.log", "bad.txt", "module.txt", "info.txt", "skips.txt", "dmesg.txt", "clocksource.txt",
+    for name in (["guest.log", "bad.txt", "module.txt", "info.txt", "skips.txt", "broken.txt", "dmesg.txt", "clocksource.txt",
                  "alive.txt", "done", "lttng-sessiond.log", "tracebench-kernel.log",
                  "tracebench-instances.txt", "fuzz.txt", "robust.txt", "kbench-build.log", "kbench-build.status"]
                  + sorted(f for f in os.listdir(a.share) if f.startswith("dmesg-after-"))):

@@ -163,6 +163,12 @@ def main():
         for line in open(os.path.join(lab, "skips.txt")):
             k, _, why = line.strip().partition(" ")
             skips[k] = why
+    # Rows whose set-up failed in the guest (guest.sh `broken`): failures, not skips.
+    broken = {}
+    if os.path.exists(os.path.join(lab, "broken.txt")):
+        for line in open(os.path.join(lab, "broken.txt")):
+            k, _, why = line.strip().partition(" ")
+            broken[k] = why
     done = open(os.path.join(lab, "done")).read().strip() if os.path.exists(os.path.join(lab, "done")) else ""
     res(done == "ok", f"guest ran to the end (lab/done = {done or 'missing'})")
     mod = open(os.path.join(lab, "module.txt")).read().split() if os.path.exists(os.path.join(lab, "module.txt")) else []
@@ -188,6 +194,9 @@ def main():
         wanted = run["requested_rows"]
     for row in wanted:
         rd = os.path.join(d, row)
+        if row in broken:
+            res(False, f"{row}: {broken[row]}")
+            continue
         if row in skips:
             print(f"SKIP {row}: {skips[row]}")
             continue

@@ -2,7 +2,8 @@
 # The kernel lab's benchmark script, run inside the guest by /init. It loads kbench.ko, runs the loop once per
 # tracer (each row writes events.csv/discarded.csv/meta.txt through kbench-run) and saves, next to each row, what the
 # tracer itself recorded (check.txt: tracer_count, last_seq), so that the host can check that the tracer saw exactly
-# the events the loop fired. A tracer that is not in the initramfs is listed in /out/skips.txt with the reason.
+# the events the loop fired. A tracer that is not in the initramfs is listed in /out/skips.txt with the reason; one
+# whose set-up fails here is listed in /out/broken.txt, and check.py counts it as a failed check, never a skip.
 R=/out/rows
 mkdir -p $R
 T=/sys/kernel/tracing
@@ -25,6 +26,8 @@ KVER=$(uname -r)
 K="-k 0:0:cycles,0:1:instructions,1:0:cpu-clock"
 log() { echo "lab-guest: $*"; }
 skip() { echo "$1 $2" >> /out/skips.txt; log "SKIP $1: $2"; }
+# A row that should have run here and did not (its set-up failed): a failed check, not a skip.
+broken() { echo "$1 $2" >> /out/broken.txt; log "FAIL $1: $2"; }
 has() { command -v "$1" >/dev/null 2>&1; }
 
 log "kernel $KVER, $(nproc) CPU(s), N=$N warmup=$W, tracers: $TRACERS"
@@ -46,7 +49,7 @@ ftrace_reset() {
 # ftrace on the module's event: 16 KiB per-CPU buffer, overwrite (survey 6.2.3), clock $2.
 ftrace_loop() { # row clock
     d=$R/$1
-    echo 16 > $T/buffer_size_kb && echo $2 > $T/trace_clock && echo > $T/trace || { skip $1 "tracefs setup failed"; return; }
+    echo 16 > $T/buffer_size_kb && echo $2 > $T/trace_clock && echo > $T/trace || { broken $1 "tracefs setup failed"; return; }
     echo 1 > $T/events/kbench/kbench_event_4/enable
     echo 1 > $T/tracing_on
     kbench-run loop -t $1 -o $R -n $N -w $W $K
@@ -86,7 +89,7 @@ ebpf_loop() {
         printf 'tracer=ebpf\nmethod=per-CPU count map (BPF_MAP_LOOKUP_ELEM)\ntracer_count=%s\nlast_seq=%s\n' \
             "$(sed -n 's/^cpu0_bpf_count=//p' $d/meta.txt)" "$(sed -n 's/^cpu0_bpf_last_seq=//p' $d/meta.txt)" > $d/check.txt
     else
-        skip ebpf "kbench-run --bpf failed (see guest.log)"
+        broken ebpf "kbench-run --bpf failed (see guest.log)"
     fi
 }
 
@@ -95,14 +98,14 @@ lttng_loop() {
     d=$R/lttng
     [ -d /lib/modules/$KVER/extra/lttng ] || { skip lttng "lttng-modules are not built for $KVER: $(cat /lab/lttng-skip.txt 2>/dev/null)"; return; }
     has lttng || { skip lttng "lttng-tools are not in the initramfs"; return; }
-    modprobe lttng-probe-kbench || { skip lttng "modprobe lttng-probe-kbench failed"; return; }
-    lttng-sessiond --daemonize >> /out/lttng-sessiond.log 2>&1 || { skip lttng "lttng-sessiond did not start"; return; }
+    modprobe lttng-probe-kbench || { broken lttng "modprobe lttng-probe-kbench failed"; return; }
+    lttng-sessiond --daemonize >> /out/lttng-sessiond.log 2>&1 || { broken lttng "lttng-sessiond did not start"; return; }
     sleep 1
     # Flight-recorder (snapshot) session: 2 x 8 KiB sub-buffers per CPU, overwrite (survey 6.2.3).
     lttng create kbench --snapshot -o /tmp/lttng-kbench > /dev/null &&
     lttng enable-channel -k ch --subbuf-size 8k --num-subbuf 2 --overwrite > /dev/null &&
     lttng enable-event -k -c ch kbench_event_4 > /dev/null &&
-    lttng start > /dev/null || { skip lttng "lttng session setup failed"; lttng destroy -a >/dev/null 2>&1; return; }
+    lttng start > /dev/null || { broken lttng "lttng session setup failed"; lttng destroy -a >/dev/null 2>&1; return; }
     kbench-run loop -t lttng -o $R -n $N -w $W $K
     lttng stop > /dev/null
     lttng snapshot record > /dev/null
@@ -178,7 +181,7 @@ ioctl_lttng() {
     lttng create kbench-sys --snapshot -o /tmp/lttng-sys > /dev/null &&
     lttng enable-channel -k ch --subbuf-size 8k --num-subbuf 2 --overwrite > /dev/null &&
     lttng enable-event -k -c ch --syscall ioctl > /dev/null &&
-    lttng start > /dev/null || { skip ioctl-lttng "lttng session setup failed"; lttng destroy -a >/dev/null 2>&1; return; }
+    lttng start > /dev/null || { broken ioctl-lttng "lttng session setup failed"; lttng destroy -a >/dev/null 2>&1; return; }
     kbench-run syscall -t ioctl-lttng -o $R -n $N -w $W
     lttng stop > /dev/null; lttng snapshot record > /dev/null; lttng destroy kbench-sys > /dev/null
     mkdir -p $d
@@ -202,7 +205,7 @@ for t in $TRACERS; do
         ioctl-ftrace) ioctl_ftrace ;;
         ioctl-strace) ioctl_strace ;;
         ioctl-lttng) ioctl_lttng ;;
-        *) skip $t "unknown row" ;;
+        *) broken $t "unknown row" ;;
     esac
 done
 pidof lttng-sessiond > /dev/null && { lttng destroy -a > /dev/null 2>&1; kill $(pidof lttng-sessiond); }
