@@ -45,7 +45,7 @@ pub fn emulated(run: &Value) -> Option<String> {
         return Some(format!("the run's timings are emulated ({what})"));
     }
     if run.get("clock").and_then(|c| c.get("stable")).and_then(Value::as_bool) == Some(false) {
-        return Some("run.json marks the clock as unstable".into());
+        return Some("its clock is a TSC that is not invariant (run.json clock.stable = false): its rate follows the CPU's frequency".into());
     }
     None
 }

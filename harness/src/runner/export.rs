@@ -58,7 +58,10 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "host": host,
         "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
                   "cpu_busy_during_run": cpu_busy },
-        "clock": { "info": clock_info, "floor": floor },
+        // `stable`: the clock ticks at one rate all run long (CLOCK_MONOTONIC_RAW, or an invariant
+        // TSC); a TSC that follows the CPU's frequency makes timings incomparable across runs.
+        "clock": { "info": clock_info, "floor": floor,
+                   "stable": clock_info.kind == crate::clock::ClockKind::Monotonic || clock_info.invariant_tsc },
         "counters": { "sets": avail, "columns": all_counters,
                       "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
                       "per_counter": counters_json(avail, runs) },
