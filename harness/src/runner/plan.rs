@@ -179,7 +179,25 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
 /// the kernel's ftrace clocks, the probe site), so that a bad value exits 2 before any directory
 /// exists instead of failing inside a cell (`registry::validate_options`).
 fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error> {
-    let copts = args.tracer_opts().create_options(0.0, "", args.payload_size);
+    // A tracer option that no tracer of the run reads would be silently ignored: refused.
+    let o = args.tracer_opts();
+    let given = [
+        ("--subbuf-size", "subbuf-size", o.subbuf_size.is_some()),
+        ("--num-subbuf", "num-subbuf", o.num_subbuf.is_some()),
+        ("--ftrace-clock", "ftrace-clock", o.ftrace_clock.is_some()),
+        ("--probe-site", "probe-site", o.probe_site.is_some()),
+    ];
+    for (flag, knob, set) in given {
+        let takers = tracebench_tracers::backends::with_knob(knob);
+        if set && !specs.iter().any(|s| takers.contains(&registry::split(s).0)) {
+            return Err(Error::Usage(format!(
+                "{flag}: no tracer of this run reads it ({}); it applies to {}: add one of them, or drop {flag}",
+                specs.join(","),
+                takers.join(", ")
+            )));
+        }
+    }
+    let copts = o.create_options(0.0, "", args.payload_size);
     for s in specs {
         registry::validate_options(s, &copts)?;
     }
