@@ -102,6 +102,9 @@ fn an_out_directory_holding_files_is_refused_and_left_alone() {
 #[test]
 fn a_tracer_option_no_tracer_of_the_run_reads_is_refused() {
     refused(&["run", "--tracer", "none", "--subbuf-size", "3"], "--subbuf-size: no tracer of this run reads it");
-    refused(&["run", "--tracer", "lw,none", "--ftrace-clock", "bogus"], "--ftrace-clock: no tracer of this run reads it");
+    refused(
+        &["run", "--tracer", "lw,none", "--ftrace-clock", "bogus"],
+        "--ftrace-clock: no tracer of this run reads it",
+    );
     refused(&["scale", "--tracer", "lw", "--probe-site", "ret"], "it applies to");
 }

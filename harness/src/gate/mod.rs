@@ -298,7 +298,16 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         let c = cand.values(&tracer, threads, &metric)?;
         // Exact counts (a stepped run's main path): any change is a verdict (issue 19).
         let exact = (metric == crate::results::columns::USER_INSTRUCTIONS).then(|| verdict::judge_exact(&b, &c));
-        let judgement = exact.flatten().unwrap_or_else(|| verdict::judge(&b, &c, &cfg));
+        let judgement = match exact {
+            Some(Some(j)) => j,
+            // Counts that should be exact but are not: said, then judged statistically.
+            Some(None) => {
+                let mut j = verdict::judge(&b, &c, &cfg);
+                j.why = format!("{}: {}", verdict::not_exact(&b, &c), j.why);
+                j
+            }
+            None => verdict::judge(&b, &c, &cfg),
+        };
         rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }
     if rows.is_empty() {

@@ -140,6 +140,27 @@ pub fn judge(base: &[(u64, f64)], cand: &[(u64, f64)], cfg: &Config) -> Judgemen
     }
 }
 
+/// Why exact counts were not judged as exact: the distinct values of each side whose
+/// repetitions disagree ("baseline 117, 122"). Said before the statistical verdict.
+pub fn not_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> String {
+    let distinct = |v: &[(u64, f64)]| {
+        let mut d: Vec<f64> = v.iter().map(|p| p.1).collect();
+        d.sort_by(f64::total_cmp);
+        d.dedup();
+        d
+    };
+    let sides: Vec<String> = [("baseline", base), ("candidate", cand)]
+        .iter()
+        .map(|(n, v)| (n, distinct(v)))
+        .filter(|(_, d)| d.len() > 1)
+        .map(|(n, d)| format!("{n} {}", d.iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(", ")))
+        .collect();
+    format!(
+        "counts differ between repetitions ({}), so they are not exact here; judged as a noisy metric",
+        sides.join("; ")
+    )
+}
+
 /// Exact counts (`user_instructions` of a stepped run, issue 19): when every repetition of each
 /// side gives the same value, no noise is left to estimate, so one repetition per side suffices
 /// and any difference, one instruction included, is the verdict. None when a side's
@@ -269,6 +290,15 @@ fn judge_values(base: &[f64], cand: &[f64], cfg: &Config) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_that_differ_between_repetitions_are_said_not_exact() {
+        let base = [(0, 117.0), (1, 122.0)];
+        let cand = [(0, 117.0), (1, 117.0)];
+        assert!(judge_exact(&base, &cand).is_none());
+        let why = not_exact(&base, &cand);
+        assert!(why.contains("baseline 117, 122") && !why.contains("candidate"), "{why}");
+    }
 
     fn cfg() -> Config {
         Config {
