@@ -17,10 +17,12 @@ pub fn is_stepped(dir: &Path) -> bool {
     read_run_json(dir).map(|r| r["instructions"]["mode"] == "singlestep").unwrap_or(false)
 }
 
-/// One path: an exact count.
+/// One path: an exact count, or (a rare path that enters the kernel, such as printf's buffer
+/// flush, whose count follows what it writes) a band of counts `instructions..=instructions_max`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Path1 {
     pub instructions: u64,
+    pub instructions_max: u64,
     pub calls: usize,
     pub share: f64,
     /// Kernel entries per call on this path (min, max).
@@ -35,14 +37,37 @@ pub struct Path1 {
 
 /// (iteration, user_instructions, kernel_entries, repetition) rows -> paths, most calls first.
 pub fn paths(rows: &[(u64, u64, u64, u64)]) -> Vec<Path1> {
-    let mut by: BTreeMap<u64, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    let mut exact: BTreeMap<u64, Vec<(u64, u64, u64)>> = BTreeMap::new();
     for &(it, u, k, rep) in rows {
-        by.entry(u).or_default().push((rep, it, k));
+        exact.entry(u).or_default().push((rep, it, k));
     }
     let n = rows.len().max(1);
+    // Rare counts (under 1% of calls each) that enter the kernel as often as each other, within
+    // 10% of the band's lowest count, are one path: a flush whose count follows the bytes it
+    // writes (printf: 1504 to 1578 instructions and one write(2), every ~430 calls).
+    let kernel_of = |v: &[(u64, u64, u64)]| {
+        let k = v[0].2;
+        v.iter().all(|x| x.2 == k).then_some(k).filter(|&k| k >= 1)
+    };
+    let mut by: BTreeMap<u64, (u64, Vec<(u64, u64, u64)>)> = BTreeMap::new();
+    let mut band: Option<(u64, u64)> = None; // (lowest count, kernel entries) of the open band
+    for (u, v) in exact {
+        let rare = (v.len() as f64) < 0.01 * n as f64;
+        match (rare.then(|| kernel_of(&v)).flatten(), band) {
+            (Some(k), Some((lo, bk))) if k == bk && u as f64 <= 1.1 * lo as f64 => {
+                let e = by.get_mut(&lo).expect("the open band");
+                e.0 = u;
+                e.1.extend(v);
+            }
+            (k, _) => {
+                band = k.map(|k| (u, k));
+                by.insert(u, (u, v));
+            }
+        }
+    }
     let mut out: Vec<Path1> = by
         .into_iter()
-        .map(|(u, mut v)| {
+        .map(|(u, (umax, mut v))| {
             v.sort_unstable();
             let kmin = v.iter().map(|x| x.2).min().unwrap_or(0);
             let kmax = v.iter().map(|x| x.2).max().unwrap_or(0);
@@ -57,6 +82,7 @@ pub fn paths(rows: &[(u64, u64, u64, u64)]) -> Vec<Path1> {
             Path1 {
                 span: (first_rep[0], *first_rep.last().unwrap_or(&first_rep[0])),
                 instructions: u,
+                instructions_max: umax,
                 calls: v.len(),
                 share: v.len() as f64 / n as f64,
                 kernel: (kmin, kmax),
@@ -103,6 +129,15 @@ fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
     Ok((rows, retried))
 }
 
+/// "941", or "1504-1578" for a band.
+fn count_text(p: &Path1) -> String {
+    if p.instructions_max == p.instructions {
+        p.instructions.to_string()
+    } else {
+        format!("{}-{}", p.instructions, p.instructions_max)
+    }
+}
+
 fn entries(k: (u64, u64)) -> String {
     if k.0 == k.1 {
         k.0.to_string()
@@ -121,6 +156,7 @@ fn period_text(p: &Path1) -> String {
         (Some(1), _) => format!("every call of iterations {}-{}", p.span.0, p.span.1),
         (Some(n), _) => format!("every {n} calls"),
         (None, Some((lo, hi))) if lo == hi => format!("{lo} calls apart (too few calls for a period)"),
+        (None, Some((lo, hi))) if hi as f64 <= 1.1 * lo as f64 => format!("every {lo}-{hi} calls (no exact period)"),
         (None, Some((lo, hi))) => format!("irregular ({lo}-{hi} calls apart)"),
         _ => "-".into(),
     }
@@ -155,17 +191,21 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
             data.len(),
             entries(first.kernel)
         );
-        for q in ps.iter().skip(1).take(3) {
+        // The three most frequent other paths, and any path that enters the kernel (a flush, a
+        // sub-buffer switch: the costly ones) however rare.
+        let shown: Vec<&Path1> =
+            ps.iter().skip(1).enumerate().filter(|(i, q)| *i < 3 || q.kernel.0 >= 1).map(|(_, q)| q).collect();
+        for q in &shown {
             s.push_str(&format!(
                 "; {} on {} calls ({} kernel entries, {})",
-                q.instructions,
+                count_text(q),
                 q.calls,
                 entries(q.kernel),
                 period_text(q)
             ));
         }
-        if ps.len() > 4 {
-            s.push_str(&format!("; {} more paths", ps.len() - 4));
+        if ps.len() > shown.len() + 1 {
+            s.push_str(&format!("; {} more paths", ps.len() - shown.len() - 1));
         }
         if retried > 0 {
             s.push_str(&format!(
@@ -176,7 +216,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         for q in &ps {
             rows.push(vec![
                 t.name.clone(),
-                q.instructions.to_string(),
+                count_text(q),
                 q.calls.to_string(),
                 format!("{:.2}%", 100.0 * q.share),
                 entries(q.kernel),
@@ -227,6 +267,19 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rare_flush_whose_count_varies_is_one_band() {
+        // printf: 1258 on most calls; a write(2) flush of 1504..1578 every ~431 calls.
+        let mut rows: Vec<(u64, u64, u64, u64)> = (0..3000).map(|i| (i, 1258, 0, 0)).collect();
+        for (j, &(it, u)) in [(261, 1551), (716, 1541), (1162, 1540), (1593, 1525), (2024, 1504)].iter().enumerate() {
+            rows[it as usize] = (it, u + j as u64, 1, 0);
+        }
+        let p = paths(&rows);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[1].instructions, p[1].instructions_max, p[1].calls), (1504 + 4, 1551, 5));
+        assert_eq!(period_text(&p[1]), "every 431-455 calls (no exact period)");
+    }
 
     #[test]
     fn paths_are_exact_counts_with_their_period() {
