@@ -166,13 +166,13 @@ impl Results {
         if !dir.is_dir() {
             return Err(not_results(dir, "no such directory"));
         }
-        let (sp, rp) = (dir.join("summary.csv"), dir.join("repetitions.csv"));
+        let (sp, rp) = (dir.join(crate::results::SUMMARY_CSV), dir.join(crate::results::REPETITIONS_CSV));
         if !sp.is_file() && !rp.is_file() {
             return Err(not_results(dir, "it has neither summary.csv nor repetitions.csv"));
         }
         let summary = if sp.is_file() { Some(Table::read(&sp)?) } else { None };
         let reps = if rp.is_file() { Some(Table::read(&rp)?) } else { None };
-        let run = if dir.join("run.json").is_file() {
+        let run = if dir.join(crate::results::RUN_JSON).is_file() {
             Some(crate::report::load::read_run_json(dir).map_err(data)?)
         } else {
             None
@@ -314,7 +314,8 @@ impl Results {
                 let p10 = match dir {
                     Some(d) => {
                         if !events.contains_key(&tdir) {
-                            events.insert(tdir.clone(), read_latencies(&d.join(&tdir).join("events.csv"))?);
+                            events
+                                .insert(tdir.clone(), read_latencies(&d.join(&tdir).join(crate::results::EVENTS_CSV))?);
                         }
                         events[&tdir].get(&k.1).map(|v| stats::percentile_sorted(v, 10.0))
                     }

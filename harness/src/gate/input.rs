@@ -30,8 +30,8 @@ impl Results {
                 why: "no such directory; pass the --out directory of a `tracebench run`".into(),
             });
         }
-        let reps = dir.join("repetitions.csv");
-        let summary = dir.join("summary.csv");
+        let reps = dir.join(crate::results::REPETITIONS_CSV);
+        let summary = dir.join(crate::results::SUMMARY_CSV);
         let (table, from_summary) = if reps.is_file() {
             (read_table(&reps)?, false)
         } else if summary.is_file() {
@@ -128,6 +128,6 @@ impl Results {
             s.push('\n');
         }
         std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
-        Ok(results::write_atomic(dir.join("repetitions.csv"), s.as_bytes())?)
+        Ok(results::write_atomic(dir.join(crate::results::REPETITIONS_CSV), s.as_bytes())?)
     }
 }

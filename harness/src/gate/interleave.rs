@@ -149,11 +149,11 @@ fn run_one(cmd: &str, side: Side, i: usize, work: &WorkDir) -> Result<Results, G
         };
         return Err(fail(format!("{how}: {}", last_line(&log_path))));
     }
-    if !out.join("repetitions.csv").is_file() {
+    if !out.join(crate::results::REPETITIONS_CSV).is_file() {
         return Err(fail(format!(
             "it exited 0 but wrote no {}; the command must accept `--repeats 1 --out DIR` and write a results \
              directory there (e.g. `tracebench run --tracer X --label NAME`)",
-            out.join("repetitions.csv").display()
+            out.join(crate::results::REPETITIONS_CSV).display()
         )));
     }
     Results::open(&out)
@@ -300,9 +300,10 @@ impl Interleaved {
             for (r, side) in [(&mut a, Side::A), (&mut b, Side::B)] {
                 let dir = self.work.path.join(side.name());
                 r.write_repetitions(&dir)?;
-                let src = self.work.path.join(format!("{}-0", side.letter())).join("run.json");
+                let src = self.work.path.join(format!("{}-0", side.letter())).join(crate::results::RUN_JSON);
                 if src.is_file() {
-                    std::fs::copy(&src, dir.join("run.json")).map_err(|e| crate::error::Error::io(&src, e))?;
+                    std::fs::copy(&src, dir.join(crate::results::RUN_JSON))
+                        .map_err(|e| crate::error::Error::io(&src, e))?;
                 }
                 r.dir = dir;
             }

@@ -18,6 +18,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::results;
+use crate::results::columns;
 use input::Results;
 use verdict::{Config, Estimator, Judgement, Verdict};
 
@@ -260,10 +261,10 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
         } else if base.table.col(crate::results::columns::USER_INSTRUCTIONS).is_some() {
             // A stepped run (issue 19): exact counts, no timing.
             crate::results::columns::USER_INSTRUCTIONS
-        } else if base.table.col("mom_ns").is_some() && cand.table.col("mom_ns").is_some() {
-            "mom_ns"
+        } else if base.table.col(columns::MOM).is_some() && cand.table.col(columns::MOM).is_some() {
+            columns::MOM
         } else {
-            "mean_ns"
+            columns::MEAN
         }
     } else {
         metric

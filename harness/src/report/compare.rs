@@ -34,7 +34,7 @@ fn host_line(r: &Run) -> String {
 pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
     let mut runs = Vec::new();
     for d in dirs {
-        let summary = d.join("summary.csv");
+        let summary = d.join(crate::results::SUMMARY_CSV);
         if super::stepped::is_stepped(d) {
             return Err(ReportError::Usage(format!(
                 "{} is a `--instructions singlestep` run (exact counts, no timings), which cannot be set beside \
@@ -45,7 +45,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
             )));
         }
         if !summary.is_file() {
-            return Err(ReportError::NotResults { dir: d.clone(), missing: "summary.csv".into() });
+            return Err(ReportError::NotResults { dir: d.clone(), missing: crate::results::SUMMARY_CSV.into() });
         }
         let mut name =
             d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| d.display().to_string());

@@ -36,16 +36,13 @@ pub struct TracerMeta {
     pub config: Value,
 }
 
-/// The `<dir>` of a tracer row: every char outside `[A-Za-z0-9._-]` becomes `_`.
-pub fn dir_name(tracer: &str) -> String {
-    tracer.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect()
-}
+pub use crate::results::dir_name;
 
 pub fn read_run_json(dir: &Path) -> Result<Value, ReportError> {
-    let path = dir.join("run.json");
+    let path = dir.join(crate::results::RUN_JSON);
     let text = std::fs::read_to_string(&path).map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
-            ReportError::NotResults { dir: dir.to_path_buf(), missing: "run.json".into() }
+            ReportError::NotResults { dir: dir.to_path_buf(), missing: crate::results::RUN_JSON.into() }
         } else {
             ReportError::Io { path: path.clone(), source }
         }
@@ -103,8 +100,9 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
     let mut r = open_csv(path)?;
     let h = headers(&mut r, path)?;
     let c = |n: &str| col(&h, n, path);
-    let (ct, cth, ck, cd) = (c("tracer")?, c("threads")?, c("kept")?, c("discarded")?);
-    let stats = ["mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"].map(c);
+    use crate::results::columns as col;
+    let (ct, cth, ck, cd) = (c(col::TRACER)?, c(col::THREADS)?, c(col::KEPT)?, c(col::DISCARDED)?);
+    let stats = [col::MEAN, col::STD, col::P50, col::P90, col::P99, col::MIN, col::MAX].map(c);
     let mut si = [0usize; 7];
     for (k, s) in stats.into_iter().enumerate() {
         si[k] = s?;

@@ -226,12 +226,12 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "the directory itself".into() });
     }
     let run = load::read_run_json(dir)?;
-    let summary_path = dir.join("summary.csv");
+    let summary_path = dir.join(crate::results::SUMMARY_CSV);
     if !summary_path.exists() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "summary.csv".into() });
+        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: crate::results::SUMMARY_CSV.into() });
     }
     let summary = load::read_summary(&summary_path, false)?;
-    let reps_path = dir.join("repetitions.csv");
+    let reps_path = dir.join(crate::results::REPETITIONS_CSV);
     let reps = if reps_path.exists() { load::read_summary(&reps_path, true)? } else { Vec::new() };
     let synthetic = run.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
     let kernel = survey::is_kernel(&run);
@@ -249,7 +249,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
         let base = by_threads.keys().next().copied();
         let rep_means = reps.iter().filter(|r| r.tracer == m.name && Some(r.threads) == base).map(|r| r.mean).collect();
-        let events = dir.join(&m.dir).join("events.csv");
+        let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
         let (analysis, note) = if events.exists() {
             (Some(analyze::analyze(&events, base, points, iterations)?), None)
         } else {

@@ -175,7 +175,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     let mut bars = Vec::new();
     let mut main: BTreeMap<String, u64> = BTreeMap::new();
     for t in tracers_of(&run) {
-        let p = dir.join(&t.dir).join("events.csv");
+        let p = dir.join(&t.dir).join(crate::results::EVENTS_CSV);
         if !p.is_file() {
             continue;
         }

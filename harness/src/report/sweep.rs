@@ -26,12 +26,12 @@ fn num(s: &str) -> Option<f64> {
 
 /// Whether DIR is a sweep's output.
 pub fn is_sweep(dir: &Path) -> bool {
-    dir.join("sweep.csv").is_file()
+    dir.join(crate::results::SWEEP_CSV).is_file()
 }
 
 /// Writes DIR/report.md, report.html and figures/sweep-*.{png,svg}; returns the page's lines.
 pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
-    let path = dir.join("sweep.csv");
+    let path = dir.join(crate::results::SWEEP_CSV);
     let t = Table::read(&path).map_err(|e| ReportError::Usage(e.to_string()))?;
     let col = |n: &str| t.col(n).ok_or_else(|| ReportError::MissingColumn { path: path.clone(), column: n.into() });
     let (ct, cp, cv, cth, cmean, cp90, cper, cext) = (
@@ -39,8 +39,8 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         col("param")?,
         col("value")?,
         col("threads")?,
-        col("mean_ns")?,
-        col("p90_ns")?,
+        col(crate::results::columns::MEAN)?,
+        col(crate::results::columns::P90)?,
         col("slow_period")?,
         col("slow_extra_ns")?,
     );
@@ -128,11 +128,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     // points are not comparable with the others'. Said where the rows hold fewer kept calls than
     // the run planned (iterations x repeats x threads, from each value's run.json).
     let planned = |v: &str| -> Option<f64> {
-        let t = std::fs::read_to_string(dir.join(format!("{knob}={v}")).join("run.json")).ok()?;
+        let t = std::fs::read_to_string(dir.join(format!("{knob}={v}")).join(crate::results::RUN_JSON)).ok()?;
         let j: serde_json::Value = serde_json::from_str(&t).ok()?;
         Some(j.get("iterations")?.as_f64()? * j.get("repeats")?.as_f64()?)
     };
-    let ckept = t.col("kept");
+    let ckept = t.col(crate::results::columns::KEPT);
     let mut short: Vec<String> = Vec::new();
     for r in &t.rows {
         let (Some(k), Some(p)) = (ckept.and_then(|c| num(&r[c])), planned(&r[cv])) else { continue };
@@ -188,7 +188,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     Page {
         title: format!("tracebench sweep over {knob}"),
         lines: lines.clone(),
-        tables: vec![("sweep.csv".into(), head, rows)],
+        tables: vec![(crate::results::SWEEP_CSV.into(), head, rows)],
         figures,
     }
     .write(dir)?;

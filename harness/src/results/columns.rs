@@ -7,12 +7,22 @@ pub const EVENTS_TAIL: [&str; 2] = ["repetition", "counter_set"];
 /// discarded.csv.
 pub const DISCARDS: [&str; 8] =
     ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns", "reason", "repetition"];
+pub const TRACER: &str = "tracer";
+pub const THREADS: &str = "threads";
+pub const KEPT: &str = "kept";
+pub const DISCARDED: &str = "discarded";
+pub const MEAN: &str = "mean_ns";
+pub const STD: &str = "std_ns";
+pub const P50: &str = "p50_ns";
+pub const P90: &str = "p90_ns";
+pub const P99: &str = "p99_ns";
+pub const MIN: &str = "min_ns";
+pub const MAX: &str = "max_ns";
 /// summary.csv: `tracer,threads`; repetitions.csv adds `repetition` after them.
-pub const SUMMARY_KEY: [&str; 2] = ["tracer", "threads"];
+pub const SUMMARY_KEY: [&str; 2] = [TRACER, THREADS];
 pub const REPETITION: &str = "repetition";
 /// Then these statistics of the kept calls' latency.
-pub const SUMMARY_STATS: [&str; 9] =
-    ["kept", "discarded", "mean_ns", "std_ns", "p50_ns", "p90_ns", "p99_ns", "min_ns", "max_ns"];
+pub const SUMMARY_STATS: [&str; 9] = [KEPT, DISCARDED, MEAN, STD, P50, P90, P99, MIN, MAX];
 /// Then `<counter>_mean` per counter, then the appended columns.
 pub const COUNTER_MEAN_SUFFIX: &str = "_mean";
 /// Median of the means of 10 blocks of consecutive kept calls (added after the counters).

@@ -27,6 +27,8 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 pub const REPETITIONS_CSV: &str = "repetitions.csv";
 pub const EVENTS_CSV: &str = "events.csv";
 pub const DISCARDED_CSV: &str = "discarded.csv";
+/// A sweep's table, beside its `KNOB=VALUE/` results directories.
+pub const SWEEP_CSV: &str = "sweep.csv";
 
 /// A results directory being written (`create`) or read (`open`).
 #[derive(Debug, Clone)]

@@ -219,7 +219,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
             csv_rows.push(sweep::SweepRow { knob: &vary.knob, value: &vary.values[*vi].1, row, slow });
         }
     }
-    sweep::write_csv(&root.join("sweep.csv"), &csv_rows)?;
+    sweep::write_csv(&root.join(crate::results::SWEEP_CSV), &csv_rows)?;
     let dirs: Vec<(&Path, Option<String>)> = prepared
         .iter()
         .zip(&vary.values)
