@@ -148,3 +148,27 @@ fn example_workflows_parse_as_yaml() {
         Err(e) => eprintln!("skip: no python3 ({e}), so the workflows were not parsed"),
     }
 }
+
+#[test]
+fn export_of_a_sweep_writes_what_sweep_export_wrote() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, first) = (d.path().join("sw"), d.path().join("a.json"));
+    let o = tb()
+        .args(["sweep", "-q", "--tracer", "lw", "--vary", "payload-size=4,64", "-n", "2000", "--out"])
+        .arg(&out)
+        .arg("--export")
+        .arg(format!("bmf={}", first.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let again = d.path().join("b.json");
+    let o = tb().arg("export").arg(&out).args(["-f", "bmf", "-o"]).arg(&again).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&first).unwrap(), std::fs::read(&again).unwrap(), "export of the sweep differs");
+    let names: Vec<String> = json(&first).as_object().unwrap().keys().cloned().collect();
+    assert_eq!(names, ["tracebench/lw/threads=1/payload-size=4", "tracebench/lw/threads=1/payload-size=64"]);
+    // One value's directory alone keeps its suffix.
+    let o = tb().arg("export").arg(out.join("payload-size=64")).args(["-f", "bmf"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("tracebench/lw/threads=1/payload-size=64").is_some(), "{v}");
+}

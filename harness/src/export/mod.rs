@@ -299,17 +299,47 @@ pub fn run(args: &ExportArgs) -> Result<i32, Error> {
         Some(p) => parse_specs(&[format!("{}={}", format.name(), p.display())])?.pop(),
         None => None,
     };
-    let sources = args
-        .dirs
-        .iter()
-        .map(|d| Ok(Source { results: Results::open(d)?, suffix: None }))
-        .collect::<Result<Vec<_>, Error>>()?;
+    let mut sources = Vec::new();
+    for d in &args.dirs {
+        for (dir, suffix) in sweep_dirs(d)? {
+            sources.push(Source { results: Results::open(&dir)?, suffix });
+        }
+    }
     let benches = benchmarks(&sources, &HashMap::new())?;
     match spec {
         Some(s) => write(&[s], &benches)?,
         None => print!("{}", format.exporter().render(&benches)?),
     }
     Ok(0)
+}
+
+/// A results directory with its benchmark-name suffix, as `sweep --export` names its rows: a
+/// sweep's directory (it holds sweep.csv) is each of its `KNOB=VALUE/` directories in the sweep's
+/// order, suffixed `KNOB=VALUE`; one such directory alone keeps its suffix too; any other
+/// directory is itself, with none. `threads=N` is in every name already, so it adds none.
+fn sweep_dirs(d: &Path) -> Result<Vec<(PathBuf, Option<String>)>, Error> {
+    use crate::results::{dir_name, table::Table, SWEEP_CSV};
+    let suffix = |knob: &str, v: &str| (knob != "threads").then(|| format!("{knob}={v}"));
+    if d.join(SWEEP_CSV).is_file() {
+        let t = Table::read(&d.join(SWEEP_CSV))?;
+        let (Some(cp), Some(cv)) = (t.col("param"), t.col("value")) else {
+            return Err(Error::Data {
+                path: d.join(SWEEP_CSV).display().to_string(),
+                why: "no param or value column; pass the --out directory of a `tracebench sweep`".into(),
+            });
+        };
+        let mut out: Vec<(PathBuf, Option<String>)> = Vec::new();
+        for r in &t.rows {
+            let dir = d.join(format!("{}={}", r[cp], dir_name(&r[cv])));
+            if !out.iter().any(|o| o.0 == dir) {
+                out.push((dir, suffix(&r[cp], &r[cv])));
+            }
+        }
+        return Ok(out);
+    }
+    let name = d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let in_sweep = d.parent().is_some_and(|p| p.join(SWEEP_CSV).is_file());
+    Ok(vec![(d.to_path_buf(), name.split_once('=').filter(|_| in_sweep).and_then(|(k, v)| suffix(k, v)))])
 }
 
 #[cfg(test)]
