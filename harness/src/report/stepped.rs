@@ -138,11 +138,12 @@ fn count_text(p: &Path1) -> String {
     }
 }
 
+/// "1 kernel entry", "4 kernel entries", "0-1 kernel entries".
 fn entries(k: (u64, u64)) -> String {
-    if k.0 == k.1 {
-        k.0.to_string()
-    } else {
-        format!("{}-{}", k.0, k.1)
+    match k {
+        (1, 1) => "1 kernel entry".into(),
+        (a, b) if a == b => format!("{a} kernel entries"),
+        (a, b) => format!("{a}-{b} kernel entries"),
     }
 }
 
@@ -184,7 +185,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         let Some(first) = ps.first() else { continue };
         main.insert(t.spec.clone(), first.instructions);
         let mut s = format!(
-            "{}: {} instructions on {:.1}% of {} calls ({} kernel entries)",
+            "{}: {} instructions on {:.1}% of {} calls ({})",
             t.name,
             first.instructions,
             100.0 * first.share,
@@ -197,7 +198,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
             ps.iter().skip(1).enumerate().filter(|(i, q)| *i < 3 || q.kernel.0 >= 1).map(|(_, q)| q).collect();
         for q in &shown {
             s.push_str(&format!(
-                "; {} on {} calls ({} kernel entries, {})",
+                "; {} on {} calls ({}, {})",
                 count_text(q),
                 q.calls,
                 entries(q.kernel),
@@ -219,7 +220,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
                 count_text(q),
                 q.calls.to_string(),
                 format!("{:.2}%", 100.0 * q.share),
-                entries(q.kernel),
+                if q.kernel.0 == q.kernel.1 { q.kernel.0.to_string() } else { format!("{}-{}", q.kernel.0, q.kernel.1) },
                 period_text(q),
             ]);
         }
