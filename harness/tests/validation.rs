@@ -108,3 +108,9 @@ fn a_tracer_option_no_tracer_of_the_run_reads_is_refused() {
     );
     refused(&["scale", "--tracer", "lw", "--probe-site", "ret"], "it applies to");
 }
+
+#[test]
+fn a_swept_knob_given_as_an_option_too_is_refused() {
+    refused(&["sweep", "--tracer", "lw", "--vary", "threads=1,2", "--threads", "2"], "--vary threads sets --threads");
+    refused(&["sweep", "--tracer", "lw", "--vary", "payload-size=4,8", "--payload-size", "16"], "drop --payload-size");
+}

@@ -48,8 +48,14 @@ impl Spin {
                     .ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
                 let period: u64 =
                     p.trim().parse().ok().filter(|&p| p >= 2).ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
-                let slow_ns = num(s, "SLOW")?;
-                (num(f, "NS")?, Some((period, slow_ns, (slow_ns * tsc_hz / 1e9).round() as u64)))
+                let (fast_ns, slow_ns) = (num(f, "NS")?, num(s, "SLOW")?);
+                // A slow path no slower than the fast one plants nothing to find.
+                if slow_ns <= fast_ns {
+                    return Err(bad(&format!(
+                        "SLOW ({slow_ns} ns) must be more than NS ({fast_ns} ns), or there is no slow path; e.g. spin:100@64:1000"
+                    )));
+                }
+                (fast_ns, Some((period, slow_ns, (slow_ns * tsc_hz / 1e9).round() as u64)))
             }
         };
         let to_ticks = |ns: f64| (ns * tsc_hz / 1e9).round() as u64;

@@ -220,7 +220,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
                 count_text(q),
                 q.calls.to_string(),
                 format!("{:.2}%", 100.0 * q.share),
-                if q.kernel.0 == q.kernel.1 { q.kernel.0.to_string() } else { format!("{}-{}", q.kernel.0, q.kernel.1) },
+                if q.kernel.0 == q.kernel.1 {
+                    q.kernel.0.to_string()
+                } else {
+                    format!("{}-{}", q.kernel.0, q.kernel.1)
+                },
                 period_text(q),
             ]);
         }

@@ -164,6 +164,7 @@ fn export_history(
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
     plan::refuse_stepped_sweep(opts)?;
     let vary = sweep::parse(vary)?;
+    sweep::check_not_given(&vary, opts)?;
     sweep::check_tracers(&vary, &opts.tracer, opts.kernel)?;
     let exports = crate::export::parse_specs(&opts.export)?;
     let root = opts.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));

@@ -93,6 +93,27 @@ fn applies_to(knob: &str) -> Option<Vec<&'static str>> {
 /// Refuses, before anything runs, a knob that a tracer of the run does not have, or (payload-size)
 /// a value outside what the tracer records.
 /// With `--kernel`, kbench-module's sizes are checked when each value is planned.
+/// Refuses `--vary KNOB` beside `--KNOB`: the sweep sets the knob per value, so the option would
+/// be silently overridden.
+pub fn check_not_given(vary: &Vary, o: &Options) -> Result<(), Error> {
+    let given = match vary.knob.as_str() {
+        "subbuf-size" => o.subbuf_size.is_some(),
+        "num-subbuf" => o.num_subbuf.is_some(),
+        "ftrace-clock" => o.ftrace_clock.is_some(),
+        "probe-site" => o.probe_site.is_some(),
+        "payload-size" => o.payload_size != tracebench_tracers::payload::DEFAULT,
+        "threads" => o.threads != [1],
+        _ => false,
+    };
+    if given {
+        return Err(usage(format!(
+            "--vary {k} sets --{k} for each value; drop --{k} (or sweep another knob)",
+            k = vary.knob
+        )));
+    }
+    Ok(())
+}
+
 pub fn check_tracers(vary: &Vary, tracers: &[String], kernel: bool) -> Result<(), Error> {
     if vary.knob == "payload-size" && !kernel {
         for t in tracers.iter().filter(|t| *t != "all") {
