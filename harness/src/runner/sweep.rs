@@ -102,7 +102,7 @@ pub fn check_not_given(vary: &Vary, o: &Options) -> Result<(), Error> {
         "ftrace-clock" => o.ftrace_clock.is_some(),
         "probe-site" => o.probe_site.is_some(),
         "payload-size" => o.payload_size != tracebench_tracers::payload::DEFAULT,
-        "threads" => o.threads != [1],
+        "threads" => !o.threads.is_empty(),
         _ => false,
     };
     if given {
