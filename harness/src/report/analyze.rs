@@ -18,7 +18,7 @@ use super::fractional;
 use super::load::Events;
 use super::passes::{count_on_lattices, pass1};
 use super::paths::*;
-use super::phases::{busiest_quarter_share, close_window, WinState, PHASE_SHARE, WINDOW};
+use super::phases::{busiest_quarter_share, close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
 use super::ReportError;
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 use crate::stats::period::{find_lattices, spacing, Lattice, SlowSeq};
@@ -63,6 +63,8 @@ struct MetricScan {
     off_major: [u64; 2],
     off_stretches: [u64; 2],
     off_calls: u64,
+    /// Window means of the calls at or below `threshold` (latency only): small speed phases.
+    means: Option<WindowMeans>,
 }
 
 /// Analyses one events.csv. `threads`: which thread count to analyse (None: the first seen).
@@ -129,6 +131,7 @@ pub fn analyze(
             off_major: [0; 2],
             off_stretches: [0; 2],
             off_calls: 0,
+            means: col.is_none().then(WindowMeans::default),
         });
     };
     add("latency", "ns", None, &a.latency, LAT_BW);
@@ -183,6 +186,9 @@ pub fn analyze(
             let off = k != Some(m.dom) || v > m.threshold;
             o.counts[off as usize] += 1;
             m.off_calls += off as u64;
+            if let Some(w) = m.means.as_mut().filter(|_| v <= m.threshold) {
+                w.add(row.seq, row.iteration, v);
+            }
             if (v > m.keep_above || k.is_some_and(|k| k != m.dom)) && stored < MAX_SLOW_INDICES {
                 m.entries.push((row.seq, row.iteration, v as f32, k));
                 stored += 1;
@@ -473,6 +479,7 @@ pub fn analyze(
             outliers,
             // Calls off the dominant mode that hold the majority of their windows, in
             // stretches: a phase of the machine too broad to form one mode, not scattered noise.
+            levels: m.means.take().and_then(WindowMeans::levels),
             outliers_in_stretches: (m.off_calls >= 2 * WINDOW
                 && m.off_major[1] as f64 >= PHASE_SHARE * m.off_calls as f64)
                 .then_some(m.off_stretches[1]),

@@ -1,6 +1,7 @@
 //! What the code-path analysis finds (survey section 7.1: the fast path, a middle path every
 //! PAGE_SIZE / EVENT_SIZE events, the slow path every SUB-BUFFER_SIZE / EVENT_SIZE events), and
 //! how one tracer's paths are said in one line. The finding itself is `analyze.rs`.
+use super::phases::WINDOW;
 use super::stream::{Reservoir, Running};
 use crate::stats::hist::{LogHistogram, Mode};
 
@@ -97,6 +98,9 @@ pub struct CodePaths {
     /// When most calls in no mode hold the majority of their 64-call windows: the number of
     /// stretches they come in (a speed phase too broad to form one mode).
     pub outliers_in_stretches: Option<u64>,
+    /// Two speed levels of the machine in the means of 64-call windows (phases.rs), when they are
+    /// too close to form latency modes of their own.
+    pub levels: Option<super::phases::Levels>,
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
@@ -290,6 +294,16 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
             sign(p.delta),
             fmt_val(p.delta.abs(), cp.unit),
             100.0 * p.clustered.unwrap_or(0.0)
+        ));
+    }
+    if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
+        s.push_str(&format!(
+            "; two speed phases of the machine, not code paths: its {WINDOW}-call windows average {} or {} ({:.0}% of \
+             them at the higher, in {} stretches)",
+            fmt_val(l.low, cp.unit),
+            fmt_val(l.high, cp.unit),
+            100.0 * l.high_share,
+            l.stretches
         ));
     }
     if cp.outliers > 0 {

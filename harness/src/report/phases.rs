@@ -71,6 +71,86 @@ pub(super) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], ro
     Some(counts[..counts.len() / 4].iter().sum::<u64>() as f64 / total as f64)
 }
 
+/// Two speed levels of the machine seen in window means (see [`WindowMeans`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Levels {
+    /// Mean latency of the low and the high windows.
+    pub low: f64,
+    pub high: f64,
+    /// Share of the windows at the high level, and the stretches the levels come in.
+    pub high_share: f64,
+    pub stretches: u64,
+}
+
+/// Per sequence: the open window, its sum and count, and the closed windows' means (NaN where
+/// too few calls were kept to tell).
+#[derive(Default)]
+pub(super) struct WindowMeans {
+    seqs: std::collections::BTreeMap<u64, (u64, f64, u64, Vec<f64>)>,
+}
+
+impl WindowMeans {
+    /// One call at or below the slow threshold (outliers would make a window look slow).
+    pub(super) fn add(&mut self, seq: u64, iteration: u64, v: f64) {
+        let w = iteration / WINDOW;
+        let e = self.seqs.entry(seq).or_insert((w, 0.0, 0, Vec::new()));
+        while e.0 < w {
+            e.3.push(if 4 * e.2 >= 3 * WINDOW { e.1 / e.2 as f64 } else { f64::NAN });
+            (e.0, e.1, e.2) = (e.0 + 1, 0.0, 0);
+        }
+        e.1 += v;
+        e.2 += 1;
+    }
+
+    /// The two levels, when the window means form two groups far apart (the gap at least 10 % of
+    /// the low level, and four times either group's spread), each holding a tenth of the windows
+    /// or more, in stretches (at most half the level changes that a random order would give). A
+    /// speed phase too small to form its own latency mode (40 to 50 ns against 90 to 100 ns: the
+    /// 15 ns kernel floor that hides the TSC's comb merges them) is found here.
+    pub(super) fn levels(self) -> Option<Levels> {
+        let seqs: Vec<Vec<f64>> = self.seqs.into_values().map(|e| e.3).collect();
+        let mut v: Vec<f64> = seqs.iter().flatten().copied().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n < 16 {
+            return None;
+        }
+        let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+        let sd = |s: &[f64], m: f64| (s.iter().map(|x| (x - m).powi(2)).sum::<f64>() / s.len() as f64).sqrt();
+        // The split that leaves the least spread within the two groups (Otsu), by prefix sums.
+        let (mut s1, mut s2) = (vec![0.0; n + 1], vec![0.0; n + 1]);
+        for (i, x) in v.iter().enumerate() {
+            s1[i + 1] = s1[i] + x;
+            s2[i + 1] = s2[i] + x * x;
+        }
+        // Sum of squared deviations of v[i..j] from its mean.
+        let ss = |i: usize, j: usize| s2[j] - s2[i] - (s1[j] - s1[i]).powi(2) / (j - i) as f64;
+        let edge = (n / 10).max(2);
+        let best = (edge..=n - edge).map(|k| (k, ss(0, k) + ss(k, n))).min_by(|x, y| x.1.total_cmp(&y.1))?;
+        let (a, b) = v.split_at(best.0);
+        let (low, high) = (mean(a), mean(b));
+        let gap = high - low;
+        if gap < 0.1 * low || gap < 4.0 * sd(a, low).max(sd(b, high)) {
+            return None;
+        }
+        let cut = 0.5 * (low + high);
+        let p = b.len() as f64 / n as f64;
+        let mut stretches = 0u64;
+        for s in &seqs {
+            let mut prev = None;
+            for &x in s.iter().filter(|x| x.is_finite()) {
+                let hi = x > cut;
+                if prev != Some(hi) {
+                    stretches += 1;
+                }
+                prev = Some(hi);
+            }
+        }
+        let random = 1.0 + 2.0 * n as f64 * p * (1.0 - p);
+        (stretches >= 2 && stretches as f64 <= 0.5 * random).then_some(Levels { low, high, high_share: p, stretches })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +168,34 @@ mod tests {
         assert!(s >= CLUSTERED_SHARE, "{s}");
         // Too few calls to tell.
         assert_eq!(busiest_quarter_share(&[vec![5, 900, 2000]], &[(0, 4999)], 5000), None);
+    }
+    #[test]
+    fn two_speed_levels_in_stretches_and_none_in_noise() {
+        let mut x = 0x9E3779B97F4A7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // 40/50 ns against 90/100 ns, in stretches of 300 to 900 calls.
+        let (mut w, mut slow, mut left) = (WindowMeans::default(), false, 500u64);
+        for i in 0..5000u64 {
+            if left == 0 {
+                slow = !slow;
+                left = 300 + rnd() % 600;
+            }
+            left -= 1;
+            w.add(0, i, if slow { 90.0 } else { 40.0 } + 10.0 * (rnd() % 2) as f64);
+        }
+        let l = w.levels().expect("two levels");
+        assert!((l.low - 45.0).abs() < 3.0 && (l.high - 95.0).abs() < 3.0, "{l:?}");
+        assert!((3..=20).contains(&l.stretches), "{l:?}");
+        // One speed, with a +130 ns path every 51 calls and a clock step of jitter: no levels.
+        let mut w = WindowMeans::default();
+        for i in 0..5000u64 {
+            w.add(0, i, 1262.0 + 10.0 * (rnd() % 2) as f64 + if i % 51 == 7 { 130.0 } else { 0.0 });
+        }
+        assert_eq!(w.levels(), None);
     }
 }
