@@ -224,3 +224,28 @@ fn too_short_a_run_says_how_many_calls_would_settle_it() {
     let cp = r.code_paths.iter().find(|l| l.starts_with("lttng-ust")).unwrap();
     assert!(cp.contains("[expected: sub-buffer 16384 B (84 B header) / event 10.0 B = 1630"), "{cp}");
 }
+
+#[test]
+fn small_speed_phases_are_said_as_phases() {
+    // 40/50 ns against 90/100 ns in stretches of 300 to 900 calls: one latency mode (the 15 ns
+    // kernel floor merges them), but two levels of window means.
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 1, 200, vec![1], false);
+    let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
+    let mut rnd = xorshift();
+    let (mut slow, mut left) = (false, 500u64);
+    for i in 0..5000u64 {
+        if left == 0 {
+            slow = !slow;
+            left = 300 + rnd() % 600;
+        }
+        left -= 1;
+        let lat = if slow { 90.0 } else { 40.0 } + 10.0 * (rnd() % 2) as f64;
+        ev.push_str(&format!("none,1,0,1,{i},{lat:.2},0,0\n"));
+    }
+    std::fs::write(d.path().join("none/events.csv"), ev).unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    let line = r.code_paths.iter().find(|l| l.starts_with("none:")).unwrap();
+    assert!(line.contains("two speed phases of the machine, not code paths"), "{line}");
+    assert!(!line.contains("slow path") && !line.contains("middle path"), "{line}");
+}
