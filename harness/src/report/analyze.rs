@@ -1,16 +1,12 @@
-//! Per-tracer analysis of events.csv in streaming passes, holding only bounded state:
-//! pass 1 fills log histograms (latency and each counter), running mean/std per counter, a
-//! reservoir sample for the scatter figures and the first iterations of one sequence; pass 2
-//! keeps the iteration of every call above the fast path (capped) and counts, per window of 64
-//! iterations, which mode holds the majority; pass 3 (only when a period was found) counts the
-//! kept calls on each period.
+//! Per-tracer analysis of events.csv in streaming passes, holding only bounded state: pass 1
+//! fills log histograms, running moments, a reservoir and the first iterations; pass 2 keeps the
+//! iteration of every call above the fast path (capped) and the phase windows; pass 3 (only when a
+//! period was found) counts the kept calls on each period.
 //!
-//! Survey section 7.1 explains a tracer's code paths: LTTng's slow path is taken "every
-//! SUB-BUFFER_SIZE / EVENT_SIZE events". Such a path is established by its period, not its share:
-//! a handful of slow calls exactly P apart (phase included) is strong evidence however rare, so
-//! periods are searched among the slow calls (interrupts mixed in), several at once. Modes whose
-//! calls come in long contiguous stretches are speed phases of the machine, not paths; frequent
-//! modes on no period are reported as irregular paths.
+//! Survey section 7.1: LTTng's slow path is taken "every SUB-BUFFER_SIZE / EVENT_SIZE events". A
+//! path is established by its period, not its share: a handful of slow calls exactly P apart is
+//! strong evidence however rare, so periods are searched among the slow calls (interrupts mixed
+//! in). Calls in long stretches are speed phases of the machine, not paths (phases.rs).
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -91,7 +87,7 @@ pub fn analyze(
         if modes.is_empty() {
             return;
         }
-        let dom = dominant_of(&modes);
+        let dom = modes.iter().enumerate().max_by_key(|(_, m)| m.count).map(|(i, _)| i).unwrap_or(0);
         let d = &modes[dom];
         // Slow: clearly above the fast path, four kernel widths past its median, and never past
         // the valley that separates it from the next mode up.
@@ -247,6 +243,13 @@ pub fn analyze(
         if m.threshold_tight < m.threshold_low {
             lattices.extend(find_lattices(&slow_above(m.threshold_tight), a.rows, 4));
         }
+        // Costlier bands alone: a rare costly path among many slower-phase calls (LTTng's +1 us
+        // switch among 700 calls at +50 ns) is weighed against the calls as costly as it.
+        let mut t = base + 2.0 * (m.threshold - base);
+        while m.entries.iter().filter(|e| e.2 as f64 > t).count() >= 4 {
+            lattices.extend(find_lattices(&slow_above(t), a.rows, 2));
+            t = base + 2.0 * (t - base);
+        }
         // A costlier path on a multiple of a cheaper one's period (the sub-buffer switch on a
         // page crossing): split a lattice whose slow calls form two cost modes.
         let mut extra_lattices = Vec::new();
@@ -345,8 +348,10 @@ pub fn analyze(
             }
             let (calls, slots) = taken_on(l.period, &l.residues, cut);
             let n: usize = calls.iter().map(Vec::len).sum();
-            let dup = kept.iter().any(|k| k.period == l.period && k.residues == l.residues);
-            if !dup && n as f64 >= 0.8 * slots as f64 {
+            // Found again (in a costlier band): one path, with the strongest evidence for it.
+            if let Some(k) = kept.iter_mut().find(|k| k.period == l.period && k.residues == l.residues) {
+                k.log10_chance = k.log10_chance.min(l.log10_chance);
+            } else if n as f64 >= 0.8 * slots as f64 {
                 kept.push(l);
             }
         }
@@ -491,8 +496,4 @@ pub fn analyze(
 
     count_on_lattices(path, &mut a, &mut row)?;
     Ok(a)
-}
-
-fn dominant_of(modes: &[Mode]) -> usize {
-    modes.iter().enumerate().max_by_key(|(_, m)| m.count).map(|(i, _)| i).unwrap_or(0)
 }

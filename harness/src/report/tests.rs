@@ -249,3 +249,27 @@ fn small_speed_phases_are_said_as_phases() {
     assert!(line.contains("two speed phases of the machine, not code paths"), "{line}");
     assert!(!line.contains("slow path") && !line.contains("middle path"), "{line}");
 }
+
+#[test]
+fn a_rare_costly_path_is_found_among_a_slower_phase() {
+    // lttng-ust in CI: 731 calls (14.6%) of a slower phase in 2 stretches above the fast path,
+    // and the sub-buffer switch (+1 us) every 810 calls: the switch was "no periodic path found".
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 1, 200, vec![1], false);
+    let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
+    let mut rnd = xorshift();
+    for i in 0..5000u64 {
+        let phase = (1000..1400).contains(&i) || (3000..3331).contains(&i);
+        // The slower phase: a tail off the fast path (no mode of its own).
+        let u = (rnd() % 10_000) as f64 / 10_000.0;
+        let mut lat = if phase { 110.0 - 100.0 * (1.0 - u).ln() } else { 90.0 + (rnd() % 2) as f64 * 10.0 };
+        if i % 810 == 500 {
+            lat += 1000.0;
+        }
+        ev.push_str(&format!("none,1,0,1,{i},{lat:.2},0,0\n"));
+    }
+    std::fs::write(d.path().join("none/events.csv"), ev).unwrap();
+    let r = build(d.path(), 100, 100).unwrap();
+    let line = r.code_paths.iter().find(|l| l.starts_with("none:")).unwrap();
+    assert!(line.contains("every 810 events"), "{line}");
+}
