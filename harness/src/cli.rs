@@ -53,7 +53,8 @@ pub struct RunArgs {
     /// Row names for the tracers, in the same order (e.g. to gate two builds of one tracer).
     #[arg(long, value_delimiter = ',')]
     pub label: Vec<String>,
-    /// Kept (undisturbed) iterations per thread [default: 5000; 2000 with --instructions].
+    /// Kept (undisturbed) iterations per thread [default: 5000]; with --instructions singlestep, the
+    /// stepped calls [default: 2000], of which any a signal landed in is discarded, not replaced.
     #[arg(long, short = 'n')]
     pub iterations: Option<usize>,
     /// Thread counts; `run` defaults to 1, `scale` to 1..=online cores.
