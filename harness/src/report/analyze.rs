@@ -10,14 +10,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::fractional;
 use super::load::Events;
 use super::passes::{count_on_lattices, pass1};
 use super::paths::*;
-use super::phases::{busiest_quarter_share, close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use super::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
 use super::ReportError;
+use super::{fractional, irregular};
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
-use crate::stats::period::{find_lattices, spacing, Lattice, SlowSeq};
+use crate::stats::period::{find_lattices, Lattice, SlowSeq};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
 /// ~10 ns steps, which would otherwise split one path into a comb of modes).
@@ -27,7 +27,7 @@ const INS_BW: (f64, f64) = (0.01, 2.0);
 /// A mode (frequent path) must hold at least this share of calls, and this many calls: rarer
 /// paths are found by their period instead (LTTng's sub-buffer switch is 0.12 % of calls).
 const MIN_MODE_FRACTION: f64 = 0.001;
-const MIN_MODE_CALLS: u64 = 10;
+pub(super) const MIN_MODE_CALLS: u64 = 10;
 /// Cap on stored slow-path indices per tracer (bounded memory whatever the file size).
 const MAX_SLOW_INDICES: usize = 2_000_000;
 
@@ -409,40 +409,10 @@ pub fn analyze(
         let on_lattice = |seq_pos: usize, it: u64| {
             periodic.iter().any(|p| p.residues.iter().any(|(s, r)| *s == seq_ids[seq_pos] && it % p.period == *r))
         };
-        // Frequent modes that the lattices do not explain: irregular paths.
-        let mut irregular = Vec::new();
-        let mut explained = vec![false; m.entries.len()];
-        for (k, x) in m.modes.iter().enumerate() {
-            if k == m.dom || phase[k] {
-                continue;
-            }
-            let mut seqs: Vec<Vec<u64>> = Vec::new();
-            let mut idx = Vec::new();
-            for (pos, id) in seq_ids.iter().enumerate() {
-                let lo = m.entries.partition_point(|e| e.0 < *id);
-                let hi = m.entries.partition_point(|e| e.0 <= *id);
-                let mut s = Vec::new();
-                for (j, e) in m.entries[lo..hi].iter().enumerate() {
-                    if e.3 == Some(k) && !on_lattice(pos, e.1) {
-                        s.push(e.1);
-                        idx.push(lo + j);
-                    }
-                }
-                seqs.push(s);
-            }
-            let calls = idx.len() as u64;
-            if calls >= MIN_MODE_CALLS && calls as f64 >= 0.2 * x.count as f64 {
-                idx.iter().for_each(|&i| explained[i] = true);
-                let extents: Vec<(u64, u64)> = seq_ids.iter().map(|id| ranges[id]).collect();
-                irregular.push(CodePath {
-                    mode: x.clone(),
-                    delta: x.median - base,
-                    calls,
-                    spacing: spacing(&seqs),
-                    clustered: busiest_quarter_share(&seqs, &extents, a.rows),
-                });
-            }
-        }
+        // Frequent modes that the lattices do not explain: irregular paths (irregular.rs).
+        let scan = irregular::Scan { entries: &m.entries, seq_ids: &seq_ids, ranges: &ranges, rows: a.rows };
+        let (irregular, explained) =
+            irregular::paths(&scan, &m.modes, |k| k == m.dom || phase[k], m.threshold, base, &on_lattice);
         let mut outliers = 0u64;
         let mut slow_in_dom = 0u64;
         for (pos, id) in seq_ids.iter().enumerate() {

@@ -11,6 +11,7 @@ pub mod analyze;
 mod browser_test;
 mod compare;
 mod fractional;
+mod irregular;
 pub mod load;
 mod page;
 mod passes;
