@@ -37,9 +37,9 @@ pub enum Command {
     Export(crate::export::ExportArgs),
     /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
     Report(crate::report::ReportArgs),
-    /// (internal) Measure one cell in this process.
+    /// (internal) Measure one cell in this process: its spec comes on stdin, its rows go to DIR.
     #[command(name = "__cell", hide = true)]
-    Cell { spec: PathBuf },
+    Cell { dir: PathBuf },
     /// (internal) Single-step one measuring thread (`--instructions singlestep`).
     #[command(name = "__stepper", hide = true)]
     Stepper { pid: i32, tid: i32 },
@@ -148,7 +148,7 @@ pub fn run() -> i32 {
         }
         Command::Report(a) => finish(crate::report::run(a)),
         Command::Export(a) => finish(crate::export::run(a)),
-        Command::Cell { spec } => finish(crate::runner::cell::main(spec)),
+        Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
     }
 }

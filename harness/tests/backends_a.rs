@@ -296,7 +296,7 @@ fn sigint_mid_run_leaves_nothing_behind() {
         assert_eq!(procs(false), 0, "strace or its measuring child outlived the run");
         // SIGINT to the parent only, as soon as strace is up: strace blocks SIGINT (it was
         // started with -o), and the measuring child may not exist yet, so only the parent's stop
-        // handshake (cell.pid, then the stop mark) can end the cell. Without it the cell ran all
+        // handshake (the pid on its pipe, then the stop mark) can end the cell. Without it the cell ran all
         // of its 100000 calls (20-60 s).
         let out2 = tmp.path().join("strace-parent");
         let marker2 = out2.to_string_lossy().into_owned();

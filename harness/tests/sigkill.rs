@@ -36,13 +36,23 @@ fn sessions() -> String {
         .unwrap_or_default()
 }
 
-/// The newest cell directory's `cell.pid`, if a cell has started.
+/// The newest cell directory, if a cell has started.
 fn newest_cell(out: &Path) -> Option<std::path::PathBuf> {
-    let mut v: Vec<_> =
-        std::fs::read_dir(out.join(".cells")).ok()?.flatten().map(|e| e.path().join("cell.pid")).collect();
-    v.retain(|p| p.exists());
+    let mut v: Vec<_> = std::fs::read_dir(out.join(".cells")).ok()?.flatten().map(|e| e.path()).collect();
     v.sort();
     v.pop()
+}
+
+/// The pid of the measuring process of the cell in `dir` (`tracebench __cell DIR` on its
+/// command line), once it runs.
+fn cell_pid(dir: &Path) -> Option<i32> {
+    let want = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<String> = cmd.split(|&b| b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        args.windows(2).any(|w| w[0] == "__cell" && w[1] == want).then_some(pid)
+    })
 }
 
 /// Starts `tracebench run --tracer lttng-ust -n 3000000` (the repro; repeated, as 3 M calls
@@ -75,7 +85,14 @@ fn start_and_kill_when(out: &Path, tracer: &str, ready: impl Fn(i32) -> bool) {
         assert!(Instant::now() < deadline, "no new cell started");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let cell: i32 = std::fs::read_to_string(newest_cell(out).unwrap()).unwrap().trim().parse().unwrap();
+    let dir = newest_cell(out).unwrap();
+    let cell = loop {
+        if let Some(p) = cell_pid(&dir) {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "the cell's measuring process never appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    };
     // What the cell sets up (an LTTng session `tracebench-...-CELLPID`, a tracefs instance) lives
     // while its calls run, which on a fast machine is well under a second: kill as soon as it is
     // there, not after a guessed delay.

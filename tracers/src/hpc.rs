@@ -289,7 +289,8 @@ mod tests {
 
     #[test]
     fn finds_a_library_under_an_env_prefix() {
-        let dir = std::env::temp_dir().join(format!("tb-hpc-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         std::fs::create_dir_all(dir.join("lib")).unwrap();
         std::fs::write(dir.join("lib/libtb_fake_tracer.so"), b"").unwrap();
         let h = Hpc {
@@ -303,6 +304,5 @@ mod tests {
         std::env::set_var("TB_FAKE_TRACER_HOME", &dir);
         assert_eq!(h.find(), Some(dir.join("lib/libtb_fake_tracer.so")));
         std::env::remove_var("TB_FAKE_TRACER_HOME");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

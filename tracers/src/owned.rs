@@ -59,6 +59,24 @@ impl ProcId {
         matches!(stat(self.pid), Some((start, zombie)) if start == self.start && !zombie)
     }
 
+    /// Sends `sig` to this very process, never to a later one that reused its pid: the pid is
+    /// pinned with `pidfd_open` first, and the start time checked after it is pinned (a pidfd
+    /// refers to one process for its whole life), then signalled through the pidfd. False when
+    /// the process is gone or is no longer this one.
+    pub fn signal(&self, sig: libc::c_int) -> bool {
+        // SAFETY: plain syscalls on integers; the fd is closed below.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) } as libc::c_int;
+        if fd < 0 {
+            return false;
+        }
+        let sent = self.alive()
+            // SAFETY: fd is a pidfd we own; a null siginfo means "as kill() would".
+            && unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd, sig, std::ptr::null::<libc::siginfo_t>(), 0) } == 0;
+        // SAFETY: our own fd.
+        unsafe { libc::close(fd) };
+        sent
+    }
+
     fn to_json(self) -> serde_json::Value {
         serde_json::json!({ "pid": self.pid, "start": self.start })
     }
@@ -100,6 +118,9 @@ pub fn state_dir(create: bool) -> Option<PathBuf> {
     } else if let Some(x) = std::env::var_os("XDG_RUNTIME_DIR").filter(|x| !x.is_empty()) {
         PathBuf::from(x).join("tracebench")
     } else {
+        // A fixed name, so that a later run finds what a killed one recorded; safe because it is
+        // used only if it is a real directory of this user that nobody else can write (below):
+        // one planted by someone else makes the run record nothing, never write through it.
         std::env::temp_dir().join(format!("tracebench-{uid}"))
     };
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -108,6 +129,33 @@ pub fn state_dir(create: bool) -> Option<PathBuf> {
     }
     let m = std::fs::symlink_metadata(&dir).ok()?;
     (m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0).then_some(dir)
+}
+
+/// A new private working directory (mkdtemp: a random name, created exclusively, mode 0700)
+/// inside [`state_dir`], removed when the handle drops. Nothing a run writes as root goes under
+/// a name another user could predict and plant first (a symlink to a victim, a directory of
+/// theirs); inside a 0700 directory nobody else can plant anything. The name starts with
+/// `PREFIX-PID-`, so a later run can remove what a killed run left ([`stale_workdirs`]).
+pub fn private_workdir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let dir = state_dir(true).ok_or_else(|| {
+        std::io::Error::other("no private state directory (/run/tracebench, $XDG_RUNTIME_DIR or /tmp/tracebench-UID)")
+    })?;
+    tempfile::Builder::new().prefix(&format!("{prefix}-{}-", std::process::id())).tempdir_in(dir)
+}
+
+/// Working directories of [`private_workdir`] named `PREFIX-PID-*` whose process is gone.
+pub fn stale_workdirs(prefix: &str) -> Vec<PathBuf> {
+    let Some(dir) = state_dir(false) else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let pid = n.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')).and_then(|r| r.split('-').next());
+            pid.and_then(|p| p.parse::<i32>().ok()).is_some_and(|p| ProcId::of(p).is_none_or(|q| !q.alive()))
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 fn path_of(name: &str, create: bool) -> Option<PathBuf> {
@@ -200,8 +248,8 @@ pub fn stop(p: ProcId, grace: Duration) -> bool {
         if !p.alive() {
             return true;
         }
-        // SAFETY: a plain signal to a process checked just above to be the recorded one.
-        unsafe { libc::kill(p.pid, sig) };
+        // Through a pidfd: between the check above and the signal, the pid could be reused.
+        p.signal(sig);
         let deadline = Instant::now() + wait;
         while Instant::now() < deadline {
             if !p.alive() {

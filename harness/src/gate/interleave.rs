@@ -27,39 +27,36 @@ use super::input::Results;
 use super::{GateArgs, GateError};
 use crate::runner::supervise::{self, Ended};
 
-/// A working directory removed on drop unless the user asked to keep it (--out).
+/// A working directory: the user's `--out` (kept; it must be ours alone, see
+/// `results::check_private`), or a private temporary one (mkdtemp: random name, 0700) removed on
+/// drop. A predictable name under /tmp could be planted by another user first.
 struct WorkDir {
     path: PathBuf,
     keep: bool,
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl WorkDir {
     fn new(out: Option<&Path>) -> Result<Self, GateError> {
-        let (path, keep) = match out {
-            Some(p) => (p.to_path_buf(), true),
-            None => {
-                let nanos =
-                    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-                (std::env::temp_dir().join(format!("tracebench-gate-{}-{nanos}", std::process::id())), false)
-            }
+        let out_dir = |e: std::io::Error, p: &Path| crate::error::Error::OutDir {
+            path: p.display().to_string(),
+            why: e.to_string(),
         };
-        if keep && path.join("A-0").exists() {
+        let Some(p) = out else {
+            let t = tempfile::Builder::new()
+                .prefix("tracebench-gate-")
+                .tempdir()
+                .map_err(|e| out_dir(e, Path::new("/tmp")))?;
+            return Ok(WorkDir { path: t.path().to_path_buf(), keep: false, _temp: Some(t) });
+        };
+        if p.join("A-0").exists() {
             return Err(GateError::Usage(format!(
                 "--out {}: it already holds an interleaved run (A-0); pick a new directory",
-                path.display()
+                p.display()
             )));
         }
-        std::fs::create_dir_all(&path)
-            .map_err(|e| crate::error::Error::OutDir { path: path.display().to_string(), why: e.to_string() })?;
-        Ok(WorkDir { path, keep })
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
+        crate::results::ResultsDir::create(p)?;
+        Ok(WorkDir { path: p.to_path_buf(), keep: true, _temp: None })
     }
 }
 

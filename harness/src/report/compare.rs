@@ -54,7 +54,10 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
         }
         runs.push(Run { name, run: load::read_run_json(d)?, rows: load::read_summary(&summary, false)? });
     }
-    std::fs::create_dir_all(out).map_err(|source| ReportError::Io { path: out.to_path_buf(), source })?;
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| ReportError::Io { path: parent.to_path_buf(), source })?;
+    }
+    crate::results::subdir(out).map_err(|source| ReportError::Io { path: out.to_path_buf(), source })?;
     let mut keys: Vec<(String, u32)> = Vec::new();
     for r in &runs {
         for s in &r.rows {

@@ -313,7 +313,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
 
 fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(), ReportError> {
     let fdir = r.dir.join("figures");
-    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
+    crate::results::subdir(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
     let analysed: Vec<(&TracerReport, &TracerAnalysis)> =
         r.tracers.iter().filter_map(|t| Some((t, t.analysis.as_ref()?))).filter(|(_, a)| a.rows > 0).collect();
     let mut figs = Vec::new();

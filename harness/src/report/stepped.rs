@@ -248,7 +248,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         ));
     }
     let figs = dir.join("figures");
-    std::fs::create_dir_all(&figs).map_err(|source| ReportError::Io { path: figs.clone(), source })?;
+    crate::results::subdir(&figs).map_err(|source| ReportError::Io { path: figs.clone(), source })?;
     let fig = PathBars {
         title: "User-space instructions per call (bars: main path; dots: rarer paths)".into(),
         y_desc: "instructions per call (exact)".into(),

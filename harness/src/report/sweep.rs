@@ -80,7 +80,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     let label = |c: &Curve| if several_threads { format!("{} x{}", c.tracer, c.threads) } else { c.tracer.clone() };
     let unit = if matches!(knob.as_str(), "subbuf-size" | "payload-size") { " (bytes)" } else { "" };
     let fdir = dir.join("figures");
-    std::fs::create_dir_all(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
+    crate::results::subdir(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
     let mut figures = Vec::new();
     let mut draw = |name: &str,
                     title: String,

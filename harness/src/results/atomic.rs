@@ -1,29 +1,45 @@
 //! The one atomic writer: every results file (CSV, JSON, Markdown, HTML) is written to a temporary
 //! file in the target directory and renamed into place, so that a crash or Ctrl-C never leaves
 //! half a file behind.
+//!
+//! The temporary file is made the way mkstemp makes one: a random name, created exclusively
+//! (O_EXCL, so a symlink planted under that name is refused, never followed), mode 0600. A
+//! predictable `.NAME.tmpPID` let another user plant symlinks for every pid and have a root
+//! `report` overwrite a file of root's (issue 30). The rename replaces a symlink planted under the
+//! final name instead of writing through it.
+#[cfg(test)]
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
 
 use crate::error::Error;
 
 /// A file being written; it appears under its final name only on [`AtomicFile::commit`].
 pub struct AtomicFile {
-    tmp: PathBuf,
     dest: PathBuf,
-    w: Option<BufWriter<fs::File>>,
+    /// Removed by its own drop unless committed.
+    w: Option<BufWriter<NamedTempFile>>,
 }
 
 impl AtomicFile {
     pub fn create(dest: impl AsRef<Path>) -> Result<Self, Error> {
         let dest = dest.as_ref().to_path_buf();
         let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = dest.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-        let f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        Ok(AtomicFile { tmp, dest, w: Some(BufWriter::with_capacity(1 << 16, f)) })
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let f = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io(&dest, e))?;
+        Ok(AtomicFile { dest, w: Some(BufWriter::with_capacity(1 << 16, f)) })
     }
 
-    pub fn writer(&mut self) -> &mut BufWriter<fs::File> {
+    pub fn writer(&mut self) -> &mut BufWriter<NamedTempFile> {
         self.w.as_mut().expect("writer used after commit")
     }
 
@@ -32,16 +48,9 @@ impl AtomicFile {
     /// per run here (nine files), a real cost for a gate that runs hundreds of short runs.
     pub fn commit(mut self) -> Result<(), Error> {
         let w = self.w.take().expect("committed twice");
-        drop(w.into_inner().map_err(|e| Error::io(&self.tmp, e.error()))?);
-        fs::rename(&self.tmp, &self.dest).map_err(|e| Error::io(&self.dest, e))
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.w.is_some() {
-            let _ = fs::remove_file(&self.tmp);
-        }
+        let f = w.into_inner().map_err(|e| Error::io(&self.dest, e.into_error()))?;
+        f.persist(&self.dest).map_err(|e| Error::io(&self.dest, e.error))?;
+        Ok(())
     }
 }
 
@@ -94,5 +103,27 @@ mod tests {
         let f = AtomicFile::create(d.path().join("b.csv")).unwrap();
         drop(f);
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "an abandoned file leaves nothing behind");
+    }
+
+    /// Issue 30, attack 3 replayed: symlinks planted under the temp names the writer used to use
+    /// (`.NAME.tmpPID`) and under the final name, pointing at a victim file. The write neither
+    /// follows them nor touches the victim; the result is a private (0600) regular file.
+    #[test]
+    fn planted_symlinks_are_not_followed() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        fs::write(&victim, b"precious\n").unwrap();
+        let dest = d.path().join("report.md");
+        for pid in [std::process::id(), 1, 2] {
+            symlink(&victim, d.path().join(format!(".report.md.tmp{pid}"))).unwrap();
+        }
+        symlink(&victim, &dest).unwrap();
+        write_atomic(&dest, b"report\n").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n", "the victim file was written through a link");
+        let m = fs::symlink_metadata(&dest).unwrap();
+        assert!(m.file_type().is_file(), "the final name is now our own file, not the planted link");
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_to_string(&dest).unwrap(), "report\n");
     }
 }

@@ -16,6 +16,7 @@ pub mod rows;
 pub mod table;
 
 use std::fs;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 pub use atomic::{write_atomic, write_atomic_io, write_json, AtomicFile};
@@ -37,13 +38,22 @@ pub struct ResultsDir {
 }
 
 impl ResultsDir {
-    /// Creates `path` and proves it writable, so a bad `--out` fails before any measurement.
+    /// Creates `path` (mode 0700) and proves it writable, so a bad `--out` fails before any
+    /// measurement. An existing `path` must be a directory of ours that nobody else can write
+    /// ([`check_private`]): a root run writes specs and results there and reads them back.
     pub fn create(path: &Path) -> Result<Self, Error> {
         let fail = |e: &dyn std::fmt::Display| Error::OutDir { path: path.display().to_string(), why: e.to_string() };
-        fs::create_dir_all(path).map_err(|e| fail(&e))?;
-        let probe = path.join(format!(".write-test-{}", std::process::id()));
-        fs::write(&probe, b"").map_err(|e| fail(&e))?;
-        let _ = fs::remove_file(probe);
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(|e| fail(&e))?;
+        }
+        match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(fail(&e)),
+        }
+        check_private(path)?;
+        // A probe file made the private way (random name, O_EXCL), removed on drop.
+        tempfile::Builder::new().prefix(".write-test.").tempfile_in(path).map_err(|e| fail(&e))?;
         Ok(ResultsDir { path: path.to_path_buf() })
     }
 
@@ -65,10 +75,11 @@ impl ResultsDir {
         self.path.join(name)
     }
 
-    /// The directory of one tracer row, created if needed.
+    /// The directory of one tracer row, created if needed (0700; an existing one must be a real
+    /// directory, not a link).
     pub fn tracer_dir(&self, row_dir: &str) -> Result<PathBuf, Error> {
         let d = self.path.join(row_dir);
-        fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+        subdir(&d).map_err(|e| Error::io(&d, e))?;
         Ok(d)
     }
 }
@@ -79,9 +90,82 @@ pub fn dir_name(row: &str) -> String {
     row.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect()
 }
 
+/// Mode of every directory a run makes: results are private by default (run.json holds the
+/// command line and the host name). `chmod -R go+rX DIR` shares one afterwards.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+
+/// An existing output directory must be ours alone: owned by the effective user, not writable by
+/// group or others, and not reached through a link someone else owns. The run writes the cells'
+/// specs and rows there and reads them back, as root too; a directory another user can write
+/// would let them swap a spec or plant a link (issue 30). Its parent must not let others replace
+/// it either (writable by others without the sticky bit).
+pub fn check_private(path: &Path) -> Result<(), Error> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let refuse = |why: String| Err(Error::Usage(format!("--out {}: {why}", path.display())));
+    check_parent(path, refuse)?;
+    let Ok(link) = fs::symlink_metadata(path) else { return Ok(()) };
+    if link.file_type().is_symlink() && link.uid() != me && link.uid() != 0 {
+        return refuse(format!("it is a link owned by uid {}; pass the real directory", link.uid()));
+    }
+    let Ok(m) = fs::metadata(path) else { return refuse("it is a dangling link; pass a real directory".into()) };
+    if !m.is_dir() {
+        return refuse("it is not a directory; pass a new or empty directory".into());
+    }
+    if m.uid() != me {
+        return refuse(format!(
+            "it is owned by uid {}, not by you (uid {me}), so its owner could swap what this run writes and \
+             reads back; pass a directory of your own, or a new path",
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "group or others can write it (mode {:o}); run `chmod go-w {}` or pass a new path",
+            m.mode() & 0o7777,
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a path whose parent lets others replace it: writable by everyone without the sticky
+/// bit (a sticky /tmp is fine: there nobody renames or removes another user's entry).
+fn check_parent(path: &Path, refuse: impl Fn(String) -> Result<(), Error>) -> Result<(), Error> {
+    let abs =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let Some(parent) = abs.parent() else { return Ok(()) };
+    let Ok(m) = fs::metadata(parent) else { return Ok(()) };
+    if m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0 {
+        return refuse(format!(
+            "its parent directory {} is writable by everyone without the sticky bit, so anyone could replace \
+             it; pick a directory elsewhere",
+            parent.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `path` as a private (0700) directory, or accepts an existing real directory (not a
+/// link): figures and tracer directories inside a results directory.
+pub fn subdir(path: &Path) -> std::io::Result<()> {
+    match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if fs::symlink_metadata(path)?.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("exists and is not a directory (a link?); remove it"))
+            }
+        }
+        r => r,
+    }
+}
+
 /// Refuses an output directory that already holds files: a run never mixes its files with an
-/// earlier run's (a report of the directory would read both). A missing or empty one is fine.
+/// earlier run's (a report of the directory would read both). A missing or empty one is fine, if
+/// it is ours alone ([`check_private`]).
 pub fn check_new_dir(path: &Path) -> Result<(), Error> {
+    check_private(path)?;
     let Ok(mut entries) = fs::read_dir(path) else { return Ok(()) };
     match entries.next() {
         None => Ok(()),

@@ -4,13 +4,12 @@
 //! final form, into the cell directory for the merge. A tracer that crashes or hangs takes down
 //! only this process.
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
 use tracebench_tracers::Tracer;
 
-use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_PID, CELL_RESULT, CELL_STOP};
+use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_RESULT, CELL_STOP};
 use super::timed::{self, Buffers, STOP};
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::{CounterGroup, CounterRead, NoCounters};
@@ -24,6 +23,13 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
+/// Started from `/proc/PID/exe` (`supervise::own_exe`), this process would be called "exe" in
+/// `ps` and /proc/PID/comm: it takes tracebench's name back (its threads inherit it).
+pub fn name_process() {
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"tracebench".as_ptr()) };
+}
+
 fn to_ns(ticks: u64, hz: f64) -> f64 {
     ticks as f64 * 1e9 / hz
 }
@@ -35,15 +41,20 @@ struct ThreadOut {
     sources: Sources,
 }
 
-/// Entry point of the hidden `__cell` subcommand.
-pub fn main(spec_path: &Path) -> Result<i32, Error> {
+/// Entry point of the hidden `__cell DIR` subcommand: the spec comes on stdin (`protocol`); DIR,
+/// its directory, is on the command line too so that `ps` tells which run a cell belongs to.
+pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
     super::supervise::install_handlers_with(on_signal);
-    let spec = protocol::read_spec(spec_path)?;
+    name_process();
+    let spec = protocol::read_spec(&mut std::io::stdin().lock())?;
+    if spec.dir != dir {
+        return Err(Error::Usage(format!("__cell {}: the spec on stdin is for {}", dir.display(), spec.dir.display())));
+    }
     // The stop handshake with the parent (`runner::run_cell`): a Ctrl-C can land while a launch
     // prefix (strace) is up but this process does not exist yet, and a prefix that blocks
     // SIGINT would then let the whole cell run. So: handler first, then our pid (the parent
     // signals it once it has been asked to stop), then the parent's stop mark, in that order.
-    let _ = std::fs::write(spec.dir.join(CELL_PID), std::process::id().to_string());
+    protocol::send_pid();
     if spec.dir.join(CELL_STOP).exists() {
         STOP.store(true, Ordering::Relaxed);
     }

@@ -82,7 +82,9 @@ fn prepare(
 ) -> Result<Prepared, Error> {
     let out = ResultsDir::create(&plan.out)?;
     let columns = plan::counter_columns(&avail);
-    let cells = plan.cells(&opts, &avail, &columns, &shared.clock, &shared.run_id, &out.path.join(".cells"));
+    let cells_dir = out.path.join(".cells");
+    protocol::make_cells_dir(&cells_dir)?;
+    let cells = plan.cells(&opts, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
     Ok(Prepared { opts, mode, plan, out, avail, columns, cells })
 }
 

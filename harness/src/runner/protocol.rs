@@ -1,8 +1,12 @@
-//! What the parent and a measuring cell tell each other, through the cell's directory:
+//! What the parent and a measuring cell tell each other. The spec and the pid travel through
+//! pipes the parent made, never through files: a file in a directory someone else can write
+//! could be swapped (a spec naming their plugin, run as root) or planted (a pid that a Ctrl-C
+//! would signal), issue 30. The rest goes through the cell's directory, which the parent makes
+//! private (0700) inside the private `.cells` of the results directory:
 //!
 //! ```text
-//! parent -> cell   cell.json    the CellSpec (argument of `tracebench __cell`)
-//! cell -> parent   cell.pid     written first, so a stop can reach the cell under a prefix
+//! parent -> cell   stdin        the CellSpec as JSON (`tracebench __cell` reads it to EOF)
+//! cell -> parent   fd 3         its pid, written first, so a stop can reach it under a prefix
 //! parent -> cell   stop         the stop mark (then a signal), see `supervise`
 //! cell -> parent   result.json  the CellResult: per-thread counts, tracer facts, warnings
 //! cell -> merge    events.csv, discarded.csv   rows in their final form (`results::rows`)
@@ -16,7 +20,6 @@ use crate::clock::ClockKind;
 use crate::error::Error;
 use crate::steady_state::Window;
 
-pub const CELL_SPEC: &str = "cell.json";
 pub const CELL_RESULT: &str = "result.json";
 /// Tracer options passed through to the backend (see `tracebench_tracers::CreateOptions`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -124,21 +127,52 @@ pub struct CellResult {
     pub warnings: Vec<String>,
 }
 
-/// In a cell's directory: the measuring process's pid, and the parent's "stop" mark.
-pub const CELL_PID: &str = "cell.pid";
+/// The descriptor on which the cell writes its pid (the parent holds the pipe's read end).
+pub const CELL_PID_FD: libc::c_int = 3;
+/// In a cell's directory: the parent's "stop" mark.
 pub const CELL_STOP: &str = "stop";
 
-/// Writes the spec where the cell will read it; returns its path.
-pub fn write_spec(spec: &CellSpec) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(&spec.dir).map_err(|e| Error::io(&spec.dir, e))?;
-    let p = spec.dir.join(CELL_SPEC);
-    crate::results::write_json(&p, spec)?;
-    Ok(p)
+/// Makes the directory of every cell: `.cells` inside the results directory, created here and
+/// never reused (a `.cells` that exists is refused), mode 0700.
+pub fn make_cells_dir(dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(crate::results::PRIVATE_DIR_MODE).create(dir).map_err(|e| Error::OutDir {
+        path: dir.display().to_string(),
+        why: format!("cannot make it ({e}); it must not exist yet"),
+    })
 }
 
-pub fn read_spec(path: &Path) -> Result<CellSpec, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| Error::io(path, e))
+/// Makes one cell's directory (0700, inside `.cells`; refused if it exists).
+pub fn make_cell_dir(spec: &CellSpec) -> Result<(), Error> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(crate::results::PRIVATE_DIR_MODE)
+        .create(&spec.dir)
+        .map_err(|e| Error::io(&spec.dir, e))
+}
+
+/// The spec as the cell reads it from its stdin.
+pub fn read_spec(from: &mut impl std::io::Read) -> Result<CellSpec, Error> {
+    let mut text = String::new();
+    from.read_to_string(&mut text).map_err(|e| Error::io("stdin", e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::Usage(format!("__cell: no cell spec on stdin ({e}); this command is tracebench's own, not for use"))
+    })
+}
+
+/// Tells the parent this process's pid on [`CELL_PID_FD`], and closes it. Best effort: a cell
+/// started by hand has no such descriptor.
+pub fn send_pid() {
+    let text = std::process::id().to_string();
+    // SAFETY: fstat, write and close on a descriptor number; written only when it is a pipe, so
+    // a cell started by hand with fd 3 open on some file never writes into that file.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(CELL_PID_FD, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO {
+            libc::write(CELL_PID_FD, text.as_ptr().cast(), text.len());
+            libc::close(CELL_PID_FD);
+        }
+    }
 }
 
 /// The cell's result, if it wrote one.

@@ -12,9 +12,17 @@
 //! The stop handshake with a cell (`cell::main`): a Ctrl-C can land while a launch prefix (strace)
 //! is up but the measuring process does not exist yet, and a prefix that blocks SIGINT would then
 //! let the whole cell run. So the parent writes the cell's stop mark, signals the child, and then
-//! signals the measuring process itself once it has written its pid.
-use std::io::Read;
-use std::path::Path;
+//! signals the measuring process itself once it has sent its pid down the pipe the parent gave
+//! it, and only if that pid is our child's child, through a pidfd (issue 30: a pid read from a
+//! file another user could write made Ctrl-C signal an unrelated root process).
+//!
+//! Children are started from `/proc/PID/exe` of this process, not from the path it was started
+//! by: a rebuild that replaces the binary during a run would otherwise make every later cell
+//! fail with ENOENT (issue 29). The link opens the running image even once its file is gone.
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -22,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use tracebench_tracers::registry;
 
-use super::protocol::{self, CellResult, CellSpec, CELL_PID, CELL_STOP};
+use super::protocol::{self, CellResult, CellSpec, CELL_PID_FD, CELL_STOP};
 use crate::error::Error;
 
 /// Set by SIGINT/SIGTERM in the parent (runner or gate).
@@ -85,14 +93,52 @@ pub enum Ended {
     TimedOut,
 }
 
-/// The stop handshake with a measuring cell: its directory, and whether it runs under a launch
-/// prefix (strace), which is then never signalled itself: a prefix killed while it starts up
-/// leaves its traced child stopped for ever, holding our stderr pipe. The cell stops, and the
-/// prefix exits with it.
-#[derive(Debug, Clone, Copy)]
+/// The stop handshake with a measuring cell: its directory, the read end of the pipe its pid
+/// comes on, and whether it runs under a launch prefix (strace), which is then never signalled
+/// itself: a prefix killed while it starts up leaves its traced child stopped for ever, holding
+/// our stderr pipe. The cell stops, and the prefix exits with it.
 pub struct Handshake<'a> {
     pub dir: &'a Path,
+    pub pid_pipe: &'a OwnedFd,
     pub prefixed: bool,
+}
+
+/// This process's executable, as a path that opens the running image even after a rebuild has
+/// replaced or removed its file (the module doc). `/proc/PID/exe`, not `/proc/self/exe`: under a
+/// launch prefix it is the prefix that opens the path.
+pub fn own_exe() -> PathBuf {
+    PathBuf::from(format!("/proc/{}/exe", std::process::id()))
+}
+
+/// Reads the pid the cell sent (non-blocking; None until it is there).
+fn cell_pid(pipe: &OwnedFd) -> Option<libc::pid_t> {
+    let mut buf = [0u8; 16];
+    // SAFETY: reads into our buffer from a descriptor we own (O_NONBLOCK).
+    let n = unsafe { libc::read(pipe.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    std::str::from_utf8(&buf[..usize::try_from(n).ok()?]).ok()?.trim().parse().ok().filter(|&p| p > 0)
+}
+
+/// Signals `pid` only if it is a child of our child `parent` (the measuring process under its
+/// launch prefix), through a pidfd: the check is made after the pidfd pins the process, so a
+/// pid reused in between is never signalled. False when it is not our descendant.
+pub fn signal_grandchild(parent: libc::pid_t, pid: libc::pid_t, sig: libc::c_int) -> bool {
+    let is_child = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)?.parse::<i32>().ok()))
+            == Some(parent)
+    };
+    // SAFETY: plain syscalls on integers; the fd is closed below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+    if fd < 0 {
+        return false;
+    }
+    let sent = is_child()
+        // SAFETY: fd is a pidfd we own; a null siginfo means "as kill() would".
+        && unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd, sig, std::ptr::null::<libc::siginfo_t>(), 0) } == 0;
+    // SAFETY: our own fd.
+    unsafe { libc::close(fd) };
+    sent
 }
 
 /// Waits for `child`, forwarding a stop (see the module doc and [`Handshake`]) and killing it
@@ -103,8 +149,9 @@ pub fn wait(
     cell: Option<Handshake>,
     forward: Option<i32>,
 ) -> Result<Ended, Error> {
-    let cell_dir = cell.map(|c| c.dir);
-    let signal_child = !cell.is_some_and(|c| c.prefixed);
+    let cell_dir = cell.as_ref().map(|c| c.dir);
+    let pid_pipe = cell.as_ref().map(|c| c.pid_pipe);
+    let signal_child = !cell.as_ref().is_some_and(|c| c.prefixed);
     let forward_sig = || {
         forward.unwrap_or(match SIG.load(Ordering::Relaxed) {
             0 => libc::SIGTERM,
@@ -155,14 +202,11 @@ pub fn wait(
             forwarded = true;
         }
         if forwarded && !cell_signalled {
-            if let Some(cell) = cell_dir
-                .and_then(|d| std::fs::read_to_string(d.join(CELL_PID)).ok())
-                .and_then(|t| t.trim().parse::<i32>().ok())
-                .filter(|&p| p > 0 && p != pid)
-            {
-                let sig = forward_sig();
-                // SAFETY: a pid the cell wrote: our descendant, alive while its prefix parent is.
-                unsafe { libc::kill(cell, sig) };
+            if let Some(cell) = pid_pipe.and_then(cell_pid) {
+                // Without a prefix the cell is our child, signalled above.
+                if cell != pid {
+                    signal_grandchild(pid, cell, forward_sig());
+                }
                 cell_signalled = true;
             }
         }
@@ -199,6 +243,20 @@ pub fn wait(
     })
 }
 
+/// The pipe a cell sends its pid on: (read end, non-blocking, ours; write end, for the child).
+fn pid_pipe() -> Result<(OwnedFd, OwnedFd), Error> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills `fds` with two new descriptors, which we own from here.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Error::Measurement(format!("pipe: {}", std::io::Error::last_os_error())));
+    }
+    // SAFETY: as above; and fcntl on our own read end.
+    unsafe {
+        libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK);
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
+}
+
 /// One cell as the parent saw it.
 pub struct CellRun {
     pub spec: CellSpec,
@@ -215,10 +273,12 @@ fn tail(s: &str, n: usize) -> String {
 }
 
 /// Spawns the measuring child for one cell (under its tracer's launch prefix) and waits for it.
+/// The spec goes down its stdin; its pid comes back on fd 3 (`protocol`).
 pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun, Error> {
     let t0 = Instant::now();
-    let spec_path = protocol::write_spec(&spec)?;
-    let exe = std::env::current_exe().map_err(|e| Error::io("current_exe", e))?;
+    protocol::make_cell_dir(&spec)?;
+    let json = serde_json::to_vec(&spec).map_err(|e| Error::Measurement(format!("cell spec: {e}")))?;
+    let exe = own_exe();
     let prefix = registry::launch_prefix(&spec.spec);
     let mut cmd = match prefix.split_first() {
         Some((p, rest)) => {
@@ -228,9 +288,25 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
         }
         None => Command::new(&exe),
     };
-    cmd.arg("__cell").arg(&spec_path).stdin(Stdio::null()).stdout(Stdio::inherit()).stderr(Stdio::piped());
+    let (pid_r, pid_w) = pid_pipe()?;
+    let w = pid_w.as_raw_fd();
+    // SAFETY: dup2 is async-signal-safe; between fork and exec it only places the pipe's write
+    // end at CELL_PID_FD (dup2 clears close-on-exec on the copy).
+    unsafe {
+        cmd.pre_exec(
+            move || if libc::dup2(w, CELL_PID_FD) < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) },
+        );
+    }
+    cmd.arg("__cell").arg(&spec.dir).stdin(Stdio::piped()).stdout(Stdio::inherit()).stderr(Stdio::piped());
+    let spawned = cmd.spawn();
+    drop(pid_w);
     let mut child: Child =
-        cmd.spawn().map_err(|e| Error::Measurement(format!("cannot start the measuring process: {e}")))?;
+        spawned.map_err(|e| Error::Measurement(format!("cannot start the measuring process: {e}")))?;
+    {
+        // A spec is a few hundred bytes: it fits the pipe, so this never blocks on the child.
+        let mut stdin = child.stdin.take().expect("piped");
+        let _ = stdin.write_all(&json);
+    }
     let mut err_pipe = child.stderr.take().expect("piped");
     let (tx, rx) = std::sync::mpsc::channel();
     spawn_helper(move || {
@@ -238,7 +314,7 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
         let _ = err_pipe.read_to_string(&mut s);
         let _ = tx.send(s);
     });
-    let hs = Handshake { dir: &spec.dir, prefixed: !prefix.is_empty() };
+    let hs = Handshake { dir: &spec.dir, pid_pipe: &pid_r, prefixed: !prefix.is_empty() };
     let ended = wait(&mut child, Some(timeout), Some(hs), None)?;
     // Bounded: a descendant that outlives the child would hold the pipe open.
     let stderr = rx
@@ -257,4 +333,36 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
         eprint!("{stderr}");
     }
     Ok(CellRun { spec, row, result, error, seconds: t0.elapsed().as_secs_f64() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30, attack 2's last step: a pid that is not our child's child (here: our own child,
+    /// or an unrelated process) is never signalled; a real grandchild is.
+    #[test]
+    fn only_a_grandchild_is_signalled() {
+        let mut other = Command::new("sleep").arg("30").spawn().unwrap();
+        let mut prefix = Command::new("sh").args(["-c", "sleep 30 & wait"]).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let grandchild = loop {
+            let kids = std::fs::read_to_string(format!("/proc/{}/task/{}/children", prefix.id(), prefix.id()))
+                .unwrap_or_default();
+            if let Some(p) = kids.split_whitespace().next().and_then(|p| p.parse::<i32>().ok()) {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "the shell never started its child");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let prefix_pid = prefix.id() as i32;
+        assert!(!signal_grandchild(prefix_pid, other.id() as i32, libc::SIGTERM), "an unrelated process");
+        assert!(!signal_grandchild(prefix_pid, 1, libc::SIGTERM), "init");
+        assert!(other.try_wait().unwrap().is_none(), "the unrelated process was signalled");
+        assert!(signal_grandchild(prefix_pid, grandchild, libc::SIGTERM), "the real grandchild");
+        let _ = other.kill();
+        let _ = other.wait();
+        let status = prefix.wait().unwrap();
+        assert!(status.code().is_some(), "the shell ends once its child was terminated: {status:?}");
+    }
 }

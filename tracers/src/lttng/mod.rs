@@ -50,6 +50,8 @@ const MIN_EVENT_BYTES: u64 = 8;
 /// tracef's smallest event: header 4 + `_msg_length` 4 + one digit.
 const MIN_TRACEF_EVENT_BYTES: u64 = 9;
 const CHANNEL: &str = "tbch";
+/// Name prefix of the private snapshot directories (`owned::private_workdir`).
+pub(crate) const SNAPSHOT_PREFIX: &str = "lttng-snapshot";
 /// How long to wait for the sessiond to push the enabled event to this process.
 const ENABLE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -133,7 +135,10 @@ pub struct Lttng {
     mode: Mode,
     name: String,
     session: String,
-    out_dir: PathBuf,
+    /// The snapshot output: a private directory of ours (mkdtemp, 0700, in the state directory),
+    /// removed when this drops. A predictable name under /tmp let another user plant a symlink
+    /// there, and the clean-up below then emptied whatever it pointed to (issue 30).
+    out_dir: tempfile::TempDir,
     session_created: bool,
     fire: extern "C" fn(u32),
     /// `--payload-size` other than 4: the bytes, and the function that records them.
@@ -214,12 +219,14 @@ impl Lttng {
             ));
         }
         let session = session_name(&opts.run_id);
-        let out_dir = std::env::temp_dir().join(format!("{session}-snapshot"));
+        let out_dir = crate::owned::private_workdir(SNAPSHOT_PREFIX)
+            .map_err(|e| setup_err(mode, format!("cannot make a private snapshot directory: {e}")))?;
+        let out = out_dir.path().to_string_lossy().into_owned();
         let mut me = Lttng {
             mode,
             name: mode.spec().into(),
             session: session.clone(),
-            out_dir: out_dir.clone(),
+            out_dir,
             session_created: false,
             fire: noop,
             blob: None,
@@ -231,7 +238,6 @@ impl Lttng {
             sentinel_cpus: std::sync::Mutex::new(Vec::new()),
             geometry: std::sync::Mutex::new(None),
         };
-        let out = out_dir.to_string_lossy().into_owned();
         // Drop tries to destroy the session from here on, even if `lttng create` itself fails: it
         // may have been interrupted (SIGINT reaches it too) after the daemon made the session.
         me.session_created = true;
@@ -312,20 +318,21 @@ impl Lttng {
             return Err("babeltrace2 not installed (apt-get install babeltrace2)".into());
         }
         let out = Command::new("babeltrace2")
-            .arg(&self.out_dir)
+            .arg(self.out_dir.path())
             .output()
             .map_err(|e| format!("cannot run babeltrace2: {e}"))?;
         if !out.status.success() {
             return Err(format!(
                 "babeltrace2 {} failed: {}",
-                self.out_dir.display(),
+                self.out_dir.path().display(),
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        *self.geometry.lock().unwrap() = Some(geometry(&self.out_dir, self.subbuf_bytes));
+        *self.geometry.lock().unwrap() = Some(geometry(self.out_dir.path(), self.subbuf_bytes));
         // Each snapshot record goes to a new snapshot-N directory: clear it so the next read only
-        // sees the next snapshot.
-        for entry in std::fs::read_dir(&self.out_dir).map_err(|e| e.to_string())?.flatten() {
+        // sees the next snapshot. The directory is ours alone (0700), so nobody else can plant an
+        // entry in it; std's remove_dir_all does not follow symlinks either.
+        for entry in std::fs::read_dir(self.out_dir.path()).map_err(|e| e.to_string())?.flatten() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
         Ok(parse_babeltrace(&String::from_utf8_lossy(&out.stdout), self.mode))
@@ -342,7 +349,7 @@ impl Drop for Lttng {
                 }
             }
         }
-        let _ = std::fs::remove_dir_all(&self.out_dir);
+        // The snapshot directory goes when `out_dir` drops (TempDir).
     }
 }
 

@@ -62,17 +62,10 @@ pub fn reap_leftovers() {
             let _ = lttng(&["destroy", &session]);
         }
     }
-    if let Ok(rd) = std::fs::read_dir(std::env::temp_dir()) {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            let pid = n
-                .strip_prefix("tracebench-")
-                .and_then(|r| r.strip_suffix("-snapshot"))
-                .and_then(|r| r.rsplit('-').next());
-            if pid.is_some_and(dead) {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
+    // Snapshot directories of dead runs: private to us (state directory, 0700), found by the
+    // measuring process's pid in their name.
+    for d in crate::owned::stale_workdirs(super::SNAPSHOT_PREFIX) {
+        let _ = std::fs::remove_dir_all(d);
     }
 }
 

@@ -255,7 +255,7 @@ fn warm_up<C: Clock>(
 
 /// Starts the stepper on this thread, makes the marked calls, and collects its records.
 fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<Record>, Error> {
-    let exe = std::env::current_exe().map_err(|e| Error::io("current_exe", e))?;
+    let exe = crate::runner::supervise::own_exe();
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
     let mut child = Command::new(exe)
