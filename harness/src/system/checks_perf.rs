@@ -60,9 +60,12 @@ fn detector(cpu: usize) -> Check {
     .join();
     match opened {
         Ok(Ok((n, None))) => Check::ok(G, format!("full disturbance detector opens ({n} event sources)")),
-        Ok(Ok((_, Some(weak)))) => {
-            let short = weak.split(';').next().unwrap_or(&weak).to_string();
-            Check::warn(G, short, "run as root, or sysctl kernel.perf_event_paranoid=1 plus read access to tracefs")
+        Ok(Ok((n, Some(_)))) => {
+            let text = format!(
+                "WEAK disturbance detector ({n} sources, no interrupt among them): timer ticks, IPIs, device IRQs, \
+                 softirqs and NMIs are not seen, and their cost stays in the kept calls"
+            );
+            Check::warn(G, text, "run as root, or sysctl kernel.perf_event_paranoid=1 plus read access to tracefs")
                 .matters("weak disturbance detector: interrupts are not seen, their cost stays in kept calls")
         }
         Ok(Err(e)) => Check::bad(G, format!("disturbance detector cannot open: {e}"), "run as root")
@@ -90,6 +93,11 @@ pub fn counters(sys: &Sys) -> Vec<Check> {
     let hw = matches!(&one, Ok(a) if !a.available.is_empty());
     out.push(match &one {
         Ok(a) if hw => Check::ok(G, format!("hardware events open ({})", a.available.join(", "))),
+        Ok(a) if a.unsupported.iter().any(|u| u.1.starts_with("permission denied")) => Check::warn(
+            G,
+            "hardware events: unknown, this user may not open perf events",
+            "run as root, or sysctl kernel.perf_event_paranoid=1",
+        ),
         Ok(a) => Check::warn(
             G,
             format!("no hardware events: {}", a.unsupported.first().map(|u| u.1.as_str()).unwrap_or("cycles does not open")),

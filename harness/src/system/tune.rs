@@ -123,7 +123,13 @@ pub fn tune(sys: &Sys, plan: &Plan, go_on: &mut dyn FnMut(usize) -> bool) -> Res
         match write(sys, &k.path, format!("{value}\n").as_bytes()) {
             Ok(()) => println!("set     {} ({}): {old} -> {value}", k.path, k.what),
             Err(e) => {
-                println!("failed  {} ({}): {e}; left at {old}", k.path, k.what);
+                let why = match e.raw_os_error() {
+                    Some(libc::EPERM) | Some(libc::EIO) if k.path.starts_with("/proc/irq/") => {
+                        " (the kernel manages this IRQ's affinity, e.g. a per-queue IRQ)".to_string()
+                    }
+                    _ => String::new(),
+                };
+                println!("failed  {} ({}): {e}{why}; left at {old}", k.path, k.what);
                 if fresh {
                     st.entries.pop();
                     state::save(sys, &st)?;

@@ -115,8 +115,13 @@ fn cache_bytes(cpu: usize, level: &str, data: bool) -> Option<usize> {
 
 impl CounterSource for Pmu {
     fn pmu(&mut self) -> Result<(), String> {
-        counter(Hardware::INSTRUCTIONS, false).map(|_| ()).map_err(|e| {
-            format!("no PMU here: the instructions event does not open ({e}); a VM without a virtual PMU has no hardware events")
+        counter(Hardware::INSTRUCTIONS, false).map(|_| ()).map_err(|e| match e.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                format!("this user may not open perf events ({e}); run as root or sysctl kernel.perf_event_paranoid=1")
+            }
+            _ => format!(
+                "no PMU here: the instructions event does not open ({e}); a VM without a virtual PMU has no hardware events"
+            ),
         })
     }
 
