@@ -25,7 +25,7 @@ fn cmdline_cpus(cmdline: &str, key: &str) -> Option<Vec<usize>> {
     Some(parse_cpu_list(&list))
 }
 
-pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot) -> Vec<Check> {
+pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[usize]) -> Vec<Check> {
     const G: &str = "cpu";
     let mut out = Vec::new();
     let online = sys.get(&format!("{CPU_DIR}/cpu{cpu}/online")).map_or(true, |s| s == "1");
@@ -40,6 +40,7 @@ pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot) -> Vec<Ch
     });
     let fix = "pick an idle CPU with --cpu, or move the work away (taskset, cgroups cpusets)";
     match busy_text(before, after, cpu) {
+        _ if ours.contains(&cpu) => {}
         Some(b) if b >= 10.0 => out.push(
             Check::warn(G, format!("cpu {cpu} busy {b:.0}% during the check (others run there)"), fix).matters(
                 format!("cpu {cpu} was {b:.0}% busy with other work: expect context switches and cold caches"),
@@ -49,7 +50,7 @@ pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot) -> Vec<Ch
         None => out.push(Check::warn(G, format!("cpu {cpu} load: unknown, /proc/stat unreadable"), "mount /proc")),
     }
     let sib = siblings(sys, cpu);
-    for s in &sib {
+    for s in sib.iter().filter(|s| !ours.contains(s)) {
         match busy_text(before, after, *s) {
             Some(b) if b >= 10.0 => out.push(
                 Check::warn(

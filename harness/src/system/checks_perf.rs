@@ -66,7 +66,6 @@ fn detector(cpu: usize) -> Check {
                  softirqs and NMIs are not seen, and their cost stays in the kept calls"
             );
             Check::warn(G, text, "run as root, or sysctl kernel.perf_event_paranoid=1 plus read access to tracefs")
-                .matters("weak disturbance detector: interrupts are not seen, their cost stays in kept calls")
         }
         Ok(Err(e)) => Check::bad(G, format!("disturbance detector cannot open: {e}"), "run as root")
             .matters("no disturbance detector"),
@@ -102,8 +101,7 @@ pub fn counters(sys: &Sys) -> Vec<Check> {
             G,
             format!("no hardware events: {}", a.unsupported.first().map(|u| u.1.as_str()).unwrap_or("cycles does not open")),
             "run on bare metal or a VM with a virtual PMU (KVM: -cpu host); --instructions singlestep counts instructions without one",
-        )
-        .matters("no PMU here: no hardware counter columns"),
+        ),
         Err(e) => Check::warn(G, format!("hardware events: {e}"), "run as root"),
     });
     if hw {

@@ -107,7 +107,14 @@ fn steal(before: &Snapshot, after: &Snapshot, cpu: usize, seconds: f64) -> Check
         );
     };
     let pct = 100.0 * st;
-    let text = format!("steal {pct:.1}% of cpu {cpu} over {seconds:.1} s (/proc/stat)");
+    // /proc/stat counts in ticks (USER_HZ, 100 a second): a short window cannot show a small steal.
+    let ticks = (seconds * 100.0).round().max(1.0);
+    let floor = if ticks < 100.0 {
+        format!("; {ticks:.0} ticks, so less than {:.0}% cannot show", 100.0 / ticks)
+    } else {
+        String::new()
+    };
+    let text = format!("steal {pct:.1}% of cpu {cpu} over {seconds:.2} s (/proc/stat{floor})");
     let matters = format!("steal {pct:.1}% during the check: expect stalls no event shows");
     if pct >= 5.0 {
         Check::bad(G, text, "the host is overcommitted: use a dedicated or pinned vCPU, or another host")

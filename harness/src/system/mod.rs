@@ -217,7 +217,7 @@ pub fn run(a: &SystemArgs) -> Result<i32, SystemError> {
         Action::Show(s) => {
             let sys = sys_of(&s.sys_root);
             let cpu = measuring_cpu(&sys, s.cpu)?;
-            let checks = show(&sys, cpu, Window::Measure(std::time::Duration::from_secs(1)), None);
+            let checks = show(&sys, cpu, Window::Measure(std::time::Duration::from_secs(1)), None, &[]);
             render::print(&checks);
             let mut code = render::exit_code(&checks);
             if s.counters {
@@ -258,7 +258,15 @@ pub enum Window {
 
 /// Every check, in the order they are printed. `clock`: a calibration already made (a run's),
 /// else one is made here.
-pub fn show(sys: &Sys, cpu: usize, window: Window, clock: Option<&crate::clock::ClockInfo>) -> Vec<Check> {
+/// `ours`: CPUs our own work kept busy during the window (a run's measuring CPUs), whose load
+/// says nothing about other work.
+pub fn show(
+    sys: &Sys,
+    cpu: usize,
+    window: Window,
+    clock: Option<&crate::clock::ClockInfo>,
+    ours: &[usize],
+) -> Vec<Check> {
     let (before, after, seconds) = match window {
         Window::Measure(d) => {
             let b = checks_virt::Snapshot::take(sys);
@@ -271,7 +279,7 @@ pub fn show(sys: &Sys, cpu: usize, window: Window, clock: Option<&crate::clock::
         }
     };
     let mut out = checks_clock::checks(sys, clock);
-    out.extend(checks_cpu::cpu(sys, cpu, &before, &after));
+    out.extend(checks_cpu::cpu(sys, cpu, &before, &after, ours));
     out.extend(checks_cpu::frequency(sys, cpu));
     out.extend(checks_cpu::interrupts(sys, cpu, &before, &after));
     out.extend(checks_virt::checks(sys, cpu, &before, &after, seconds));
@@ -283,7 +291,8 @@ pub fn show(sys: &Sys, cpu: usize, window: Window, clock: Option<&crate::clock::
 
 /// What a run records under run.json's `system` key: the checks over the run itself (steal,
 /// busy CPUs and interrupts since `since`, the run's own clock calibration).
-pub fn for_run(since: checks_virt::Snapshot, clock: &crate::clock::ClockInfo, cpu: usize) -> serde_json::Value {
-    let checks = show(&Sys::real(), cpu, Window::Since(since), Some(clock));
+pub fn for_run(since: checks_virt::Snapshot, clock: &crate::clock::ClockInfo, cpus: &[usize]) -> serde_json::Value {
+    let cpu = cpus.first().copied().unwrap_or(0);
+    let checks = show(&Sys::real(), cpu, Window::Since(since), Some(clock), cpus);
     render::json(&checks, "the run")
 }
