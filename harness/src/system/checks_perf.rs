@@ -62,8 +62,9 @@ fn detector(cpu: usize) -> Check {
         Ok(Ok((n, None))) => Check::ok(G, format!("full disturbance detector opens ({n} event sources)")),
         Ok(Ok((n, Some(_)))) => {
             let text = format!(
-                "WEAK disturbance detector ({n} sources, no interrupt among them): timer ticks, IPIs, device IRQs, \
-                 softirqs and NMIs are not seen, and their cost stays in the kept calls"
+                "WEAK disturbance detector ({n} source{}, no interrupt among them): timer ticks, IPIs, device IRQs, \
+                 softirqs and NMIs are not seen, and their cost stays in the kept calls",
+                if n == 1 { "" } else { "s" }
             );
             Check::warn(G, text, "run as root, or sysctl kernel.perf_event_paranoid=1 plus read access to tracefs")
         }
