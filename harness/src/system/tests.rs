@@ -287,3 +287,26 @@ fn without_a_pmu_nothing_passes() {
     let l = selfcheck::lines(&o);
     assert!(l[0].contains("NOT CHECKED") && !l[0].contains("PASS"), "{l:?}");
 }
+
+#[test]
+fn the_report_header_lists_what_matters_bad_first() {
+    use super::Check;
+    let checks = vec![
+        Check::ok("clock", "invariant TSC"),
+        Check::warn("virtualization", "steal 3.1%", "pin the vCPU")
+            .matters("steal 3.1% during the check: expect stalls no event shows"),
+        Check::warn("cpu", "not in isolcpus", "boot with isolcpus=1"),
+        Check::bad("clock", "TSC not invariant", "--clock monotonic").matters("the TSC is not invariant"),
+    ];
+    let run = serde_json::json!({ "system": super::render::json(&checks, "the run") });
+    assert_eq!(
+        crate::report::load::system_lines(&run),
+        vec![
+            "BAD: the TSC is not invariant".to_string(),
+            "WARN: steal 3.1% during the check: expect stalls no event shows".to_string()
+        ]
+    );
+    assert!(crate::report::load::system_lines(&serde_json::json!({})).is_empty(), "runs before issue 25 have none");
+    assert_eq!(super::render::exit_code(&checks), 1);
+    assert_eq!(super::render::exit_code(&checks[..3]), 0);
+}
