@@ -37,6 +37,9 @@ pub enum Command {
     Export(crate::export::ExportArgs),
     /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
     Report(crate::report::ReportArgs),
+    /// Is this machine fit to measure? `show` checks it (OK/WARN/BAD with the fix), `tune` applies
+    /// what can be undone (root), `reset` puts it back.
+    System(crate::system::SystemArgs),
     /// (internal) Measure one cell in this process: its spec comes on stdin, its rows go to DIR.
     #[command(name = "__cell", hide = true)]
     Cell { dir: PathBuf },
@@ -148,6 +151,7 @@ pub fn run() -> i32 {
         }
         Command::Report(a) => finish(crate::report::run(a)),
         Command::Export(a) => finish(crate::export::run(a)),
+        Command::System(a) => finish(crate::system::run(a)),
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
     }

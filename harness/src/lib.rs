@@ -21,3 +21,4 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod steady_state;
+pub mod system;

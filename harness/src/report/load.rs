@@ -246,3 +246,20 @@ pub fn ordered_unique<T: Clone + Eq + std::hash::Hash>(it: impl IntoIterator<Ite
     }
     out
 }
+
+/// The `system` checks of run.json (issue 25) that matter for this run's numbers: each WARN or
+/// BAD check's `matters` sentence (e.g. "steal 3.1% during the check: expect stalls no event
+/// shows"), BAD first.
+pub fn system_lines(run: &Value) -> Vec<String> {
+    let checks = run.pointer("/system/checks").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut out: Vec<(bool, String)> = checks
+        .iter()
+        .filter(|c| c.get("level").and_then(Value::as_str) != Some("OK"))
+        .filter_map(|c| {
+            let m = c.get("matters").and_then(Value::as_str)?;
+            Some((c.get("level").and_then(Value::as_str) != Some("BAD"), format!("{}: {m}", c["level"].as_str()?)))
+        })
+        .collect();
+    out.sort_by_key(|(not_bad, _)| *not_bad);
+    out.into_iter().map(|(_, l)| l).collect()
+}

@@ -227,6 +227,11 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
     if let Some(c) = clock_prose(run) {
         out.push(("clock".into(), c));
     }
+    // What `tracebench system show` found during the run that moves these numbers (issue 25).
+    let machine = super::load::system_lines(run);
+    if !machine.is_empty() {
+        out.push(("machine".into(), machine.join("; ")));
+    }
     out.push(("counters".into(), counters_prose(run)));
     if let Some(d) = run.get("disturbance").filter(|d| !d.is_null()) {
         let watched = d.get("watched").and_then(Value::as_array).map_or(0, Vec::len);

@@ -30,6 +30,8 @@ pub struct RunFacts<'a> {
     pub plan: &'a Plan,
     pub runs: &'a [CellRun],
     pub interrupted: bool,
+    /// `tracebench system show`'s checks over the run (issue 25, `crate::system::for_run`).
+    pub system: serde_json::Value,
 }
 
 /// Writes run.json; returns it.
@@ -85,6 +87,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
         "interrupted": interrupted,
         "instructions": crate::runner::singlestep::run_json(args),
+        "system": &f.system,
     });
     write_json(out.file(RUN_JSON), &run_json)?;
     Ok(run_json)

@@ -42,6 +42,8 @@ struct Shared {
     floor: calibrate::Floor,
     host: Host,
     cpu_before: CpuTimes,
+    /// Where run.json's `system` checks (steal, load, interrupts) start their window.
+    system_since: crate::system::checks_virt::Snapshot,
     _keep_alive: Option<crate::disturbance::KeepAlive>,
 }
 
@@ -57,6 +59,7 @@ impl Shared {
             floor,
             host: host::describe(),
             cpu_before: CpuTimes::now(),
+            system_since: crate::system::checks_virt::Snapshot::take(&crate::system::Sys::real()),
             _keep_alive: keep_alive,
         })
     }
@@ -112,6 +115,7 @@ fn finish(
         plan: &p.plan,
         runs,
         interrupted: supervise::stopped(),
+        system: crate::system::for_run(shared.system_since.clone(), &shared.clock, &p.plan.cpus),
     };
     let run_json = export::write_run_json(&p.out, &facts)?;
     let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));

@@ -1,0 +1,300 @@
+//! `tracebench system show | tune | reset` (issue 25): is this machine fit to measure one call?
+//!
+//! `show` runs one check per thing that moves a per-call figure before any tracer is involved
+//! (the clock, the measuring CPU and its SMT sibling, frequency, interrupts, the hypervisor's
+//! steal, perf's limits, the PMU, the tracers), each OK, WARN or BAD with its fix. `tune` applies
+//! what can be undone, recording every previous value first (`state`); `reset` puts them back byte
+//! for byte. `show --counters` cross-checks the PMU's counters against known quantities
+//! (`selfcheck`). Every run records the checks in run.json (`for_run`), and the report's header
+//! repeats the ones that matter for its numbers.
+//!
+//! Every file is read under a root directory ([`Sys`]): `/` on the machine, a fake tree in tests.
+pub mod checks_clock;
+pub mod checks_cpu;
+pub mod checks_perf;
+pub mod checks_virt;
+pub mod render;
+pub mod selfcheck;
+pub mod state;
+#[cfg(test)]
+mod tests;
+pub mod tune;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+/// How much a check's finding threatens the numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Level {
+    #[serde(rename = "OK")]
+    Ok,
+    #[serde(rename = "WARN")]
+    Warn,
+    #[serde(rename = "BAD")]
+    Bad,
+}
+
+impl Level {
+    pub fn word(self) -> &'static str {
+        match self {
+            Level::Ok => "OK",
+            Level::Warn => "WARN",
+            Level::Bad => "BAD",
+        }
+    }
+}
+
+/// One line of `system show`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// The group: clock, cpu, frequency, interrupts, virtualization, perf, counters, tracers.
+    pub group: &'static str,
+    pub level: Level,
+    /// What was found, with its figures.
+    pub text: String,
+    /// How to fix it (WARN and BAD only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// What it does to the measured numbers, when it does something; the report's header says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matters: Option<String>,
+}
+
+impl Check {
+    pub fn ok(group: &'static str, text: impl Into<String>) -> Check {
+        Check { group, level: Level::Ok, text: text.into(), fix: None, matters: None }
+    }
+    pub fn warn(group: &'static str, text: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { group, level: Level::Warn, text: text.into(), fix: Some(fix.into()), matters: None }
+    }
+    pub fn bad(group: &'static str, text: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { group, level: Level::Bad, text: text.into(), fix: Some(fix.into()), matters: None }
+    }
+    /// A file this user cannot read: said, never guessed.
+    pub fn unreadable(group: &'static str, what: &str, path: &Path) -> Check {
+        Check::warn(group, format!("{what}: unknown, cannot read {}", path.display()), "run as root to check it")
+    }
+    pub fn matters(mut self, m: impl Into<String>) -> Check {
+        self.matters = Some(m.into());
+        self
+    }
+}
+
+/// The root the system's files are read and written under: `/` on the machine, a directory
+/// shaped like it in tests (so tune and reset can be tested on knobs this VM lacks).
+#[derive(Debug, Clone)]
+pub struct Sys {
+    pub root: PathBuf,
+}
+
+impl Sys {
+    pub fn real() -> Sys {
+        Sys { root: PathBuf::from("/") }
+    }
+    /// `rel` is absolute as on the machine (`/sys/...`), joined under the root.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel.trim_start_matches('/'))
+    }
+    pub fn read(&self, rel: &str) -> std::io::Result<String> {
+        std::fs::read_to_string(self.path(rel))
+    }
+    /// The trimmed content, or None when absent, unreadable or empty.
+    pub fn get(&self, rel: &str) -> Option<String> {
+        self.read(rel).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+    /// Whether `rel` exists but this user cannot read it (so "absent" is not said of it).
+    pub fn denied(&self, rel: &str) -> bool {
+        matches!(self.read(rel), Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied)
+    }
+}
+
+/// `tracebench system ...`.
+#[derive(Args, Debug, Clone)]
+pub struct SystemArgs {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum Action {
+    /// One line per check (OK, WARN or BAD, with the fix); exits 0 when nothing is BAD, else 1.
+    Show(ShowArgs),
+    /// (root) Apply what can be undone: governor, min = max frequency, turbo off, IRQs off the
+    /// measuring CPUs, perf's sample rate; records every previous value first for `reset`.
+    Tune(TuneArgs),
+    /// (root) Put back every value `tune` changed, byte for byte.
+    Reset(ResetArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// The measuring CPU (default: the last online CPU, as `run` uses).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Also cross-check the PMU's counters against known counts (exit 3: could not check).
+    #[arg(long)]
+    pub counters: bool,
+    /// (tests) Read the system's files under this directory instead of /.
+    #[arg(long, hide = true)]
+    pub sys_root: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TuneArgs {
+    /// The measuring CPUs, comma-separated (default: the last online CPU).
+    #[arg(long, value_delimiter = ',')]
+    pub cpu: Vec<usize>,
+    /// Also turn address-space randomization off (kernel.randomize_va_space = 0).
+    #[arg(long)]
+    pub aslr: bool,
+    /// (tests) Tune the files under this directory instead of /.
+    #[arg(long, hide = true)]
+    pub sys_root: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ResetArgs {
+    /// (tests) Reset the files under this directory instead of /.
+    #[arg(long, hide = true)]
+    pub sys_root: Option<PathBuf>,
+}
+
+/// What `system` refuses, each with its fix; all are exit 2.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    #[error("--cpu {cpu}: no such online CPU (online: {online}); pick one of them")]
+    UnknownCpu { cpu: usize, online: String },
+    #[error("system {0} changes kernel settings and needs root; run it with sudo")]
+    NotRoot(&'static str),
+    #[error("no recorded tuning state at {0}: nothing to reset (`tracebench system tune` records one)")]
+    NoState(String),
+    #[error("{0}")]
+    State(String),
+}
+
+impl crate::error::ExitCode for SystemError {
+    fn exit_code(&self) -> i32 {
+        2
+    }
+}
+
+fn sys_of(root: &Option<PathBuf>) -> Sys {
+    root.as_ref().map(|r| Sys { root: r.clone() }).unwrap_or_else(Sys::real)
+}
+
+pub(crate) fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The online CPUs under `sys`.
+pub fn online(sys: &Sys) -> Vec<usize> {
+    match sys.get("/sys/devices/system/cpu/online") {
+        Some(s) => crate::host::parse_cpu_list(&s),
+        None => crate::host::online_cpus(),
+    }
+}
+
+/// `cpu` if it is online, else the usage error; None picks the last online CPU.
+pub fn measuring_cpu(sys: &Sys, cpu: Option<usize>) -> Result<usize, SystemError> {
+    let on = online(sys);
+    let text = || on.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    match cpu {
+        Some(c) if on.contains(&c) => Ok(c),
+        Some(c) => Err(SystemError::UnknownCpu { cpu: c, online: text() }),
+        None => on.last().copied().ok_or(SystemError::UnknownCpu { cpu: 0, online: text() }),
+    }
+}
+
+/// Entry point of `tracebench system`.
+pub fn run(a: &SystemArgs) -> Result<i32, SystemError> {
+    match &a.action {
+        Action::Show(s) => {
+            let sys = sys_of(&s.sys_root);
+            let cpu = measuring_cpu(&sys, s.cpu)?;
+            let checks = show(&sys, cpu, Window::Measure(std::time::Duration::from_secs(1)), None, &[]);
+            render::print(&checks);
+            let mut code = render::exit_code(&checks);
+            if s.counters {
+                // 1 (a BAD line, a counter failed) wins over 3 (the counters could not be checked).
+                let c = selfcheck::run_and_print(cpu);
+                code = if code == 1 || c == 1 { 1 } else { c };
+            }
+            Ok(code)
+        }
+        Action::Tune(t) => {
+            if !is_root() && t.sys_root.is_none() {
+                return Err(SystemError::NotRoot("tune"));
+            }
+            let sys = sys_of(&t.sys_root);
+            let mut cpus = Vec::new();
+            for &c in &t.cpu {
+                cpus.push(measuring_cpu(&sys, Some(c))?);
+            }
+            if cpus.is_empty() {
+                cpus.push(measuring_cpu(&sys, None)?);
+            }
+            tune::tune(&sys, &tune::Plan { cpus, aslr: t.aslr }, &mut |_| true).map(|_| 0)
+        }
+        Action::Reset(r) => {
+            if !is_root() && r.sys_root.is_none() {
+                return Err(SystemError::NotRoot("reset"));
+            }
+            tune::reset(&sys_of(&r.sys_root)).map(|all| if all { 0 } else { 1 })
+        }
+    }
+}
+
+/// Over what the time-dependent checks (steal, busy CPUs, interrupts) are measured.
+pub enum Window {
+    /// Sample now, wait this long, sample again (`system show`).
+    Measure(std::time::Duration),
+    /// Since this snapshot (a run's `for_run`: the run itself is the window).
+    Since(checks_virt::Snapshot),
+}
+
+/// Every check, in the order they are printed. `clock`: a calibration already made (a run's),
+/// else one is made here.
+/// `ours`: CPUs our own work kept busy during the window (a run's measuring CPUs), whose load
+/// says nothing about other work.
+pub fn show(
+    sys: &Sys,
+    cpu: usize,
+    window: Window,
+    clock: Option<&crate::clock::ClockInfo>,
+    ours: &[usize],
+) -> Vec<Check> {
+    let (before, after, seconds) = match window {
+        Window::Measure(d) => {
+            let b = checks_virt::Snapshot::take(sys);
+            std::thread::sleep(d);
+            (b, checks_virt::Snapshot::take(sys), d.as_secs_f64())
+        }
+        Window::Since(b) => {
+            let secs = b.taken.elapsed().as_secs_f64();
+            (b, checks_virt::Snapshot::take(sys), secs)
+        }
+    };
+    let mut out = checks_clock::checks(sys, clock);
+    out.extend(checks_cpu::cpu(sys, cpu, &before, &after, ours));
+    out.extend(checks_cpu::frequency(sys, cpu));
+    out.extend(checks_cpu::interrupts(sys, cpu, &before, &after));
+    out.extend(checks_virt::checks(sys, cpu, &before, &after, seconds));
+    out.extend(checks_perf::perf(sys, cpu));
+    out.extend(checks_perf::counters(sys));
+    out.push(checks_perf::tracers());
+    out
+}
+
+/// What a run records under run.json's `system` key: the checks over the run itself (steal,
+/// busy CPUs and interrupts since `since`, the run's own clock calibration).
+pub fn for_run(since: checks_virt::Snapshot, clock: &crate::clock::ClockInfo, cpus: &[usize]) -> serde_json::Value {
+    let cpu = cpus.first().copied().unwrap_or(0);
+    let checks = show(&Sys::real(), cpu, Window::Since(since), Some(clock), cpus);
+    render::json(&checks, "the run")
+}
