@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants
 
 all: build
 
@@ -24,9 +24,23 @@ bench: setup build
 	@if $(BIN) --help | grep -q '^  report'; then $(BIN) report $(OUT); fi
 
 # Measurement tests pin to the same core and time things, so they run one at a time.
+# scripts/untested-messages.py lists the user-facing messages no test names, and fails when
+# there are more than scripts/untested-messages.count (the list only shrinks).
 test: setup build
 	python3 scripts/check-structure.py harness/src tracers/src
+	python3 scripts/untested-messages.py
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
+
+# Mutation testing of the pure modules (docs/testing.md): how many of cargo-mutants' changes to
+# the statistics and the gate's verdict the unit tests catch. Not in `make test` (an hour on 2
+# cores). MUTANTS_FILES and MUTANTS_JOBS narrow or widen it; the report is in target/mutants.
+MUTANTS_FILES ?= harness/src/stats/*.rs harness/src/gate/verdict.rs
+MUTANTS_JOBS ?= 1
+mutants:
+	command -v cargo-mutants >/dev/null || $(CARGO) install cargo-mutants --locked
+	$(CARGO) mutants --package tracebench-harness $(foreach f,$(MUTANTS_FILES),--file $(f)) \
+	  --jobs $(MUTANTS_JOBS) --timeout 300 --output target/mutants -- --lib
+	@grep -E '^[0-9]+ mutants tested' target/mutants/mutants.out/outcomes.json >/dev/null 2>&1 || true
 
 # Precision figures of the measurement core (README "Precision").
 precision: build

@@ -276,7 +276,7 @@ mod tests {
     fn missing_library_says_what_is_needed() {
         for h in ALL {
             if h.find().is_some() {
-                println!("{} is installed here: the unavailable path is not exercised", h.name);
+                println!("SKIP missing_library_says_what_is_needed ({}): installed here, so its unavailable path is not exercised", h.name);
                 continue;
             }
             let (why, fix) = h.availability().unwrap_err();
@@ -289,7 +289,13 @@ mod tests {
 
     #[test]
     fn finds_a_library_under_an_env_prefix() {
-        let dir = std::env::temp_dir().join(format!("tb-hpc-{}", std::process::id()));
+        // A fresh directory of our own (mkdtemp), not a name others can predict in /tmp.
+        let mut tpl = std::env::temp_dir().join("tb-hpc-XXXXXX").into_os_string().into_encoded_bytes();
+        tpl.push(0);
+        // SAFETY: a NUL-terminated template we own; mkdtemp rewrites its XXXXXX in place.
+        assert!(!unsafe { libc::mkdtemp(tpl.as_mut_ptr().cast()) }.is_null(), "mkdtemp");
+        tpl.pop();
+        let dir = std::path::PathBuf::from(String::from_utf8(tpl).unwrap());
         std::fs::create_dir_all(dir.join("lib")).unwrap();
         std::fs::write(dir.join("lib/libtb_fake_tracer.so"), b"").unwrap();
         let h = Hpc {
