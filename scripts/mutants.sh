@@ -19,18 +19,16 @@ command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
 rm -rf "$crate"
 mkdir -p "$crate/src/stats" "$crate/src/gate"
 cp "$root"/harness/src/stats/*.rs "$crate/src/stats/"
-cp "$root/harness/src/gate/verdict.rs" "$crate/src/gate/"
+cp "$root"/harness/src/gate/verdict*.rs "$crate/src/gate/"
 cp "$root/Cargo.lock" "$crate/"
 cat > "$crate/Cargo.toml" <<'TOML'
 [package]
-name = "tracebench-pure"
+name = "tracebench"
 version = "0.0.0"
 edition = "2021"
 publish = false
 
-# The doc examples name the harness crate (tracebench::stats); the unit tests are what is measured.
-[lib]
-doctest = false
+# Named like the harness, so that the doc examples (`use tracebench::stats::...`) run too.
 
 # Standalone: not a member of the tracebench workspace.
 [workspace]
