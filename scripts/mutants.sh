@@ -9,7 +9,8 @@
 # machine. Tests elsewhere in the harness that also exercise these modules (the report's) are not
 # run, so the caught figure is a lower bound.
 #
-#   scripts/mutants.sh [extra cargo-mutants options]      e.g. --jobs 2, --file src/stats/hist.rs
+#   scripts/mutants.sh [extra cargo-mutants options]   e.g. --shard 0/8 --sharding round-robin,
+#                                                      --file src/stats/hist.rs
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 crate=$root/target/mutants-pure
@@ -46,7 +47,8 @@ pub mod gate {
 }
 RS
 # The copied lock file pins serde to the workspace's version; nothing is fetched.
-(cd "$crate" && cargo test --offline --quiet >/dev/null)
+(cd "$crate" && cargo test --offline --quiet >/dev/null) || { echo "the copied crate's tests fail unmutated" >&2; exit 1; }
 mkdir -p "$out"
-cargo mutants --dir "$crate" --jobs 1 --timeout 120 --output "$out" "$@" || true
+# --in-place: the crate is already a copy, and its target/ holds the built dependencies.
+(cd "$crate" && cargo mutants --in-place --timeout 60 --output "$out" "$@") || true
 python3 "$root/scripts/mutants-summary.py" "$out/mutants.out"
