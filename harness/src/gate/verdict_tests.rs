@@ -88,3 +88,16 @@ fn an_interval_across_the_whole_band_asks_for_both_sides() {
     assert_eq!(j.needed, expected_needed(&j, 6, 0.05), "{j:?}");
     assert!(j.why.contains("crosses both -5.0% and +5.0%"), "{}", j.why);
 }
+
+#[test]
+fn inside_the_band_the_side_nearer_its_boundary_sets_the_count() {
+    // About +3%: the upper side of the interval, 2 points from +5%, must shrink the most.
+    let base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
+    let j = judge_values(&base, &[83.0, 123.0, 98.0, 108.0, 93.0, 113.0], &cfg(false));
+    let (lo, hi) = j.ci.unwrap();
+    assert_eq!(j.verdict, Verdict::Inconclusive, "{j:?}");
+    assert!(j.change > 0.01 && j.change <= 0.05 && lo < -0.05 && hi > 0.05, "this case's premise: {j:?}");
+    assert_eq!(j.needed, expected_needed(&j, 6, 0.05), "{j:?}");
+    let upper = bootstrap::repetitions_for_width(6, hi - j.change, 0.05 - j.change).unwrap();
+    assert_eq!(j.needed, Some(Needed::About(upper)), "{j:?}");
+}
