@@ -359,6 +359,24 @@ mod tests {
     }
 
     #[test]
+    fn a_mode_median_interpolates_across_its_bins_and_no_empty_zero_mode() {
+        // 30 calls in the bin of 150 and 70 in the next, of 153: the 50th call is 20 of 70 into
+        // the second bin.
+        let mut h = LogHistogram::new();
+        for i in 0..100 {
+            h.add(if i < 30 { 150.0 } else { 153.0 });
+        }
+        let (a, b) = (LogHistogram::bin_of(150.0).unwrap(), LogHistogram::bin_of(153.0).unwrap());
+        assert_eq!(b, a + 1, "adjacent bins");
+        let m = find_modes(&h, 0.05, 15.0, 0.0);
+        assert_eq!(m.len(), 1, "{m:?}");
+        let want = 10f64.powf(LO_EXP + (b as f64 + 20.0 / 70.0) / BINS_PER_DECADE as f64);
+        assert!((m[0].median / want - 1.0).abs() < 1e-9, "{} vs {want}", m[0].median);
+        // No zero-valued call: no zero mode, even when every fraction is kept.
+        assert!(!m[0].zero && m[0].count == 100);
+    }
+
+    #[test]
     fn close_peaks_merge_into_the_taller_one() {
         // Two peaks 8% apart with a shallow valley: one mode, at the taller peak.
         let mut h = LogHistogram::new();
