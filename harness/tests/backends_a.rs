@@ -41,12 +41,37 @@ fn sessiond_running() -> bool {
         .unwrap_or(false)
 }
 
-fn lttng_sessions() -> String {
-    Command::new("lttng")
-        .arg("list")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default()
+/// The names of the LTTng sessions (`  1) NAME [state]` lines of `lttng list`); none when no
+/// session daemon runs. Any other failure of `lttng list` fails the test: an empty list must not
+/// stand for "nothing left behind" when it was never read.
+fn lttng_sessions() -> Vec<String> {
+    let o = Command::new("lttng").arg("list").output().expect("run lttng list");
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    if !o.status.success() {
+        assert!(err.contains("No session daemon"), "lttng list failed: {out}{err}");
+        return Vec::new();
+    }
+    out.lines()
+        .filter_map(|l| l.trim_start().split_once(") "))
+        .filter(|(n, _)| n.parse::<u32>().is_ok())
+        .filter_map(|(_, rest)| rest.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+/// The process group of `pid`, while it lives (field 5 of /proc/PID/stat).
+fn pgrp_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The pid a tracebench tracefs instance is named after: `tracebench-PID[-N]`.
+fn instance_pid(name: &str) -> Option<i32> {
+    name.strip_prefix("tracebench-")?.split('-').next()?.parse().ok()
+}
+
+/// The pid a tracebench LTTng session is named after: `tracebench-[RUN-]PID`.
+fn session_pid(name: &str) -> Option<i32> {
+    name.strip_prefix("tracebench-")?.rsplit('-').next()?.parse().ok()
 }
 
 fn run_json(dir: &Path) -> serde_json::Value {
@@ -72,7 +97,7 @@ fn assert_left_nothing(run: &serde_json::Value, sessiond_before: bool) {
             assert!(!Path::new(inst).exists(), "tracefs instance {inst} left behind");
         }
         if let Some(session) = cfg["session"].as_str() {
-            assert!(!lttng_sessions().contains(session), "LTTng session {session} left behind");
+            assert!(!lttng_sessions().iter().any(|s| s == session), "LTTng session {session} left behind");
         }
     }
     if !sessiond_before {
@@ -159,8 +184,9 @@ fn ftrace_bad_clock_is_refused() {
         .arg(tmp.path().join("r"))
         .output()
         .unwrap();
-    assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a usage error: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.contains("local|global|counter|x86-tsc|mono"), "{err}");
 }
 
@@ -184,10 +210,10 @@ fn strace_runs() {
     run_backend("strace_runs", "strace", &[]);
 }
 
-/// Starts `tracebench run ARGS` in a process group of its own, waits until `ready` says the
+/// Starts `tracebench run ARGS` in a process group of its own, waits until `ready(pgid)` says the
 /// tracer is set up, then sends SIGINT to the whole group (as Ctrl-C in a terminal would) and
 /// returns the exit code and the output directory's run.json.
-fn interrupt_run(args: &[&str], out: &Path, ready: impl Fn() -> bool) -> (Option<i32>, Option<serde_json::Value>) {
+fn interrupt_run(args: &[&str], out: &Path, ready: impl Fn(i32) -> bool) -> (Option<i32>, Option<serde_json::Value>) {
     interrupt_run_to(args, out, ready, true)
 }
 
@@ -196,7 +222,7 @@ fn interrupt_run(args: &[&str], out: &Path, ready: impl Fn() -> bool) -> (Option
 fn interrupt_run_to(
     args: &[&str],
     out: &Path,
-    ready: impl Fn() -> bool,
+    ready: impl Fn(i32) -> bool,
     to_group: bool,
 ) -> (Option<i32>, Option<serde_json::Value>) {
     use std::os::unix::process::CommandExt;
@@ -212,7 +238,7 @@ fn interrupt_run_to(
     let mut child = cmd.spawn().unwrap();
     let pgid = child.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
+    while !ready(pgid) {
         assert!(Instant::now() < deadline, "the tracer never got set up");
         assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be interrupted");
         std::thread::sleep(Duration::from_millis(5));
@@ -247,33 +273,50 @@ fn sigint_mid_run_leaves_nothing_behind() {
     let tmp = tempfile::tempdir().unwrap();
 
     // ftrace: interrupted while its instance exists (many repetitions, each a child of its own).
+    // Only this run's instances count: `tracebench-PID` where PID is in the run's process group.
     if available(test, "ftrace-syscall") {
-        let before = our_instances();
-        let new_instance = || our_instances().iter().any(|n| n.starts_with("tracebench-") && !before.contains(n));
+        let seen = std::cell::RefCell::new(Vec::<String>::new());
+        let ours = |pgid: i32| {
+            for n in our_instances() {
+                if instance_pid(&n).and_then(pgrp_of) == Some(pgid) && !seen.borrow().contains(&n) {
+                    seen.borrow_mut().push(n);
+                }
+            }
+            !seen.borrow().is_empty()
+        };
         let out = tmp.path().join("ftrace");
-        let (code, run) =
-            interrupt_run(&["-t", "ftrace-syscall", "-n", "200000", "--repeats", "20"], &out, new_instance);
+        let (code, run) = interrupt_run(&["-t", "ftrace-syscall", "-n", "200000", "--repeats", "20"], &out, ours);
         assert_eq!(code, Some(130), "exit code after SIGINT");
         let run = run.expect("run.json written after SIGINT");
         assert_eq!(run["interrupted"], true);
         assert_left_nothing(&run, true);
         let after = our_instances();
-        let leaked: Vec<&String> =
-            after.iter().filter(|n| n.starts_with("tracebench-") && !before.contains(n)).collect();
-        assert!(leaked.is_empty(), "instances left behind: {leaked:?}");
+        let leaked: Vec<String> = seen.borrow().iter().filter(|n| after.contains(n)).cloned().collect();
+        assert!(leaked.is_empty(), "this run's instances left behind: {leaked:?}");
     }
 
     // LTTng: interrupted while its session exists; the daemon the run started must be gone too.
     if available(test, "lttng-ust") {
         let sessiond_before = sessiond_running();
         let out = tmp.path().join("lttng");
-        let (code, run) = interrupt_run(&["-t", "lttng-ust", "-n", "200000", "--repeats", "20"], &out, || {
-            sessiond_running() && lttng_sessions().contains("tracebench-")
-        });
+        let seen = std::cell::RefCell::new(Vec::<String>::new());
+        let ours = |pgid: i32| {
+            if !sessiond_running() {
+                return false;
+            }
+            for n in lttng_sessions() {
+                if session_pid(&n).and_then(pgrp_of) == Some(pgid) && !seen.borrow().contains(&n) {
+                    seen.borrow_mut().push(n);
+                }
+            }
+            !seen.borrow().is_empty()
+        };
+        let (code, run) = interrupt_run(&["-t", "lttng-ust", "-n", "200000", "--repeats", "20"], &out, ours);
         assert_eq!(code, Some(130));
         let run = run.expect("run.json written after SIGINT");
         assert_left_nothing(&run, sessiond_before);
-        assert!(!lttng_sessions().contains("tracebench-"), "LTTng session left behind:\n{}", lttng_sessions());
+        let left = lttng_sessions();
+        assert!(seen.borrow().iter().all(|n| !left.contains(n)), "this run's LTTng session left behind: {left:?}");
     }
 
     // strace: the measuring child runs under strace; neither may outlive the run.
@@ -290,7 +333,7 @@ fn sigint_mid_run_leaves_nothing_behind() {
                 .filter(|c| String::from_utf8_lossy(c).contains(&marker) && (!strace_only || c.starts_with(b"strace")))
                 .count()
         };
-        let (code, _) = interrupt_run(&["-t", "strace", "-n", "100000", "--repeats", "5"], &out, || procs(true) > 0);
+        let (code, _) = interrupt_run(&["-t", "strace", "-n", "100000", "--repeats", "5"], &out, |_| procs(true) > 0);
         assert_eq!(code, Some(130));
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(procs(false), 0, "strace or its measuring child outlived the run");
@@ -300,7 +343,7 @@ fn sigint_mid_run_leaves_nothing_behind() {
         // of its 100000 calls (20-60 s).
         let out2 = tmp.path().join("strace-parent");
         let marker2 = out2.to_string_lossy().into_owned();
-        let strace_up = move || {
+        let strace_up = move |_: i32| {
             std::fs::read_dir("/proc")
                 .unwrap()
                 .flatten()

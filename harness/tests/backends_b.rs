@@ -153,8 +153,9 @@ fn systemtap_runs_or_says_why_not() {
         // Asking for it anyway fails with one clear line and a non-zero exit.
         let dir = tempfile::tempdir().unwrap();
         let out = bin().args(["run", "-q", "-t", "systemtap", "-n", "10", "-o"]).arg(dir.path()).output().unwrap();
-        assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
         assert!(err.contains("systemtap") && err.contains("fix"), "{err}");
         return;
     }
@@ -164,10 +165,19 @@ fn systemtap_runs_or_says_why_not() {
 
 #[test]
 fn bad_probe_site_is_one_clear_error() {
-    let out = bin().args(["run", "-q", "-t", "uprobe", "--probe-site", "int3", "-n", "10"]).output().unwrap();
-    assert!(!out.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["run", "-q", "-t", "uprobe", "--probe-site", "int3", "-n", "10", "-o"])
+        .arg(dir.path().join("r"))
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("int3") && err.contains("nop5"), "{err}");
+    assert_eq!(out.status.code(), Some(2), "a usage error: {err}");
+    // clap's refusal: the message on its first line, then the values it takes.
+    let first = err.lines().next().unwrap_or("");
+    assert!(first.contains("invalid value 'int3' for '--probe-site"), "{err}");
+    assert!(err.contains("[possible values: nop5, push, ret]"), "{err}");
+    assert!(!dir.path().join("r").exists(), "nothing written for bad input");
 }
 
 /// SIGINT to `tracebench run` while a uprobe cell measures: the event and the instance go away.
@@ -177,20 +187,30 @@ fn uprobe_event_and_instance_removed_on_sigint() {
     if !available("uprobe_event_and_instance_removed_on_sigint", "uprobe") {
         return;
     }
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
+    // A process group of its own: the measuring child, which names the uprobe event group
+    // `tracebench_PID`, is in it; events of other runs on the machine are not.
     let mut child = bin()
         .args(["run", "-q", "-t", "uprobe", "--probe-site", "ret", "-n", "1000000", "-o"])
         .arg(dir.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
+    let pgid = child.id() as i32;
     // Wait for the measuring child's event to appear.
     let deadline = Instant::now() + Duration::from_secs(60);
+    let pgrp_of = |pid: &str| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+    };
     let ours = |s: &str| -> Option<String> {
         s.lines()
             .filter_map(|l| l.split_whitespace().next()?.split_once(':').map(|(_, n)| n.to_string()))
-            .find(|n| n.starts_with("tracebench_"))
+            .filter(|n| n.starts_with("tracebench_"))
+            .find(|n| pgrp_of(n.trim_start_matches("tracebench_").split('/').next().unwrap()) == Some(pgid))
     };
     let mut event = None;
     while Instant::now() < deadline {
@@ -212,7 +232,7 @@ fn uprobe_event_and_instance_removed_on_sigint() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
-    assert!(!status.success(), "an interrupted run must not exit 0");
+    assert_eq!(status.code(), Some(130), "an interrupted run exits 130: {status:?}");
     assert!(!uprobe_events().contains(&format!("{event} ")), "{event} left in uprobe_events after SIGINT");
     assert!(!instance.exists(), "{} left after SIGINT", instance.display());
 }

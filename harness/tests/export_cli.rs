@@ -53,7 +53,14 @@ fn run_exports_both_formats_and_export_rewrites_them() {
         assert!(lo >= mn.min(v) - 1e-9 && hi <= mx.max(v) + 1e-9, "{name}: [{lo}, {hi}] vs reps {m:?}");
         assert_eq!(bmf[&name]["latency-p50"]["value"].as_f64().unwrap(), s.get("tracer", t, "p50_ns"));
         assert_eq!(bmf[&name]["latency-p99"]["value"].as_f64().unwrap(), s.get("tracer", t, "p99_ns"));
-        assert!(bmf[&name]["discard-fraction"]["value"].as_f64().unwrap() >= 0.0);
+        // discarded / (kept + discarded), from summary.csv's own counts.
+        let (kept, disc) = (s.get("tracer", t, "kept"), s.get("tracer", t, "discarded"));
+        let frac = bmf[&name]["discard-fraction"]["value"].as_f64().unwrap();
+        assert!(
+            (frac - disc / (kept + disc)).abs() < 1e-12,
+            "{name}: discard-fraction {frac}, {disc} of {}",
+            kept + disc
+        );
         // No counter column in summary.csv (no PMU here) means no counter measure: never a 0.
         for c in s.header.iter().filter(|h| h.ends_with("_mean")) {
             assert!(bmf[&name].get(c.trim_end_matches("_mean")).is_some(), "{c} measured but not exported");
@@ -142,10 +149,10 @@ fn example_workflows_parse_as_yaml() {
     match std::process::Command::new("python3").args(["-c", code]).args(&files).output() {
         Ok(o) if o.status.success() => {}
         Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named") => {
-            eprintln!("skip: python3 has no yaml module, so the workflows were not parsed")
+            println!("SKIP example_workflows_parse_as_yaml: python3 has no yaml module (apt-get install python3-yaml)")
         }
         Ok(o) => panic!("a workflow does not parse: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => eprintln!("skip: no python3 ({e}), so the workflows were not parsed"),
+        Err(e) => println!("SKIP example_workflows_parse_as_yaml: no python3 ({e})"),
     }
 }
 

@@ -46,10 +46,23 @@ fn planted_slow_path_is_seen() {
     assert!(top as f64 >= 0.8 * slow.len() as f64, "period 64 in iteration index: {by:?}");
 }
 
+/// `name` on PATH.
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
 /// A competing busy process on the measuring core plus a timer-signal storm: discards by reason
 /// appear, and the kept distribution still matches a quiet run.
 #[test]
 fn disturbance_is_discarded_by_reason() {
+    for tool in ["taskset", "python3"] {
+        if which(tool).is_none() {
+            println!(
+                "SKIP disturbance_is_discarded_by_reason: {tool} not installed (apt-get install util-linux python3)"
+            );
+            return;
+        }
+    }
     let cpu = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let last = cpu.trim().rsplit([',', '-']).next().unwrap().to_string();
     let (_q, quiet) = run_ok(&["--tracer", "spin:300", "-n", "20000", "--cpu", &last]);

@@ -3,6 +3,9 @@
 mod common;
 use common::*;
 
+#[path = "../../tracers/tests/support/example_plugins.rs"]
+mod example_plugins;
+
 #[test]
 fn report_finds_the_planted_period_in_a_real_run() {
     // Labelled rows: the report must key the survey comparisons on the spec, not the label.
@@ -11,13 +14,16 @@ fn report_finds_the_planted_period_in_a_real_run() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "report failed: {}", String::from_utf8_lossy(&o.stderr));
     let spin = stdout.lines().find(|l| l.starts_with("spin64:")).unwrap_or_else(|| panic!("{stdout}"));
-    assert!(spin.contains("slow path") && spin.contains("every 64 events"), "{spin}");
+    // The whole set of paths claimed, not one match among them: a false extra path fails.
+    assert_eq!(claimed_paths(spin), ["slow path every 64 events"], "{spin}");
+    assert_eq!(claimed_paths(stdout.lines().find(|l| l.starts_with("floor:")).unwrap()), Vec::<String>::new());
     assert!(stdout.contains("spin64: the planted slow path every 64 calls is found"), "{stdout}");
     for f in ["report.html", "report.md", "figures/latency_cdf.png", "figures/latency_cdf.svg"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("every 64 events"));
+    let md_spin = md.lines().find(|l| l.starts_with("spin64: fast path")).unwrap_or_else(|| panic!("{md}"));
+    assert_eq!(claimed_paths(md_spin), ["slow path every 64 events"], "{md_spin}");
     assert!(md.contains("None: 17 / 0 / 17"), "the floor row is compared with the survey's None");
 }
 
@@ -31,6 +37,45 @@ fn report_bad_input_gets_one_line_and_exit_2() {
     assert!(err.contains("run.json is missing"), "{err}");
     let o = tb().args(["report", "/nonexistent/tracebench"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// The paths other than the fast one that a code-path line claims, each as said before its
+/// parenthesis ("slow path every 64 events"): the line's top-level parts (split on ", " and "; "
+/// outside parentheses) that name a path, less "fast path", "single code path" and the outliers
+/// "on no path".
+fn claimed_paths(line: &str) -> Vec<String> {
+    let body = line.split_once(": ").map_or(line, |(_, b)| b);
+    let (mut parts, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
+    for c in body.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' | ';' if depth == 0 => {
+                parts.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        if depth == 0 && c != ')' {
+            cur.push(c);
+        }
+    }
+    parts.push(cur);
+    parts
+        .iter()
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| p.contains("path") && !p.starts_with("fast path") && !p.contains("single code path"))
+        .filter(|p| !p.ends_with("on no path"))
+        .collect()
+}
+
+#[test]
+fn claimed_paths_reads_every_path_of_a_line() {
+    let l = "x: fast path 98.4% (median 117 ns), slow path every 64 events (from iteration 59; 312 calls, +906 ns); \
+             middle path every 97 events (5 calls, +400 ns), irregular path (+2 us, 3 calls); 17 outliers (0.09%) on no path";
+    assert_eq!(claimed_paths(l), ["slow path every 64 events", "middle path every 97 events", "irregular path"]);
+    assert!(claimed_paths("x: single code path (99.9% of calls, median 20.7 ns); 12 outliers (0.06%) on no path")
+        .is_empty());
 }
 
 /// The code-path line of `row` in the report's stdout.
@@ -53,8 +98,7 @@ fn rare_planted_paths_are_found_by_their_period() {
     for (spec, n, p) in [("spin:100@1000:1000", "5000", 1000), ("spin:100@2000:800", "20000", 2000)] {
         let (_d, out) = run_ok(&["--tracer", spec, "-n", n]);
         let (line, stdout) = report_line(&out, spec);
-        assert!(line.contains(&format!("slow path every {p} events")), "{line}");
-        assert!(!line.contains("every 1 events"), "{line}");
+        assert_eq!(claimed_paths(&line), [format!("slow path every {p} events")], "{line}");
         assert!(stdout.contains(&format!("the planted slow path every {p} calls is found")), "{stdout}");
     }
 }
@@ -66,8 +110,9 @@ fn two_periodic_paths_of_a_plugin() {
     let so = twopath_plugin();
     let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "5000"]);
     let (line, _) = report_line(&out, "twopath-plugin");
-    assert!(line.contains("middle path every 97 events"), "{line}");
-    assert!(line.contains("slow path every 1000 events"), "{line}");
+    let mut paths = claimed_paths(&line);
+    paths.sort();
+    assert_eq!(paths, ["middle path every 97 events", "slow path every 1000 events"], "{line}");
     // Each with its own cost: ~400 ns and ~2000 ns (the VM's clock steps are 10 ns).
     let cost = |after: &str| -> f64 {
         let s = &line[line.find(after).unwrap()..];
@@ -79,14 +124,7 @@ fn two_periodic_paths_of_a_plugin() {
 }
 
 fn twopath_plugin() -> String {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-    let st = std::process::Command::new("make")
-        .args(["-s", "-f", "tracers/examples/examples.mk", "target/plugins/libtwopath_plugin.so"])
-        .current_dir(&root)
-        .status()
-        .expect("make is needed to build the example plugins (apt-get install make gcc)");
-    assert!(st.success(), "building twopath_plugin.so failed");
-    root.join("target/plugins/libtwopath_plugin.so").display().to_string()
+    example_plugins::plugin("libtwopath_plugin.so")
 }
 
 #[test]

@@ -16,24 +16,33 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tracebench"))
 }
 
-/// Live processes called `name`.
-fn processes(name: &str) -> Vec<ProcId> {
+/// Live children of `parent` called `name` (the consumer daemons of one session daemon).
+fn children(parent: i32, name: &str) -> Vec<ProcId> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == name))
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)?.parse().ok()) == Some(parent)
+        })
         .filter_map(ProcId::of)
         .filter(|p| p.alive())
         .collect()
 }
 
+/// `lttng list`'s text; it must succeed (a daemon runs whenever this is called).
 fn sessions() -> String {
-    Command::new("lttng")
-        .arg("list")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default()
+    let o = Command::new("lttng").arg("list").output().expect("run lttng list");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "lttng list failed: {out}{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// Whether the session of the killed cell `cell` (`tracebench-RUN-CELL`) is listed.
+fn cell_session_listed(cell: i32) -> bool {
+    sessions().lines().any(|l| l.contains(&format!("-{cell} [")))
 }
 
 /// The newest cell directory, if a cell has started.
@@ -58,14 +67,15 @@ fn cell_pid(dir: &Path) -> Option<i32> {
 /// Starts `tracebench run --tracer lttng-ust -n 3000000` (the repro; repeated, as 3 M calls
 /// take under 3 s here), lets it run 3 s, then SIGKILLs the parent and its measuring child (their
 /// process group; the daemon has its own session) half a second into a cell, so that the cell's
-/// LTTng session exists.
-fn start_and_kill(out: &Path) {
-    start_and_kill_when(out, "lttng-ust", |cell| sessions().contains(&format!("-{cell} [")));
+/// LTTng session exists. Returns the killed cell's pid.
+fn start_and_kill(out: &Path) -> i32 {
+    start_and_kill_when(out, "lttng-ust", |cell| lttng::running_sessiond().is_some() && cell_session_listed(cell))
 }
 
 /// Starts `tracebench run --tracer TRACER -n 3000000 --repeats 50`, waits for a second cell and
 /// for `ready(cell pid)` (what the cell sets up exists), then SIGKILLs the run's process group.
-fn start_and_kill_when(out: &Path, tracer: &str, ready: impl Fn(i32) -> bool) {
+/// Returns the killed cell's pid.
+fn start_and_kill_when(out: &Path, tracer: &str, ready: impl Fn(i32) -> bool) -> i32 {
     use std::os::unix::process::CommandExt;
     let mut parent: Child = bin()
         .args(["run", "-q", "--tracer", tracer, "-n", "3000000", "--repeats", "50", "--out"])
@@ -109,6 +119,7 @@ fn start_and_kill_when(out: &Path, tracer: &str, ready: impl Fn(i32) -> bool) {
     while Path::new(&format!("/proc/{cell}")).exists() && Instant::now() < gone {
         std::thread::sleep(Duration::from_millis(20));
     }
+    cell
 }
 
 /// The next, ordinary run, of `tracer`; returns its stderr.
@@ -133,18 +144,18 @@ fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
 
     // 1. The daemon tracebench started outlives the SIGKILL; the next run stops it, whatever it
-    //    measures.
+    //    measures. Checked by pid: the daemon of the pid file (none ran before the killed run)
+    //    and its consumer daemons, not every lttng process on the machine.
     start_and_kill(&tmp.path().join("killed"));
-    let left = processes("lttng-sessiond");
-    assert_eq!(left.len(), 1, "the killed run's lttng-sessiond should still be there: {left:?}");
-    let consumers = processes("lttng-consumerd");
+    let daemon = lttng::running_sessiond().expect("the killed run's lttng-sessiond should still be there");
+    let daemon = ProcId::of(daemon).expect("the killed run's lttng-sessiond is alive");
+    let consumers = children(daemon.pid, "lttng-consumerd");
+    assert!(!consumers.is_empty(), "the killed run's daemon has no consumer daemon");
     let err = next_run("none", &tmp.path().join("next"));
-    assert!(err.contains("stopped lttng-sessiond"), "{err}");
-    for p in left.iter().chain(&consumers) {
+    assert!(err.contains(&format!("stopped lttng-sessiond (pid {})", daemon.pid)), "{err}");
+    for p in std::iter::once(&daemon).chain(&consumers) {
         assert!(!p.alive(), "pid {} (started by the killed run) survived the next run", p.pid);
     }
-    assert!(processes("lttng-sessiond").is_empty(), "a tracebench-started daemon survived");
-    assert!(processes("lttng-consumerd").is_empty(), "a consumer daemon survived");
 
     // 2. A daemon the user started is never stopped; the killed run's session in it is destroyed.
     let st = Command::new("lttng-sessiond").args(["--daemonize", "--no-kernel"]).status().unwrap();
@@ -152,13 +163,12 @@ fn a_killed_runs_daemon_is_reaped_and_a_users_daemon_is_left_alone() {
     let users = ProcId::of(lttng::running_sessiond().expect("the user's daemon")).unwrap();
     // Stopped however the test ends, so that a failure here does not make later LTTng tests skip.
     let _stop = StopOnDrop(users);
-    start_and_kill(&tmp.path().join("killed2"));
-    assert!(sessions().contains("tracebench-"), "the killed run's session should be left: {}", sessions());
+    let cell = start_and_kill(&tmp.path().join("killed2"));
+    assert!(cell_session_listed(cell), "the killed cell {cell}'s session should be left: {}", sessions());
     let err = next_run("lttng-ust", &tmp.path().join("next2"));
     assert!(!err.contains("stopped lttng-sessiond"), "{err}");
     assert!(users.alive(), "the user's lttng-sessiond was stopped");
-    let left = sessions();
-    assert!(!left.contains("tracebench-"), "a tracebench session survived: {left}");
+    assert!(!cell_session_listed(cell), "the killed cell {cell}'s session survived: {}", sessions());
 }
 
 /// Stops the daemon the test started as "the user's", on success and on panic.
@@ -181,13 +191,9 @@ fn a_killed_runs_tracefs_instance_is_removed_by_the_next_run() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let instance = |cell: i32| format!("/sys/kernel/tracing/instances/tracebench-{cell}");
-    let killed = std::cell::Cell::new(0);
-    start_and_kill_when(&tmp.path().join("killed"), "ftrace", |cell| {
-        killed.set(cell);
-        Path::new(&instance(cell)).exists()
-    });
-    assert!(Path::new(&instance(killed.get())).exists(), "the killed cell's instance should be left");
+    let cell = start_and_kill_when(&tmp.path().join("killed"), "ftrace", |cell| Path::new(&instance(cell)).exists());
+    assert!(Path::new(&instance(cell)).exists(), "the killed cell's instance should be left");
     let err = next_run("none", &tmp.path().join("next"));
-    assert!(err.contains(&format!("removed tracefs instance tracebench-{}", killed.get())), "{err}");
-    assert!(!Path::new(&instance(killed.get())).exists(), "the killed cell's instance survived the next run");
+    assert!(err.contains(&format!("removed tracefs instance tracebench-{cell}")), "{err}");
+    assert!(!Path::new(&instance(cell)).exists(), "the killed cell's instance survived the next run");
 }

@@ -360,8 +360,12 @@ mod tests {
             assert!(BACKENDS[i + 1..].iter().all(|o| o.name != b.name), "{} registered twice", b.name);
             assert!(b.spec().starts_with(b.name), "{}", b.name);
             assert!(b.create as *const () != unset as *const (), "{}", b.name);
+            // A range holds the default 4-byte payload (what every run records without
+            // --payload-size) and no size a payload cannot have.
             if let Some((lo, hi)) = b.payload {
-                assert!(lo <= 4.min(hi) || lo > 4, "{}", b.name);
+                assert!((lo..=hi).contains(&crate::payload::DEFAULT), "{}: {lo}..={hi}", b.name);
+                assert!(lo >= 1 && hi <= crate::payload::MAX, "{}: {lo}..={hi}", b.name);
+                assert!(b.payload_check.is_none(), "{}: a range and its own check", b.name);
             }
         }
         assert_eq!(with_knob("subbuf-size"), ["lttng-ust", "lttng-tracef"]);

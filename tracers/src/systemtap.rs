@@ -153,13 +153,25 @@ impl Tracer for SystemTap {
 mod tests {
     use super::*;
 
+    /// The verdict follows the facts the test reads itself (stap on PATH, module loading, the
+    /// kernel's build tree), and a refusal names the missing one with its fix.
     #[test]
     fn availability_explains_itself() {
+        let stap = which("stap").is_some();
+        let modules = Path::new("/proc/modules").exists();
+        let build = Path::new(&format!("/lib/modules/{}/build", kernel_release())).exists();
         match runtime() {
-            Ok(rt) => println!("systemtap runtime available: {rt:?}"),
+            Ok(Runtime::Kernel) => assert!(stap && modules && build),
+            Ok(Runtime::Dyninst) => assert!(stap && !(modules && build) && which("stapdyn").is_some()),
+            Err((why, fix)) if !stap => {
+                assert_eq!(why, "SystemTap is not installed");
+                assert!(fix.starts_with("apt-get install systemtap"), "{fix}");
+            }
             Err((why, fix)) => {
-                assert!(!why.is_empty() && !fix.is_empty());
-                println!("SKIP systemtap run: {why}");
+                assert!(!(modules && build), "refused with modules and a build tree: {why}");
+                assert_eq!(why.contains("/proc/modules"), !modules, "{why}");
+                assert_eq!(why.contains("no kernel build tree"), !build, "{why}");
+                assert!(why.contains("no dyninst runtime") && fix.contains("CONFIG_MODULES=y"), "{why} / {fix}");
             }
         }
     }

@@ -73,12 +73,18 @@ fn lttng_session_is_destroyed() {
     let guard = parent_guard("lttng-ust", &opts()).unwrap();
     let o = CreateOptions { run_id: "destroytest".into(), ..Default::default() };
     let t = create("lttng-ust", &o).unwrap();
-    let list = || {
-        String::from_utf8_lossy(&std::process::Command::new("lttng").arg("list").output().unwrap().stdout).into_owned()
+    // This tracer's own session, by its exact name: other runs' sessions may be listed too.
+    let session = t.config()["session"].as_str().expect("the session's name in config").to_string();
+    assert!(session.starts_with("tracebench-destroytest-"), "{session}");
+    let listed = || {
+        let o = std::process::Command::new("lttng").arg("list").output().expect("run lttng list");
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "lttng list failed: {text}{}", String::from_utf8_lossy(&o.stderr));
+        text.split_whitespace().any(|w| w == session)
     };
-    assert!(list().contains("tracebench-destroytest-"), "{}", list());
+    assert!(listed(), "{session} not in lttng list");
     drop(t);
-    assert!(!list().contains("tracebench-destroytest-"), "{}", list());
+    assert!(!listed(), "{session} still listed after drop");
     drop(guard);
 }
 

@@ -6,6 +6,8 @@
 #[path = "support/common.rs"]
 mod common;
 use common::{available, pin0};
+#[path = "support/example_plugins.rs"]
+mod example_plugins;
 use std::sync::Mutex;
 
 use tracebench_tracers::payload::Payload;
@@ -208,14 +210,9 @@ fn ebpf_copies_n_bytes() {
 /// buffer_events_for; a v1 plugin is refused any size but 4 and still loads at 4.
 #[test]
 fn plugin_abi_v2_takes_a_payload_and_v1_does_not() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins");
-    let (ring, lw) = (dir.join("libring_plugin.so"), dir.join("liblw_plugin.so"));
-    if !ring.is_file() || !lw.is_file() {
-        println!("SKIP plugin_abi_v2_takes_a_payload_and_v1_does_not: example plugins not built (make plugins)");
-        return;
-    }
-    let ring = format!("plugin:{}", ring.display());
-    let lw = format!("plugin:{}", lw.display());
+    // Built here (into the tests' own directory), not left to an earlier test binary.
+    let ring = format!("plugin:{}", example_plugins::plugin("libring_plugin.so"));
+    let lw = format!("plugin:{}", example_plugins::plugin("liblw_plugin.so"));
     let info = tracebench_tracers::plugin::validate_info(&ring).unwrap();
     assert_eq!((info.abi, info.max_payload), (2, 4096));
     assert!(registry::validate_payload(&ring, 1024).is_ok());

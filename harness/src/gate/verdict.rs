@@ -460,3 +460,7 @@ mod tests {
         assert_eq!(x.ci, y.ci);
     }
 }
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod more_tests;

@@ -1,6 +1,6 @@
 //! Opens report.html in headless Chromium, as a person would: every figure must load
-//! (naturalWidth > 0) with no console or load errors; a screenshot is kept under
-//! `<target>/test-artifacts/report/`. Skips, saying so, when chromium is not installed.
+//! (naturalWidth > 0) with no console or load errors; the screenshot is kept, with the page, in
+//! `$TRACEBENCH_TEST_ARTIFACTS` when set. Skips, saying so, when chromium is not installed.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -33,11 +33,10 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
-fn artifacts() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
-    target.join("test-artifacts").join("report")
+/// Where to keep the screenshot and its page: only where the person running the test asks
+/// (`TRACEBENCH_TEST_ARTIFACTS=DIR`); otherwise they stay in the test's own temp directory.
+fn artifacts() -> Option<PathBuf> {
+    std::env::var_os("TRACEBENCH_TEST_ARTIFACTS").map(PathBuf::from)
 }
 
 /// Runs chromium with a hard time limit; returns (stdout, stderr). Output goes through files:
@@ -117,10 +116,7 @@ fn report_html_opens_in_headless_chromium() {
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE(") || l.contains("Uncaught")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 
-    let dir = artifacts();
-    std::fs::create_dir_all(&dir).unwrap();
-    let shot = dir.join("report.png");
-    let _ = std::fs::remove_file(&shot);
+    let shot = d.path().join("report.png");
     let (_, log) = run_chromium(
         &bin,
         &[
@@ -132,7 +128,11 @@ fn report_html_opens_in_headless_chromium() {
     let png = std::fs::read(&shot)
         .unwrap_or_else(|e| panic!("no screenshot at {}: {e}; chromium said:\n{log}", shot.display()));
     assert_eq!(&png[1..4], b"PNG");
-    // Keep the report next to its screenshot.
-    std::fs::copy(d.path().join("report.html"), dir.join("report.html")).unwrap();
-    println!("screenshot: {}", shot.display());
+    if let Some(dir) = artifacts() {
+        // Keep the report next to its screenshot.
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&shot, dir.join("report.png")).unwrap();
+        std::fs::copy(d.path().join("report.html"), dir.join("report.html")).unwrap();
+        println!("screenshot: {}", dir.join("report.png").display());
+    }
 }

@@ -108,6 +108,28 @@ pub fn repetitions_for_width(n: usize, width_now: f64, width_wanted: f64) -> Opt
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn splitmix64_is_the_reference_generator() {
+        // The published SplitMix64 outputs for seed 0 (Steele, Lea & Flood 2014; Vigna's C code).
+        let mut r = SplitMix64(0);
+        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(r.next_u64(), 0x06C4_5D18_8009_454F);
+    }
+
+    #[test]
+    fn repetitions_for_width_follows_one_over_sqrt_n_and_gives_up_when_absurd() {
+        // Halving an interval side takes four times the repetitions.
+        assert_eq!(repetitions_for_width(10, 0.2, 0.1), Some(40));
+        // Already narrow enough: still one more than now.
+        assert_eq!(repetitions_for_width(10, 0.05, 0.1), Some(11));
+        // A billion repetitions or more is no answer.
+        assert_eq!(repetitions_for_width(10, 1.0, 1e-6), None);
+        assert_eq!(repetitions_for_width(10, 1.0, 0.0), None);
+        assert_eq!(repetitions_for_width(10, f64::INFINITY, 0.1), None);
+        assert_eq!(repetitions_for_width(0, 0.2, 0.1), None);
+    }
+
     use super::*;
 
     #[test]

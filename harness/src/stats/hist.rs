@@ -286,6 +286,117 @@ mod tests {
     }
 
     #[test]
+    fn bins_edges_zero_bucket_and_nonempty() {
+        assert!((LogHistogram::bin_lo(0) - 0.1).abs() < 1e-15);
+        assert!((LogHistogram::bin_lo(BINS_PER_DECADE) - 1.0).abs() < 1e-12);
+        let mut h = LogHistogram::new();
+        for x in [0.0, 0.05, 150.0, 150.0, 1500.0] {
+            h.add(x);
+        }
+        assert_eq!((h.zero_count(), h.total()), (2, 5));
+        let (i, j) = (LogHistogram::bin_of(150.0).unwrap(), LogHistogram::bin_of(1500.0).unwrap());
+        let bins: Vec<(f64, f64, u64)> = h.nonempty().collect();
+        let want = vec![
+            (LogHistogram::bin_lo(i), LogHistogram::bin_lo(i + 1), 2),
+            (LogHistogram::bin_lo(j), LogHistogram::bin_lo(j + 1), 1),
+        ];
+        assert_eq!(bins, want);
+        assert!(bins[0].0 <= 150.0 && 150.0 < bins[0].1);
+    }
+
+    #[test]
+    fn quantiles_count_the_zero_bucket_and_interpolate_in_a_bin() {
+        // Three zeros and one 100: the median is in the zero bucket.
+        let mut h = LogHistogram::new();
+        for x in [0.0, 0.0, 0.0, 100.0] {
+            h.add(x);
+        }
+        assert_eq!(h.quantile(0.5), 0.0);
+        assert!((h.quantile(1.0) / 100.0 - 1.0).abs() < 0.024, "{}", h.quantile(1.0));
+        // 100 samples in one bin: the median sits half-way through it (geometrically).
+        let mut h = LogHistogram::new();
+        for _ in 0..100 {
+            h.add(150.0);
+        }
+        let i = LogHistogram::bin_of(150.0).unwrap();
+        let mid = 10f64.powf(LO_EXP + (i as f64 + 0.5) / BINS_PER_DECADE as f64);
+        assert!((h.quantile(0.5) / mid - 1.0).abs() < 1e-12, "{} vs {mid}", h.quantile(0.5));
+        assert!((h.quantile_in(0.5, i, i + 1) / mid - 1.0).abs() < 1e-12);
+        assert!(h.quantile_in(0.5, 0, i).is_nan(), "no samples below the bin");
+    }
+
+    #[test]
+    fn mode_medians_interpolate_and_modes_below_the_fraction_are_dropped() {
+        // 900 samples at 150 ns and 100 at 1500 ns: two modes, each median inside its bin.
+        let mut h = LogHistogram::new();
+        for i in 0..1000 {
+            h.add(if i % 10 == 0 { 1500.0 } else { 150.0 });
+        }
+        let m = find_modes(&h, 0.05, 15.0, 0.001);
+        assert_eq!(m.len(), 2, "{m:?}");
+        for (mode, x, f) in [(&m[0], 150.0, 0.9), (&m[1], 1500.0, 0.1)] {
+            let b = LogHistogram::bin_of(x).unwrap();
+            let mid = 10f64.powf(LO_EXP + (b as f64 + 0.5) / BINS_PER_DECADE as f64);
+            assert!((mode.median / mid - 1.0).abs() < 1e-9, "{mode:?}");
+            assert!((mode.fraction - f).abs() < 1e-12 && mode.count == (f * 1000.0) as u64, "{mode:?}");
+            assert!(mode.first_bin <= b && b < mode.end_bin && !mode.zero);
+        }
+        // The valley between them is the boundary: the two modes tile the bins.
+        assert_eq!(m[0].end_bin, m[1].first_bin);
+        assert!(m[0].first_bin == 0 && m[1].end_bin == NBINS);
+        // At 10% the minor mode goes; exactly at its fraction it stays.
+        assert_eq!(find_modes(&h, 0.05, 15.0, 0.1).len(), 2);
+        assert_eq!(find_modes(&h, 0.05, 15.0, 0.11).len(), 1);
+        // A zero bucket holding exactly min_fraction is a mode of its own.
+        let mut z = LogHistogram::new();
+        for i in 0..100 {
+            z.add(if i < 10 { 0.0 } else { 150.0 });
+        }
+        let m = find_modes(&z, 0.05, 15.0, 0.1);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].zero && m[0].count == 10 && m[0].median == 0.0);
+        assert!(m[0].contains(0.0) && !m[0].contains(150.0) && m[1].contains(150.0));
+    }
+
+    #[test]
+    fn a_mode_median_interpolates_across_its_bins_and_no_empty_zero_mode() {
+        // 30 calls in the bin of 150 and 70 in the next, of 153: the 50th call is 20 of 70 into
+        // the second bin.
+        let mut h = LogHistogram::new();
+        for i in 0..100 {
+            h.add(if i < 30 { 150.0 } else { 153.0 });
+        }
+        let (a, b) = (LogHistogram::bin_of(150.0).unwrap(), LogHistogram::bin_of(153.0).unwrap());
+        assert_eq!(b, a + 1, "adjacent bins");
+        let m = find_modes(&h, 0.05, 15.0, 0.0);
+        assert_eq!(m.len(), 1, "{m:?}");
+        let want = 10f64.powf(LO_EXP + (b as f64 + 20.0 / 70.0) / BINS_PER_DECADE as f64);
+        assert!((m[0].median / want - 1.0).abs() < 1e-9, "{} vs {want}", m[0].median);
+        // No zero-valued call: no zero mode, even when every fraction is kept.
+        assert!(!m[0].zero && m[0].count == 100);
+    }
+
+    #[test]
+    fn close_peaks_merge_into_the_taller_one() {
+        // Two peaks 8% apart with a shallow valley: one mode, at the taller peak.
+        let mut h = LogHistogram::new();
+        for i in 0..1000 {
+            h.add(if i % 3 == 0 { 108.0 } else { 100.0 });
+        }
+        let m = find_modes(&h, 0.05, 1.0, 0.001);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(m[0].count, 1000);
+        // Far apart (10x), they stay two whatever their sizes.
+        let mut h = LogHistogram::new();
+        for i in 0..1000 {
+            h.add(if i % 3 == 0 { 1000.0 } else { 100.0 });
+        }
+        let m = find_modes(&h, 0.05, 1.0, 0.001);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].median < m[1].median && m[0].count > m[1].count);
+    }
+
+    #[test]
     fn one_mode_for_a_wide_single_path() {
         let mut h = LogHistogram::new();
         for i in 0..5000u64 {

@@ -298,6 +298,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn detect_period_scores_the_share_on_the_lattice() {
+        // Ten calls every 10, one stray call between: period 10, 10 of 11 events on it.
+        let mut s: Vec<u64> = (0..10).map(|k| 10 * k).collect();
+        s.push(45);
+        s.sort_unstable();
+        let p = detect_period(&[s]).expect("period 10");
+        assert_eq!((p.period, p.events), (10, 11));
+        assert!((p.on_lattice - 10.0 / 11.0).abs() < 1e-12, "{p:?}");
+        assert_eq!(detect_period(&[vec![0, 10, 20]]), None, "fewer than 4 events");
+    }
+
+    #[test]
+    fn lattice_slots_count_the_phase_inside_the_span() {
+        // r = 3 mod 10 inside 5..=100: 13, 23, ..., 93.
+        assert_eq!(lattice_slots(5, 100, 10, 3), 9);
+        assert_eq!(lattice_slots(0, 9, 10, 3), 1);
+        assert_eq!(lattice_slots(4, 9, 10, 3), 0);
+        assert_eq!(lattice_slots(13, 13, 10, 3), 1);
+    }
+
+    #[test]
+    fn the_strongest_lattice_wins_over_a_weaker_divisor() {
+        // A path every 100 (phase 7) and two slow calls half-way between two pairs of its calls:
+        // 50 is a candidate (four differences of 50) whose lattice holds 32 of 60 slots and
+        // passes the evidence bar, but the true period's 30 of 30 is stronger and must win.
+        let mut calls: Vec<(u64, f32)> = (0..30).map(|k| (7 + 100 * k, 1000.0)).collect();
+        calls.extend([(57, 1000.0), (357, 1000.0)]);
+        calls.sort_by_key(|c| c.0);
+        let seq = SlowSeq { first: 0, last: 2999, calls };
+        let l = best_lattice(&[seq], 3000).expect("a lattice");
+        assert_eq!((l.period, l.hits, l.slots), (100, 30, 30), "{l:?}");
+        assert_eq!(l.residues, vec![Some(7)]);
+        assert!(l.log10_chance < -3.0, "{l:?}");
+    }
+
+    #[test]
     fn period_with_gaps_and_noise() {
         // Every 64th call (phase 17), two lost to discards, plus three noise events.
         let mut s: Vec<u64> =

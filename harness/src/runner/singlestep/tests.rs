@@ -34,9 +34,6 @@ fn a_vdso_pass_repeated_after_a_clock_read_is_dropped_a_plain_loop_is_not() {
     assert_eq!(r.visit(0xd, 7, 2), 0);
 }
 
-#[test]
-fn markers_differ_and_the_default_iterations_are_modest() {
-    assert_ne!(MAGIC_CALL, MAGIC_DONE);
-    // At ~26 us a step, a 1,000-instruction call stepped 2,000 times is under a minute.
-    assert!(DEFAULT_ITERATIONS * 1000 * 26 / 1_000_000 < 60);
-}
+// The two markers must differ, or stepper.rs's `match` would take every call start for the end.
+// Checked when the tests compile, not by a test that could only pass.
+const _: () = assert!(MAGIC_CALL != MAGIC_DONE);

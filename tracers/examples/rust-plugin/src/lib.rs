@@ -58,6 +58,8 @@ struct Ring {
     records: UnsafeCell<Box<[Record]>>,
 }
 
+// repr(C): tracers/tests/plugins.rs reads the rings to check that fire() recorded.
+#[repr(C)]
 struct Ctx {
     mask: u64,
     rings: Box<[Ring]>,
