@@ -6,9 +6,12 @@ set -euo pipefail
 . "$(dirname "$0")/config.sh"
 command -v aarch64-linux-gnu-gcc >/dev/null || {
     echo "arm64-lab: aarch64-linux-gnu-gcc missing (apt-get install gcc-aarch64-linux-gnu)" >&2; exit 1; }
-rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu || {
-    echo "arm64-lab: the Rust target aarch64-unknown-linux-gnu is missing (rustup target add aarch64-unknown-linux-gnu)" >&2
-    exit 1; }
+if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+    echo "arm64-lab: adding the Rust target aarch64-unknown-linux-gnu (rustup target add)" >&2
+    rustup target add aarch64-unknown-linux-gnu >&2 || {
+        echo "arm64-lab: rustup target add aarch64-unknown-linux-gnu failed: no arm64 standard library to build with" >&2
+        exit 1; }
+fi
 # Only LTTng's and liburcu's headers and libraries: the sysroot's glibc must not shadow the cross compiler's.
 L=$SYSROOT/usr/lib/aarch64-linux-gnu
 X=$BUILD/xlttng

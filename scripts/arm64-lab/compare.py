@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Compare the PMU's and the single-stepper's instructions per call of one arm64-lab results directory.
 
-DIR/pmu/events.csv has an `instructions` column (the emulated PMUv3's count over the timed window, exact under
-qemu -icount); DIR/step/events.csv has `user_instructions` (PTRACE_SINGLESTEP's count of the call). The windows
+DIR/pmu/<tracer>/events.csv has an `instructions` column (the emulated PMUv3's count over the timed window, exact under
+qemu -icount); DIR/step/<tracer>/events.csv has `user_instructions` (PTRACE_SINGLESTEP's count of the call). The windows
 differ by what surrounds the call (the PMU window holds the clock and counter reads, and counts the kernel too),
 which `none` carries as well, so the comparison is of net instructions: a tracer's most frequent count minus
 none's, on each side. The most frequent count is the fast path (a tracer's occasional slow path, such as a buffer
@@ -13,6 +13,7 @@ and not checked (its fast path is agreed too, but its write() is counted in the 
 Usage: compare.py DIR    (exit 1 when a checked tracer disagrees or is missing from one run)
 """
 import csv
+import glob
 import os
 import sys
 from collections import Counter
@@ -21,14 +22,26 @@ CHECKED = ("none", "lw", "lttng-ust")
 TOLERANCE = 2
 
 
-def counts(path, column):
+def counts(run, column):
+    """Per tracer, {iteration: the column's value} of every kept call (RUN/<tracer>/events.csv)."""
     by = {}
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            v = row.get(column, "")
-            if v not in ("", None):
-                by.setdefault(row["tracer"], []).append(int(float(v)))
+    paths = sorted(glob.glob(os.path.join(run, "*", "events.csv")))
+    if not paths:
+        raise OSError(f"no */events.csv under {run}")
+    for path in paths:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                v = row.get(column, "")
+                if v not in ("", None):
+                    by.setdefault(row["tracer"], {})[int(row["iteration"])] = int(float(v))
     return by
+
+
+def common(a, b):
+    """The values of the iterations both runs kept: a call's path can depend on its payload (printf formats the
+    iteration number, whose digits change its cost), so both sides are taken over the same payloads."""
+    its = sorted(set(a) & set(b))
+    return [a[i] for i in its], [b[i] for i in its]
 
 
 def mode(xs):
@@ -41,17 +54,17 @@ def mode(xs):
 def main():
     d = sys.argv[1]
     try:
-        pmu = counts(os.path.join(d, "pmu", "events.csv"), "instructions")
-        step = counts(os.path.join(d, "step", "events.csv"), "user_instructions")
+        pmu = counts(os.path.join(d, "pmu"), "instructions")
+        step = counts(os.path.join(d, "step"), "user_instructions")
     except (OSError, KeyError) as e:
         print(f"FAIL cannot read the two runs' events.csv under {d}: {e}")
         return 1
     if "none" not in pmu or "none" not in step:
         print("FAIL `none` is missing from a run: no floor to take net counts from")
         return 1
-    p0, s0 = mode(pmu["none"])[0], mode(step["none"])[0]
-    print("net instructions per call (tracer minus none; most frequent count of each run)")
-    print(f"{'tracer':<11} {'PMU calls':>9} {'PMU mode':>9} {'share':>6} {'stepped':>8} {'share':>6} "
+    p0, s0 = (mode(x)[0] for x in common(pmu["none"], step["none"]))
+    print("net instructions per call (tracer minus none; most frequent count of each run, over the iterations both kept)")
+    print(f"{'tracer':<11} {'calls':>5} {'PMU mode':>9} {'share':>6} {'stepped':>8} {'share':>6} "
           f"{'net PMU':>8} {'net step':>8} {'diff':>5}  verdict")
     failed = 0
     tracers = list(dict.fromkeys(list(pmu) + list(step)))
@@ -62,7 +75,12 @@ def main():
             failed += t in CHECKED
             print(f"{t:<11} missing from the {miss} run: {verdict}")
             continue
-        (pm, ps), (sm, ss) = mode(pmu[t]), mode(step[t])
+        pv, sv = common(pmu[t], step[t])
+        if not pv:
+            failed += t in CHECKED
+            print(f"{t:<11} no iteration kept by both runs: {'FAIL' if t in CHECKED else 'not checked'}")
+            continue
+        (pm, ps), (sm, ss) = mode(pv), mode(sv)
         np_, ns = pm - p0, sm - s0
         diff = np_ - ns
         if t in CHECKED:
@@ -70,13 +88,13 @@ def main():
             verdict = "agree" if ok else f"FAIL (more than {TOLERANCE} apart)"
             failed += not ok
         else:
-            verdict = "not checked"
-        print(f"{t:<11} {len(pmu[t]):>9} {pm:>9} {ps:>6.0%} {sm:>8} {ss:>6.0%} {np_:>8} {ns:>8} {diff:>+5}  {verdict}")
+            verdict = "agree (not checked)" if abs(diff) <= TOLERANCE else "differ (not checked)"
+        print(f"{t:<11} {len(pv):>5} {pm:>9} {ps:>6.0%} {sm:>8} {ss:>6.0%} {np_:>8} {ns:>8} {diff:>+5}  {verdict}")
     print(f"none's own window: PMU {p0} instructions (clock and counter reads, loop, call), stepped {s0} (the call)")
     print("timings under TCG are emulated: not compared with anything")
-    checked = [t for t in CHECKED if t in pmu and t in step]
-    print(f"{'FAIL' if failed else 'PASS'}: {len(checked) - failed if not failed else len(checked) - failed} of "
-          f"{len(CHECKED)} checked tracers agree within {TOLERANCE}")
+    checked = [t for t in CHECKED if t in tracers]
+    print(f"{'FAIL' if failed else 'PASS'}: {len(checked) - failed} of {len(checked)} checked tracers "
+          f"({', '.join(checked)}) agree within {TOLERANCE}")
     return 1 if failed else 0
 
 

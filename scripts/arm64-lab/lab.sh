@@ -87,16 +87,20 @@ log "initramfs: $(du -m "$BUILD/init.cpio" | cut -f1) MiB"
 # ---- boot: the issue's command line; 1 vCPU, exact instruction counts (-icount shift=0) ----
 QEMU=$QROOT/usr/bin/qemu-system-aarch64
 [ -x "$QEMU" ] || QEMU=$(command -v qemu-system-aarch64)
+export LD_LIBRARY_PATH=$QROOT/usr/lib/x86_64-linux-gnu:$QROOT/lib/x86_64-linux-gnu
+QVER=$("$QEMU" --version | head -n 1)
 log "booting $KVER under qemu-system-aarch64 TCG (-icount shift=0), N=$N stepped N=$SN, tracers $TRACERS"
+TQ=$(date +%s)
 set +e
-LD_LIBRARY_PATH=$QROOT/usr/lib/x86_64-linux-gnu:$QROOT/lib/x86_64-linux-gnu \
 timeout "${ARM64_LAB_TIMEOUT:-900}" "$QEMU" -M virt -cpu max,pauth=off -icount shift=0 -m 512 -nographic -no-reboot \
     -net none -L "$QROOT/usr/share/qemu" -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$BUILD/init.cpio" \
     -append "console=ttyAMA0 panic=-1 loglevel=3 lab_n=$N lab_sn=$SN lab_tracers=$TRACERS" \
     > "$BUILD/console.log" 2>&1 < /dev/null
 QRC=$?
 set -e
-log "guest exited (qemu rc=$QRC)"
+unset LD_LIBRARY_PATH
+QWALL=$(( $(date +%s) - TQ ))
+log "guest exited (qemu rc=$QRC, $QWALL s)"
 
 # ---- results: the base64 tar.gz between the markers ----
 mkdir -p "$OUT"
@@ -110,9 +114,9 @@ fi
 mv "$OUT"/res/* "$OUT"/ && rmdir "$OUT/res"
 {
     echo "command: $0 --n $N --step-n $SN --tracers $TRACERS"
-    echo "kernel: $KVER (Debian bookworm arm64), qemu: $("$QEMU" --version 2>/dev/null | head -n 1 || true)"
+    echo "kernel: $KVER (Debian bookworm arm64), qemu: $QVER, guest wall: $QWALL s"
     echo "qemu: -M virt -cpu max,pauth=off -icount shift=0 -m 512 (TCG: timings are emulated, compared with nothing)"
-} > "$OUT/lab.txt" 2>/dev/null || true
+} > "$OUT/lab.txt"
 log "comparing PMU and single-step counts"
 set +e
 python3 "$LAB_DIR/compare.py" "$OUT" | tee "$OUT/compare.txt"
