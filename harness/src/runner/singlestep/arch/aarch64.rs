@@ -111,3 +111,41 @@ pub fn kind_of(word: u64) -> Kind {
         _ => Kind::Plain,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_entries_and_clock_reads_are_told_from_their_encoding() {
+        // svc #0 and svc #1, in the low half of the word (the high half is the next instruction)
+        assert_eq!(kind_of(0xd65f_03c0_d400_0001), Kind::Syscall);
+        assert_eq!(kind_of(0xd400_0021), Kind::Syscall);
+        // brk #0x5 (a uprobe) and our marker
+        assert_eq!(kind_of(0xd420_00a0), Kind::Trap);
+        assert_eq!(kind_of(MARKER_BRK as u64), Kind::Trap);
+        // mrs x0, cntvct_el0 and mrs x17, cntvct_el0; not mrs x0, cntfrq_el0 (d53be000)
+        assert_eq!(kind_of(0xd53b_e040), Kind::Clock);
+        assert_eq!(kind_of(0xd53b_e051), Kind::Clock);
+        assert_eq!(kind_of(0xd53b_e000), Kind::Plain);
+        // nop, ret, hvc #0 (not a system call of user space)
+        assert_eq!(kind_of(0xd503_201f), Kind::Plain);
+        assert_eq!(kind_of(0xd65f_03c0), Kind::Plain);
+        assert_eq!(kind_of(0xd400_0002), Kind::Plain);
+    }
+
+    #[test]
+    fn the_marker_brk_is_what_stepped_call_assembles() {
+        // `brk #0x7462` as the assembler encodes it: the handler compares the pc's word with it.
+        let f = done_marker as usize as *const u32;
+        // SAFETY: reads the first instructions of our own function.
+        let words = unsafe { std::slice::from_raw_parts(f, 16) };
+        assert!(words.contains(&MARKER_BRK), "{words:x?}");
+    }
+
+    #[test]
+    fn user_pt_regs_is_the_kernel_layout() {
+        assert_eq!(std::mem::size_of::<UserPtRegs>(), 34 * 8);
+        assert_eq!(std::mem::offset_of!(UserPtRegs, pc), 32 * 8);
+    }
+}

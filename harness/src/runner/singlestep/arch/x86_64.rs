@@ -75,3 +75,24 @@ pub fn kind_of(word: u64) -> Kind {
         _ => Kind::Plain,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_entries_and_clock_reads_are_told_from_their_bytes() {
+        // syscall, sysenter, int 0x80 (then whatever follows in the word)
+        assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x05, 0xc3, 0, 0, 0, 0, 0])), Kind::Syscall);
+        assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x34, 0, 0, 0, 0, 0, 0])), Kind::Syscall);
+        assert_eq!(kind_of(u64::from_le_bytes([0xcd, 0x80, 0, 0, 0, 0, 0, 0])), Kind::Syscall);
+        assert_eq!(kind_of(0xcc), Kind::Trap);
+        // rdtsc, rdtscp
+        assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x31, 0, 0, 0, 0, 0, 0])), Kind::Clock);
+        assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x01, 0xf9, 0, 0, 0, 0, 0])), Kind::Clock);
+        // nopl, ret, and int 0x81 are plain
+        assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x1f, 0x44, 0, 0, 0xc3, 0, 0])), Kind::Plain);
+        assert_eq!(kind_of(0xc3), Kind::Plain);
+        assert_eq!(kind_of(u64::from_le_bytes([0xcd, 0x81, 0, 0, 0, 0, 0, 0])), Kind::Plain);
+    }
+}
