@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn the_marker_brk_is_what_stepped_call_assembles() {
         // `brk #0x7462` as the assembler encodes it: the handler compares the pc's word with it.
-        let f = done_marker as usize as *const u32;
+        let f = done_marker as *const () as *const u32;
         // SAFETY: reads the first instructions of our own function.
         let words = unsafe { std::slice::from_raw_parts(f, 16) };
         assert!(words.contains(&MARKER_BRK), "{words:x?}");
