@@ -16,6 +16,9 @@
 //! ...                                       rax=DONE; int3
 //! PTRACE_DETACH, write the records      -> reads them to EOF
 //! ```
+//! On arm64 the marker is `brk` with x9 = CALL/DONE, x1 = iteration, x10 = end, and the stepper
+//! moves the pc past the `brk` (which, unlike int3, traps with the pc on itself); the registers,
+//! markers and instruction kinds of each architecture are in `singlestep/arch/`.
 //! Safety: nothing here can leave the thread stopped or traced. SIGINT/SIGTERM make the stepper
 //! interrupt the thread (PTRACE_INTERRUPT) and detach at once. PTRACE_O_EXITKILL is deliberately
 //! not set: it would SIGKILL the measuring process when the stepper dies, skipping the tracer's
