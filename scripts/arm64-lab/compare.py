@@ -8,18 +8,22 @@ which `none` carries as well, so the comparison is of net instructions: a tracer
 none's, on each side. The most frequent count is the fast path (a tracer's occasional slow path, such as a buffer
 switch or printf's flush, is a different count, and the PMU's includes what the kernel executes for it).
 
+DIR/pmu-read, when present, is the same PMU run with the read() fallback (perf_user_access=0), compared the same way.
 Checked: none, lw and lttng-ust (when both runs have them) must agree within 2 instructions; printf is printed
 and not checked (its fast path is agreed too, but its write() is counted in the kernel by the PMU only).
 Usage: compare.py DIR    (exit 1 when a checked tracer disagrees or is missing from one run)
 """
 import csv
 import glob
+import json
 import os
 import sys
 from collections import Counter
 
 CHECKED = ("none", "lw", "lttng-ust")
 TOLERANCE = 2
+# How each PMU run must have read its counters: in user space (mrs under the seqlock), or with read().
+WANT = {"pmu": "rdpmc", "pmu-read": "read()"}
 
 
 def counts(run, column):
@@ -51,22 +55,35 @@ def mode(xs):
     return value, top / len(xs)
 
 
-def main():
-    d = sys.argv[1]
+def method(run):
+    """How the run read its counters (run.json's counters.read: rdpmc or read())."""
     try:
-        pmu = counts(os.path.join(d, "pmu"), "instructions")
-        step = counts(os.path.join(d, "step"), "user_instructions")
+        with open(os.path.join(run, "run.json")) as f:
+            return json.load(f).get("counters", {}).get("read", "?")
+    except (OSError, ValueError):
+        return "?"
+
+
+def compare(d, run, step):
+    """Prints one PMU run against the stepped run; returns (failed, checked tracers)."""
+    try:
+        pmu = counts(os.path.join(d, run), "instructions")
     except (OSError, KeyError) as e:
-        print(f"FAIL cannot read the two runs' events.csv under {d}: {e}")
-        return 1
-    if "none" not in pmu or "none" not in step:
-        print("FAIL `none` is missing from a run: no floor to take net counts from")
-        return 1
+        print(f"FAIL cannot read {run}'s events.csv under {d}: {e}")
+        return 1, []
+    if "none" not in pmu:
+        print(f"FAIL `none` is missing from {run}: no floor to take net counts from")
+        return 1, []
     p0, s0 = (mode(x)[0] for x in common(pmu["none"], step["none"]))
+    how, want = method(os.path.join(d, run)), WANT[run]
+    print(f"{run} (counters read with {how}) against the single-stepped run:")
+    failed = 0
+    if how != want:
+        print(f"FAIL {run} should have read its counters with {want}, not {how}")
+        failed = 1
     print("net instructions per call (tracer minus none; most frequent count of each run, over the iterations both kept)")
     print(f"{'tracer':<11} {'calls':>5} {'PMU mode':>9} {'share':>6} {'stepped':>8} {'share':>6} "
           f"{'net PMU':>8} {'net step':>8} {'diff':>5}  verdict")
-    failed = 0
     tracers = list(dict.fromkeys(list(pmu) + list(step)))
     for t in tracers:
         if t not in pmu or t not in step:
@@ -91,10 +108,31 @@ def main():
             verdict = "agree (not checked)" if abs(diff) <= TOLERANCE else "differ (not checked)"
         print(f"{t:<11} {len(pv):>5} {pm:>9} {ps:>6.0%} {sm:>8} {ss:>6.0%} {np_:>8} {ns:>8} {diff:>+5}  {verdict}")
     print(f"none's own window: PMU {p0} instructions (clock and counter reads, loop, call), stepped {s0} (the call)")
+    return failed, [t for t in CHECKED if t in tracers]
+
+
+def main():
+    d = sys.argv[1]
+    try:
+        step = counts(os.path.join(d, "step"), "user_instructions")
+    except (OSError, KeyError) as e:
+        print(f"FAIL cannot read the single-stepped run's events.csv under {d}: {e}")
+        return 1
+    if "none" not in step:
+        print("FAIL `none` is missing from the single-stepped run: no floor to take net counts from")
+        return 1
+    # pmu: counters read in user space (perf_user_access=1); pmu-read: the read() fallback (perf_user_access=0).
+    failed, checked = 0, 0
+    for run in ("pmu", "pmu-read"):
+        if run == "pmu-read" and not os.path.isdir(os.path.join(d, run)):
+            continue
+        f, c = compare(d, run, step)
+        failed += f
+        checked += len(c)
+        print()
     print("timings under TCG are emulated: not compared with anything")
-    checked = [t for t in CHECKED if t in tracers]
-    print(f"{'FAIL' if failed else 'PASS'}: {len(checked) - failed} of {len(checked)} checked tracers "
-          f"({', '.join(checked)}) agree within {TOLERANCE}")
+    print(f"{'FAIL' if failed else 'PASS'}: {checked - failed} of {checked} checked comparisons "
+          f"({', '.join(CHECKED)} per PMU run) agree within {TOLERANCE}")
     return 1 if failed else 0
 
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # The arm64 lab (`make arm64-lab`, issue 28): tracebench cross-built for arm64, run in a stock Debian arm64 kernel
 # under qemu-system-aarch64 TCG, whose emulated PMUv3 counts instructions exactly under -icount. The same build
-# runs the four tracers twice, with the PMU (--counters instructions,cycles, read in user space when
-# perf_user_access allows) and single-stepped (--instructions singlestep); compare.py checks that both give the
-# same net instructions per call (tracer minus none). Timings under TCG are emulated and compared with nothing.
+# runs the four tracers three times: with the PMU read in user space (--counters instructions,cycles,
+# perf_user_access=1), with the PMU read by read() (perf_user_access=0), and single-stepped (--instructions
+# singlestep); compare.py checks that each PMU run gives the stepped run's net instructions per call (tracer
+# minus none). Timings under TCG are emulated and compared with nothing.
 #   scripts/arm64-lab/lab.sh [--out DIR] [--n N] [--step-n N] [--tracers a,b,...]
 # Prints the results directory on its last line; exits non-zero when the guest did not finish or the counts
 # disagree.
