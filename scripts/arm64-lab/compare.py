@@ -10,7 +10,7 @@ switch or printf's flush, is a different count, and the PMU's includes what the 
 
 DIR/pmu-read, when present, is the same PMU run with the read() fallback (perf_user_access=0), compared the same way.
 Checked: none, lw and lttng-ust (when both runs have them) must agree within 2 instructions; printf is printed
-and not checked (its fast path is agreed too, but its write() is counted in the kernel by the PMU only).
+and not checked: it formats a timestamp, whose digits change its count from run to run.
 Usage: compare.py DIR    (exit 1 when a checked tracer disagrees or is missing from one run)
 """
 import csv
