@@ -61,6 +61,12 @@ clean:
 # Kernel side: kbench-module and the kernel lab (qemu TCG guest).
 include kbench-module/lab.mk
 
+# arm64: tracebench cross-built, run under qemu-system-aarch64 TCG with its emulated PMU; the PMU's and the
+# single-stepper's instruction counts must agree (scripts/arm64-lab/lab.sh, docs/arm64.md). Downloads in .cache/.
+.PHONY: arm64-lab
+arm64-lab:
+	bash scripts/arm64-lab/lab.sh $(ARM64_LAB_ARGS)
+
 # Example and test plugins (issue: plug in your own tracer).
 include tracers/examples/examples.mk
 

@@ -30,6 +30,18 @@ fn build_lttng() {
         println!("cargo:warning=TB_NO_LTTNG set: the lttng-ust and lttng-tracef backends are not built");
         return;
     }
+    // A cross build (arm64 on x86-64) must not take the host's liblttng-ust for the target's: without
+    // PKG_CONFIG_LIBDIR pointing at the target's libraries (scripts/arm64-lab/build.sh sets it) the
+    // provider is left out and the backends say so in `tracebench list`.
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_LIBDIR");
+    let cross = std::env::var("TARGET").ok() != std::env::var("HOST").ok();
+    if cross && std::env::var_os("PKG_CONFIG_LIBDIR").is_none() {
+        println!(
+            "cargo:warning=cross build without PKG_CONFIG_LIBDIR: the lttng-ust and lttng-tracef backends are not \
+             built (scripts/arm64-lab/build.sh builds them against the target's liblttng-ust)"
+        );
+        return;
+    }
     let have_ust =
         Command::new("pkg-config").args(["--exists", "lttng-ust"]).status().map(|s| s.success()).unwrap_or(false);
     if !have_ust {

@@ -7,7 +7,19 @@ pub fn ebpf_availability() -> Result<(), (String, String)> {
     crate::ebpf::availability()
 }
 
-#[cfg(not(feature = "ebpf"))]
+#[cfg(all(not(feature = "ebpf"), target_arch = "aarch64"))]
+pub fn ebpf_availability() -> Result<(), (String, String)> {
+    Err((
+        "not on arm64 yet: its probe program reads x86-64 registers (ctx->rdi, rsi, rdx) and the cross build \
+         has no arm64 libelf for libbpf"
+            .into(),
+        "measure eBPF on x86-64; arm64 needs site.bpf.c with user_pt_regs (regs[0..2]) and a native build \
+         with the `ebpf` feature (docs/arm64.md)"
+            .into(),
+    ))
+}
+
+#[cfg(all(not(feature = "ebpf"), not(target_arch = "aarch64")))]
 pub fn ebpf_availability() -> Result<(), (String, String)> {
     Err((
         "this build has no eBPF support (cargo feature `ebpf` off)".into(),

@@ -10,6 +10,8 @@
 //! - `ret`: a bare `ret`, which the kernel can neither emulate nor optimize: int3 plus an
 //!   out-of-line single-step, the slowest path.
 //!
+//! arm64 has the nearest equivalents under the same names (`probe_site/aarch64.rs`).
+//!
 //! Every site takes the 4-byte payload in `edi` (System V first argument) and returns, so a
 //! probe reads it as `%di` / `arg0` / `ctx->rdi`. With `--payload-size` the call also passes a
 //! pointer to the payload's bytes in `rsi` and their length in `rdx` ([`ProbeSite::call_with`]):
@@ -19,33 +21,12 @@ use std::ffi::c_void;
 
 use crate::TracerError;
 
-std::arch::global_asm!(
-    ".pushsection .text.tracebench_sites,\"ax\",@progbits",
-    ".p2align 6",
-    ".globl tracebench_site_nop5",
-    ".type tracebench_site_nop5,@function",
-    "tracebench_site_nop5:",
-    // nopl 0x0(%rax,%rax,1): the 5-byte nop that 6.18 optimizes into a trampoline call.
-    ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00",
-    "ret",
-    ".size tracebench_site_nop5, .-tracebench_site_nop5",
-    ".p2align 6",
-    ".globl tracebench_site_push",
-    ".type tracebench_site_push,@function",
-    "tracebench_site_push:",
-    "push %rbp",
-    "pop %rbp",
-    "ret",
-    ".size tracebench_site_push, .-tracebench_site_push",
-    ".p2align 6",
-    ".globl tracebench_site_ret",
-    ".type tracebench_site_ret,@function",
-    "tracebench_site_ret:",
-    "ret",
-    ".size tracebench_site_ret, .-tracebench_site_ret",
-    ".popsection",
-    options(att_syntax)
-);
+#[cfg(target_arch = "aarch64")]
+#[path = "probe_site/aarch64.rs"]
+mod arch;
+#[cfg(target_arch = "x86_64")]
+#[path = "probe_site/x86_64.rs"]
+mod arch;
 
 extern "C" {
     fn tracebench_site_nop5(payload: u32);
@@ -105,16 +86,11 @@ impl SiteKind {
 
     /// The first instruction, as the kernel will see it.
     pub fn first_instruction(self) -> &'static str {
-        match self {
-            SiteKind::Nop5 => "nopl 0x0(%rax,%rax,1) (0f 1f 44 00 00)",
-            SiteKind::Push => "push %rbp (55)",
-            SiteKind::Ret => "ret (c3)",
-        }
+        arch::FIRST_INSTRUCTION[self as usize]
     }
 }
 
-/// First byte of each site in hex, indexed by `SiteKind as usize`.
-const ORIGINAL: [&str; 3] = ["0f", "55", "c3"];
+use arch::ORIGINAL;
 
 /// A probe site located in the executable file: what a uprobe needs (`PATH:OFFSET`).
 #[derive(Debug, Clone)]
@@ -189,11 +165,10 @@ impl ProbeSite {
     /// original bytes = no probe installed.
     pub fn patched_state(&self) -> serde_json::Value {
         let bytes = self.first_bytes();
-        let state = match bytes.get(0..2) {
-            Some("cc") => "int3 breakpoint",
-            Some("e8") => "call to uprobe trampoline (optimized)",
-            _ if bytes.starts_with(&ORIGINAL[self.kind as usize][..2]) => "original instruction (no probe)",
-            _ => "other",
+        let state = match arch::patch_of(&bytes) {
+            Some(p) => p,
+            None if bytes.starts_with(&ORIGINAL[self.kind as usize][..2]) => "original instruction (no probe)",
+            None => "other",
         };
         serde_json::json!({ "site_bytes_now": bytes, "site_state": state })
     }
@@ -277,11 +252,8 @@ pub(crate) fn test_lock() -> std::sync::MutexGuard<'static, ()> {
 mod tests {
     use super::*;
 
-    const BYTES: [(SiteKind, &[u8]); 3] = [
-        (SiteKind::Nop5, &[0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3]),
-        (SiteKind::Push, &[0x55, 0x5d, 0xc3]),
-        (SiteKind::Ret, &[0xc3]),
-    ];
+    const BYTES: [(SiteKind, &[u8]); 3] =
+        [(SiteKind::Nop5, arch::BYTES[0]), (SiteKind::Push, arch::BYTES[1]), (SiteKind::Ret, arch::BYTES[2])];
 
     // Compares with the file, not memory: another test of this process may have a uprobe (an
     // int3) on a site at the same time.

@@ -109,14 +109,10 @@ fn dither() -> u64 {
     ((x >> 32) * step) >> 32
 }
 
-/// `lfence; rdtsc`, as the harness reads its clock around every call.
+/// `lfence; rdtsc` (arm64: `isb; mrs CNTVCT_EL0`), as the harness reads its clock around every call.
 #[inline(always)]
 fn fenced_rdtsc() -> u64 {
-    // SAFETY: lfence and rdtsc have no preconditions on x86_64 (Linux does not set CR4.TSD).
-    unsafe {
-        core::arch::x86_64::_mm_lfence();
-        core::arch::x86_64::_rdtsc()
-    }
+    crate::clock::fenced_rdtsc()
 }
 
 /// The spin's own overhead (its first TSC read, the dither's mean of half a step, the loop's

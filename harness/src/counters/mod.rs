@@ -82,6 +82,7 @@ fn builder_for(kind: Kind) -> Builder<'static> {
     // Count kernel work too: a tracer that enters the kernel (trace_marker, a uprobe, strace)
     // spends most of its cost there.
     b.observe_self().any_cpu().include_kernel();
+    rdpmc::request_user_access(b.attrs_mut());
     b
 }
 

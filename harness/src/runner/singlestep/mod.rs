@@ -21,6 +21,15 @@ pub mod stepper;
 #[cfg(test)]
 mod tests;
 
+/// The architecture's markers, registers and instruction kinds: one module per architecture.
+#[cfg(target_arch = "aarch64")]
+#[path = "arch/aarch64.rs"]
+mod arch;
+#[cfg(target_arch = "x86_64")]
+#[path = "arch/x86_64.rs"]
+mod arch;
+use arch::{done_marker, stepped_call};
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -78,13 +87,9 @@ static GONE: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_trap(_: libc::c_int, _: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     GONE.store(true, Ordering::Relaxed);
-    // Clear the trap flag in the interrupted context, or the thread would trap after every
-    // instruction once sigreturn restores it.
+    // Leave no single-stepping behind once sigreturn restores the context (`arch`).
     // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
-    unsafe {
-        let uc = ctx as *mut libc::ucontext_t;
-        (*uc).uc_mcontext.gregs[libc::REG_EFL as usize] &= !0x100;
-    }
+    unsafe { arch::recover_from_trap(ctx as *mut libc::ucontext_t) };
 }
 
 fn install_trap_handler() {
@@ -113,39 +118,10 @@ fn block_stop_signals() {
 
 /// What the stepper steps: `p` points at the caller's `&dyn Tracer`. The same dynamic call as
 /// the timed loop's, so `none` is the floor.
-extern "C" fn tramp(p: usize, it: u64) {
+pub(crate) extern "C" fn tramp(p: usize, it: u64) {
     // SAFETY: `stepped_call` passes the address of a live `&dyn Tracer`.
     let t = unsafe { *(p as *const &dyn Tracer) };
     t.fire(it as u32);
-}
-
-/// One marked call: int3 with the marker in rax, then `call tramp`; label 2 (its address in rdx)
-/// is where the stepper stops counting.
-#[inline(never)]
-fn stepped_call(p: usize, it: u64) {
-    // SAFETY: calls `tramp` with the C ABI (all caller-saved registers declared clobbered); the
-    // stack is call-aligned at the block's entry (no `nostack`).
-    unsafe {
-        core::arch::asm!(
-            "lea rdx, [rip + 2f]",
-            "int3",
-            "call {t}",
-            "2:",
-            t = sym tramp,
-            inout("rax") MAGIC_CALL => _,
-            inout("rdi") p => _,
-            inout("rsi") it => _,
-            out("rdx") _,
-            clobber_abi("C"),
-        );
-    }
-}
-
-/// The marker after the last call: the stepper detaches.
-#[inline(never)]
-fn done_marker() {
-    // SAFETY: int3 with rax set; the stepper (or `on_trap`) resumes after it.
-    unsafe { core::arch::asm!("int3", in("rax") MAGIC_DONE, options(nostack)) };
 }
 
 /// The cell, stepped: called by `runner::cell::main` for a `--instructions singlestep` cell.

@@ -16,6 +16,9 @@
 //! ...                                       rax=DONE; int3
 //! PTRACE_DETACH, write the records      -> reads them to EOF
 //! ```
+//! On arm64 the marker is `brk` with x9 = CALL/DONE, x1 = iteration, x10 = end, and the stepper
+//! moves the pc past the `brk` (which, unlike int3, traps with the pc on itself); the registers,
+//! markers and instruction kinds of each architecture are in `singlestep/arch/`.
 //! Safety: nothing here can leave the thread stopped or traced. SIGINT/SIGTERM make the stepper
 //! interrupt the thread (PTRACE_INTERRUPT) and detach at once. PTRACE_O_EXITKILL is deliberately
 //! not set: it would SIGKILL the measuring process when the stepper dies, skipping the tracer's
@@ -86,24 +89,34 @@ impl Record {
 pub const END_DONE: &str = "END done";
 pub const END_STOPPED: &str = "END stopped";
 
-/// What an instruction does to the kernel, from its first bytes.
-fn kind_of(word: u64) -> u8 {
-    let b = word.to_le_bytes();
-    // Skip legacy/REX prefixes is unnecessary for these encodings, which compilers never prefix.
-    match (b[0], b[1], b[2]) {
-        (0x0f, 0x05, _) | (0x0f, 0x34, _) | (0xcd, 0x80, _) => SYSCALL,
-        (0xcc, _, _) => TRAP,
-        (0x0f, 0x31, _) | (0x0f, 0x01, 0xf9) => CLOCK,
-        _ => PLAIN,
-    }
+/// What an instruction does to the kernel, from its first bytes (`super::arch::kind_of`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Plain,
+    /// A system-call instruction (syscall, sysenter, int 0x80; arm64: svc).
+    Syscall,
+    /// A breakpoint placed by someone else (int3; arm64: brk): a uprobe.
+    Trap,
+    /// A clock read (rdtsc, rdtscp; arm64: mrs of CNTVCT_EL0).
+    Clock,
+    /// An instruction the kernel placed out of line (uprobes' XOL slot).
+    Xol,
 }
-const PLAIN: u8 = 0;
-const SYSCALL: u8 = 1;
-const TRAP: u8 = 2;
-/// rdtsc or rdtscp.
-const CLOCK: u8 = 3;
-/// An instruction the kernel placed out of line (uprobes' XOL slot).
-const XOL: u8 = 4;
+
+/// The registers the stepper needs, whatever the architecture (`super::arch::regs`).
+#[derive(Debug, Clone, Copy)]
+pub struct Regs {
+    /// rip / pc.
+    pub pc: u64,
+    /// The marker register (rax; arm64: x9): [`MAGIC_CALL`] or [`MAGIC_DONE`] at a marker.
+    pub marker: u64,
+    /// The call's iteration at the start marker (rsi; arm64: x1).
+    pub iteration: u64,
+    /// Where the call returns to at the start marker (rdx; arm64: x10).
+    pub end: u64,
+    /// Right after a system call (x86-64: orig_rax or rcx says so; arm64: not told).
+    pub after_syscall: bool,
+}
 
 /// The vDSO's address range, for telling its clock read's seqlock retries from the call's path.
 ///
@@ -162,7 +175,7 @@ impl Retries {
     }
 }
 
-fn ptrace(req: libc::c_uint, tid: i32, addr: usize, data: usize) -> Result<libc::c_long, std::io::Error> {
+pub(super) fn ptrace(req: libc::c_uint, tid: i32, addr: usize, data: usize) -> Result<libc::c_long, std::io::Error> {
     // SAFETY: raw ptrace on a thread we seized; errors are returned, never ignored silently.
     let r = unsafe { libc::ptrace(req, tid, addr as *mut libc::c_void, data as *mut libc::c_void) };
     if r == -1 {
@@ -175,12 +188,7 @@ fn ptrace(req: libc::c_uint, tid: i32, addr: usize, data: usize) -> Result<libc:
     Ok(r)
 }
 
-fn regs(tid: i32) -> Result<libc::user_regs_struct, std::io::Error> {
-    // SAFETY: user_regs_struct is plain data; GETREGS fills it.
-    let mut r: libc::user_regs_struct = unsafe { std::mem::zeroed() };
-    ptrace(libc::PTRACE_GETREGS, tid, 0, &mut r as *mut _ as usize)?;
-    Ok(r)
-}
+use super::arch::regs;
 
 /// How a wait on the thread ended.
 enum Stop {
@@ -255,7 +263,7 @@ pub fn main(pid: i32, tid: i32) -> Result<i32, Error> {
     out.write_all(b"R").and_then(|_| out.flush()).map_err(io)?;
     let mut records: Vec<Record> = Vec::with_capacity(1 << 14);
     // Bytes at each address: code does not change during the loop (uprobes are placed before it).
-    let mut kinds: HashMap<u64, u8> = HashMap::new();
+    let mut kinds: HashMap<u64, Kind> = HashMap::new();
     let vdso = Vdso::of(pid);
     let end = step_all(tid, &faults, vdso, &mut records, &mut kinds);
     // Whatever happened, the thread must not stay stopped or traced.
@@ -322,7 +330,7 @@ fn step_all(
     faults: &Option<Faults>,
     vdso: Vdso,
     records: &mut Vec<Record>,
-    kinds: &mut HashMap<u64, u8>,
+    kinds: &mut HashMap<u64, Kind>,
 ) -> Result<End, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
     let mut inject = 0usize;
@@ -356,10 +364,14 @@ fn step_all(
             continue;
         }
         let r = regs(tid).map_err(|e| perr("GETREGS", e))?;
-        match r.rax {
-            MAGIC_DONE => return Ok(End::Done),
+        match r.marker {
+            MAGIC_DONE => {
+                super::arch::skip_marker(tid, &r).map_err(|e| perr("SETREGS", e))?;
+                return Ok(End::Done);
+            }
             MAGIC_CALL => {
-                let rec = step_call(tid, r.rsi, r.rdx, faults, vdso, kinds)?;
+                super::arch::skip_marker(tid, &r).map_err(|e| perr("SETREGS", e))?;
+                let rec = step_call(tid, r.iteration, r.end, faults, vdso, kinds)?;
                 match rec {
                     Ok(rec) => records.push(rec),
                     Err(end) => return Ok(end),
@@ -379,12 +391,12 @@ fn step_call(
     end: u64,
     faults: &Option<Faults>,
     vdso: Vdso,
-    kinds: &mut HashMap<u64, u8>,
+    kinds: &mut HashMap<u64, Kind>,
 ) -> Result<Result<Record, End>, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
     let mut rec = Record { iteration, ..Default::default() };
     let f0 = faults.as_ref().map(Faults::read).unwrap_or(0);
-    let mut rip = regs(tid).map_err(|e| perr("GETREGS", e))?.rip;
+    let mut rip = regs(tid).map_err(|e| perr("GETREGS", e))?.pc;
     let mut inject = 0usize;
     let (mut steps, mut clocks, mut dropped) = (0u64, 0u64, 0u64);
     let mut retries = Retries::default();
@@ -398,8 +410,8 @@ fn step_call(
                 // Unreadable code is the uprobes' out-of-line slot ([uprobes], which ptrace cannot
                 // read): the probed instruction, run there after the int3 trap (counted then).
                 let k = match ptrace(libc::PTRACE_PEEKTEXT, tid, rip as usize, 0) {
-                    Ok(w) => kind_of(w as u64),
-                    Err(e) if e.raw_os_error() == Some(libc::EIO) => XOL,
+                    Ok(w) => super::arch::kind_of(w as u64),
+                    Err(e) if e.raw_os_error() == Some(libc::EIO) => Kind::Xol,
                     Err(e) => return Err(perr("PEEKTEXT", e)),
                 };
                 kinds.insert(rip, k);
@@ -437,20 +449,19 @@ fn step_call(
         }
         steps += 1;
         match kind {
-            SYSCALL => rec.syscalls += 1,
-            TRAP => rec.traps += 1,
-            CLOCK => clocks += 1,
-            _ => {}
+            Kind::Syscall => rec.syscalls += 1,
+            Kind::Trap => rec.traps += 1,
+            Kind::Clock => clocks += 1,
+            Kind::Plain | Kind::Xol => {}
         }
         let r = regs(tid).map_err(|e| perr("GETREGS", e))?;
         // Code ptrace cannot read (the uprobes' page: since Linux 6.17 a nop5 probe site calls a
-        // trampoline there that makes the uprobe system call) may hold a system call. Right
-        // after one, orig_rax holds its number (-1 after other instructions; the uprobe call
-        // resets it) or rcx holds the return address the syscall instruction put there.
-        if kind == XOL && (r.orig_rax as i64 != -1 || r.rcx == r.rip) {
+        // trampoline there that makes the uprobe system call) may hold a system call: the
+        // registers tell it afterwards (`Regs::after_syscall`).
+        if kind == Kind::Xol && r.after_syscall {
             rec.syscalls += 1;
         }
-        rip = r.rip;
+        rip = r.pc;
         if rip == end {
             let f1 = faults.as_ref().map(Faults::read).unwrap_or(0);
             rec.faults = f1.saturating_sub(f0) as u32;

@@ -1,21 +1,33 @@
 //! The clock of the timed window (survey Algorithm 1: `start_time = gettime()` /
 //! `end_time = gettime()`).
 //!
-//! The default is the TSC read as `lfence; rdtsc` at both ends of the window. The lfence makes
-//! each read wait until every earlier instruction has completed (Intel SDM, RDTSC): at the end of
-//! the window that is the tracer call; at the start, the previous iteration's bookkeeping. We
-//! measured the alternatives on this VM (TSC step ~10 ns, `taskset -c 1`, 200k empty windows):
-//! `lfence;rdtsc;lfence | rdtscp;lfence` (Intel's 2010 white paper with lfence for cpuid) costs
-//! 26-29 ns, `rdtscp;lfence` on both sides 27-28 ns, `lfence;rdtsc` on both sides 22-23 ns. The
-//! cheaper pair lets the first instructions of the call overlap the start read by at most that
-//! read's latency; the `none` row pays the same, so it cancels in every difference, and a lower
-//! floor leaves more of each single-call value to the tracer. `rdtscp`'s free CPU number is not
-//! needed: the thread is pinned and a migration is a discard (see `disturbance`).
+//! The default (`--clock tsc`) is the CPU's own fenced cycle-rate counter, one module per
+//! architecture behind [`Clock`]: `lfence; rdtsc` on x86-64 ([`x86_64`]), `isb; mrs CNTVCT_EL0`
+//! on arm64 ([`aarch64`]; the generic timer's virtual count, its frequency from CNTFRQ_EL0). The
+//! timed loop sees only the trait, so no architecture test sits in it.
+//!
+//! x86-64: the lfence makes each read wait until every earlier instruction has completed (Intel
+//! SDM, RDTSC): at the end of the window that is the tracer call; at the start, the previous
+//! iteration's bookkeeping. We measured the alternatives on this VM (TSC step ~10 ns,
+//! `taskset -c 1`, 200k empty windows): `lfence;rdtsc;lfence | rdtscp;lfence` (Intel's 2010 white
+//! paper with lfence for cpuid) costs 26-29 ns, `rdtscp;lfence` on both sides 27-28 ns,
+//! `lfence;rdtsc` on both sides 22-23 ns. The cheaper pair lets the first instructions of the call
+//! overlap the start read by at most that read's latency; the `none` row pays the same, so it
+//! cancels in every difference, and a lower floor leaves more of each single-call value to the
+//! tracer. `rdtscp`'s free CPU number is not needed: the thread is pinned and a migration is a
+//! discard (see `disturbance`).
 //! `--clock monotonic` uses CLOCK_MONOTONIC_RAW through the vDSO instead, for machines without an
 //! invariant TSC.
-use std::time::{Duration, Instant};
-
 use serde::Serialize;
+
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64;
+#[cfg(target_arch = "aarch64")]
+pub use aarch64::{calibrate_tsc, invariant_tsc, Tsc};
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::{calibrate_tsc, invariant_tsc, Tsc};
 
 /// A clock as the timed loop sees it: two reads in raw units, converted to ns afterwards.
 pub trait Clock: Send + Sync {
@@ -29,36 +41,12 @@ pub trait Clock: Send + Sync {
     }
 }
 
-/// Fenced TSC. Units: ticks.
-pub struct Tsc;
-
-impl Clock for Tsc {
-    #[inline(always)]
-    fn start(&self) -> u64 {
-        lfence_rdtsc()
-    }
-    #[inline(always)]
-    fn end(&self) -> u64 {
-        lfence_rdtsc()
-    }
-}
-
-#[inline(always)]
-fn lfence_rdtsc() -> u64 {
-    use core::arch::x86_64::{_mm_lfence, _rdtsc};
-    // SAFETY: lfence and rdtsc have no preconditions on x86_64 (Linux does not set CR4.TSD).
-    unsafe {
-        _mm_lfence();
-        _rdtsc()
-    }
-}
-
 /// CLOCK_MONOTONIC_RAW through the vDSO (no system call). Units: ns.
 pub struct Monotonic;
 
 impl Monotonic {
     #[inline(always)]
-    fn now() -> u64 {
+    pub(crate) fn now() -> u64 {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: valid out-pointer.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
@@ -103,31 +91,6 @@ impl ClockInfo {
     pub fn to_ns(&self, units: u64) -> f64 {
         units as f64 * 1e9 / self.hz
     }
-}
-
-/// Whether the TSC is invariant (constant_tsc and nonstop_tsc), as /proc/cpuinfo says.
-pub fn invariant_tsc() -> bool {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let flags = info.lines().find(|l| l.starts_with("flags")).unwrap_or("");
-    flags.split_whitespace().any(|f| f == "constant_tsc") && flags.split_whitespace().any(|f| f == "nonstop_tsc")
-}
-
-/// Calibrates the TSC against CLOCK_MONOTONIC_RAW: three 30 ms busy windows, median frequency.
-/// Busy rather than sleeping, so that an idle state or a descheduling cannot stretch one side.
-pub fn calibrate_tsc() -> f64 {
-    let mut est: Vec<f64> = (0..3)
-        .map(|_| {
-            let (m0, t0) = (Monotonic::now(), Tsc.start());
-            let until = Instant::now() + Duration::from_millis(30);
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
-            let (m1, t1) = (Monotonic::now(), Tsc.end());
-            (t1 - t0) as f64 * 1e9 / (m1 - m0) as f64
-        })
-        .collect();
-    est.sort_by(|a, b| a.total_cmp(b));
-    est[1]
 }
 
 /// Measures the clock's resolution: the step in which it advances. Back-to-back reads cannot

@@ -19,6 +19,10 @@
 //! (`index == 0`), or whose lock moved during the call, is not a zero: the sample is discarded as
 //! `counter-not-running` and counted for that counter.
 //!
+//! On arm64 the same protocol holds with `isb` for the fence and `mrs` for the read (the kernel's
+//! Documentation/arch/arm64/perf.rst; it needs `kernel.perf_user_access=1` and the event opened
+//! with `config1` bit 1, which `counters` sets, together with bit 0 for a 64-bit counter).
+//!
 //! The arithmetic sits behind [`Pmc`] so that unit tests drive it with a fake page and a fake
 //! counter (48-bit wrap, offset change, index 0, lock bump) on machines without a PMU.
 use std::ptr::{addr_of, read_volatile};
@@ -50,31 +54,19 @@ const _: () = assert!(std::mem::offset_of!(MmapPage, pmc_width) == 48);
 /// `cap_user_rdpmc` in `capabilities`.
 pub const CAP_USER_RDPMC: u64 = 1 << 2;
 
-/// Reads hardware counter `ecx` (the page's `index - 1`).
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(target_arch = "aarch64")]
+pub use aarch64::{fence, request_user_access, HwPmc};
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::{fence, request_user_access, HwPmc};
+
+/// Reads hardware counter `ecx` (the page's `index - 1`): `rdpmc` on x86-64, `mrs` of
+/// PMEVCNTR<n>_EL0 or PMCCNTR_EL0 on arm64 (one module per architecture).
 pub trait Pmc {
     fn read(&self, ecx: u32) -> u64;
-}
-
-/// The real instruction.
-pub struct HwPmc;
-impl Pmc for HwPmc {
-    #[inline(always)]
-    fn read(&self, ecx: u32) -> u64 {
-        let (lo, hi): (u32, u32);
-        // SAFETY: only called with an index the kernel published as readable (cap_user_rdpmc and
-        // index != 0 under the page's lock). No `nomem`: the compiler must not move the page's
-        // lock loads across it.
-        unsafe {
-            core::arch::asm!("rdpmc", in("ecx") ecx, out("eax") lo, out("edx") hi, options(nostack, preserves_flags))
-        };
-        ((hi as u64) << 32) | lo as u64
-    }
-}
-
-#[inline(always)]
-fn lfence() {
-    // SAFETY: lfence has no preconditions on x86_64.
-    unsafe { core::arch::x86_64::_mm_lfence() }
 }
 
 /// Up to [`MAX`] counters read with rdpmc. The page pointers live in a fixed array inside the
@@ -103,7 +95,7 @@ impl<P: Pmc> Rdpmc<P> {
     /// per counter one consistent (lock, index, width, value) under the sequence lock.
     #[inline(always)]
     pub fn start(&self, r: &mut Reading) {
-        lfence();
+        fence();
         r.ok = true;
         for k in 0..self.len {
             let page = self.pages[k];
