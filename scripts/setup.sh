@@ -22,6 +22,9 @@ PKGS+=(chromium)
 # Kernel lab: file(1) and perf (linux-perf) check the guest results; the lab fetches its own
 # kernel, qemu and busybox packages into .cache/kernel-lab without installing them.
 PKGS+=(file linux-perf)
+# arm64 lab (make arm64-lab, issue 28): the cross linker for the aarch64 build; the lab fetches
+# its own arm64 kernel, qemu and guest packages into .cache/arm64-lab without installing them.
+PKGS+=(gcc-aarch64-linux-gnu)
 
 missing=()
 for p in "${PKGS[@]}"; do
