@@ -34,22 +34,52 @@ def modules(src):
     return out
 
 
+def use_tree(text):
+    """Paths of one `use` tree tail: `a::b`, `{a, b::{c, d}}`, `a::{b, c}` -> [[a, b], ...]."""
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        out, depth, cur = [], 0, ""
+        for ch in text[1:-1] + ",":
+            if ch == "," and depth == 0:
+                if cur.strip():
+                    out += use_tree(cur)
+                cur = ""
+                continue
+            depth += (ch == "{") - (ch == "}")
+            cur += ch
+        return out
+    head, sep, rest = text.partition("::{")
+    segs = [x for x in head.split("::") if re.match(r"^\w+$", x)]
+    if sep:
+        return [segs + t for t in use_tree("{" + rest)] or [segs]
+    return [segs]
+
+
+def braced(src, start):
+    """The balanced `{...}` that starts at src[start], or "" when it is not one."""
+    depth = 0
+    for i in range(start, len(src)):
+        depth += (src[i] == "{") - (src[i] == "}")
+        if depth == 0:
+            return src[start : i + 1]
+    return ""
+
+
 def references(mod, path):
-    """Module paths that one file names."""
+    """Module paths that one file names: in `use` items and inline in expressions
+    (`super::analyze::MIN_MODE_CALLS`), `use` groups (`super::{a, b::c}`) included. `self` is
+    the file's own module and `super` its parent, whether the file is a mod.rs or not."""
     src = open(path, encoding="utf-8").read()
     src = re.split(r"#\[cfg\(test\)\]\s*mod tests\s*\{", src)[0]
     src = re.sub(r"//.*", "", src)
-    is_dir = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
-    for m in re.finditer(r"\b(crate|super|self)((?:::\w+)+)(::\{([^}]*)\})?", src):
+    for m in re.finditer(r"\b(crate|super|self)((?:::\w+)*)(::\{)?", src):
         base, segs = m.group(1), m.group(2).split("::")[1:]
-        groups = [g.strip().split("::") for g in m.group(4).split(",")] if m.group(4) else [[]]
-        for g in groups:
-            tail = [x for x in g if re.match(r"^\w+$", x)]
+        groups = use_tree(braced(src, m.end() - 1)) if m.group(3) else [[]]
+        for tail in groups:
             if base == "crate":
                 yield segs + tail
                 continue
-            here = list(mod) if is_dir else list(mod[:-1])
-            s = list(segs)
+            here, s = list(mod), list(segs)
             if base == "super":
                 here = here[:-1]
             while s and s[0] == "super":
