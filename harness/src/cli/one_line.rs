@@ -25,13 +25,16 @@ pub fn message(e: &clap::Error, argv: &[String]) -> String {
         }
     }
     let rendered = e.render().to_string();
-    let first = rendered
+    // clap's message: the error (some kinds list the arguments on the lines below), then
+    // "tip:", "Usage:" and "For more information" lines, which the one line replaces.
+    let body: Vec<&str> = rendered
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("bad command line")
-        .trim_start_matches("error: ")
-        .to_string();
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    let first = body.join(" ").trim_start_matches("error: ").to_string();
+    let first = if first.is_empty() { "bad command line".to_string() } else { first };
     let tip = match context(e, ContextKind::SuggestedArg) {
         Some(a) => format!(" (did you mean '{a}'?)"),
         None => match context(e, ContextKind::SuggestedSubcommand) {
@@ -45,7 +48,7 @@ pub fn message(e: &clap::Error, argv: &[String]) -> String {
 fn context(e: &clap::Error, kind: ContextKind) -> Option<String> {
     match e.get(kind)? {
         ContextValue::String(s) => Some(s.clone()),
-        ContextValue::Strings(v) => v.first().cloned(),
+        ContextValue::Strings(v) if !v.is_empty() => Some(v.join("' or '")),
         _ => None,
     }
 }
@@ -94,6 +97,6 @@ mod tests {
         let l = line(&["tracebench", "run"]);
         assert!(!l.contains('\n') && l.contains("--tracer"), "{l}");
         let l = line(&["tracebench", "reprot"]);
-        assert!(!l.contains('\n') && l.contains("did you mean 'report'?"), "{l}");
+        assert!(!l.contains('\n') && l.contains("did you mean") && l.contains("'report'"), "{l}");
     }
 }

@@ -332,6 +332,7 @@ mod tests {
         let fig = ScalingFigure {
             title: "t".into(),
             series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
+            spread: vec![vec![(1.0, 90.0, 110.0), (2.0, 240.0, 260.0)]],
         };
         let (png, svg) = save_with(&fig, dir.path(), "s", &FigureOptions::default()).unwrap();
         let bytes = std::fs::read(png).unwrap();

@@ -33,8 +33,9 @@ fn is_none(t: &TracerReport) -> bool {
     survey::kind(&t.spec) == "none"
 }
 
-/// How many times `a` costs `b` (see the module comment): "2.2 times" or "2.2 times (raw means)".
-pub fn times(a: f64, b: f64, floor: Option<f64>) -> Option<String> {
+/// How many times `a` costs `b` (see the module comment), followed by `of`: "2.2 times lw",
+/// or "2.2 times lw (raw means)" without a floor.
+pub fn times(a: f64, b: f64, floor: Option<f64>, of: &str) -> Option<String> {
     let f = floor.unwrap_or(0.0);
     let (na, nb) = (a - f, b - f);
     if !(na.is_finite() && nb.is_finite() && nb > 0.0) {
@@ -42,7 +43,7 @@ pub fn times(a: f64, b: f64, floor: Option<f64>) -> Option<String> {
     }
     let x = na / nb;
     let x = if x >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
-    Some(if floor.is_some() { format!("{x} times") } else { format!("{x} times (raw means)") })
+    Some(if floor.is_some() { format!("{x} times {of}") } else { format!("{x} times {of} (raw means)") })
 }
 
 pub fn rank(r: &Report) -> Ranking<'_> {
@@ -113,12 +114,9 @@ pub fn lines(rk: &Ranking) -> Vec<String> {
                 s.push_str(" (1 repetition");
             }
             if !std::ptr::eq(e, first) {
-                if let Some(x) = times(
-                    e.tracer.base().map_or(f64::NAN, |s| s.mean),
-                    first.tracer.base().map_or(f64::NAN, |s| s.mean),
-                    rk.floor,
-                ) {
-                    s.push_str(&format!("; {x} {}", first.tracer.label));
+                let mean = |t: &TracerReport| t.base().map_or(f64::NAN, |s| s.mean);
+                if let Some(x) = times(mean(e.tracer), mean(first.tracer), rk.floor, &first.tracer.label) {
+                    s.push_str(&format!("; {x}"));
                 }
             }
             s.push(')');

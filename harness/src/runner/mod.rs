@@ -127,11 +127,12 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let plan = plan::plan(opts, mode)?;
     // Checked before any run: a bad --export is a usage error, not a late surprise.
     let exports = crate::export::parse_specs(&opts.export)?;
-    space::check(&plan.out, space::estimate(&plan, opts.iterations, opts.repeats))?;
     // After the plan (bad input leaves nothing, and touches nothing), before anything measures.
     tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plan.cpus[0])?;
     let avail = probe_counters(&plan.sets)?;
+    let counters = plan::counter_columns(&avail).len();
+    space::check(&plan.out, space::estimate(&plan, opts.iterations, opts.repeats, counters))?;
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;

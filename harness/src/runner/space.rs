@@ -27,11 +27,13 @@ fn digits(n: u64) -> u64 {
     n.max(1).ilog10() as u64 + 1
 }
 
-/// Rows x row size for `plan` with `iterations` kept calls per thread and `repeats` repetitions.
-pub fn estimate(plan: &Plan, iterations: usize, repeats: usize) -> Estimate {
+/// Rows x row size for `plan` with `iterations` kept calls per thread, `repeats` repetitions
+/// and `counters` counter columns (those the probe found: a counter the machine lacks gets no
+/// column).
+pub fn estimate(plan: &Plan, iterations: usize, repeats: usize, counters: usize) -> Estimate {
     let threads_calls: u64 = plan.threads.iter().map(|&n| n as u64).sum::<u64>() * iterations as u64;
     let cells_per_row = plan.sets.len().max(1) as u64 * repeats as u64;
-    let counters = plan.sets.iter().map(Vec::len).sum::<usize>() as u64;
+    let counters = counters as u64;
     let name = plan.rows.iter().map(|r| r.name.len() as u64).max().unwrap_or(8);
     let most_threads = plan.threads.iter().copied().max().unwrap_or(1) as u64;
     // tracer,threads,thread,cpu,iteration,latency_ns,<counters>,repetition,counter_set\n; an
@@ -90,7 +92,8 @@ pub fn judge(out: &Path, e: Estimate, free: u64) -> Result<Option<String>, Error
     Ok(None)
 }
 
-/// The check `run`, `scale` and `sweep` make after planning, before creating anything.
+/// The check `run`, `scale` and `sweep` make after planning and probing the counters (which
+/// write nothing), before creating anything.
 pub fn check(out: &Path, e: Estimate) -> Result<(), Error> {
     let Some(free) = free_bytes(out) else { return Ok(()) };
     if let Some(w) = judge(out, e, free)? {
@@ -118,9 +121,9 @@ mod tests {
 
     #[test]
     fn rows_scale_with_tracers_threads_sets_and_repeats() {
-        let one = estimate(&plan(1, vec![1], vec![vec![]]), 1000, 1);
+        let one = estimate(&plan(1, vec![1], vec![vec![]]), 1000, 1, 0);
         assert_eq!(one.rows, 1000);
-        let more = estimate(&plan(2, vec![1, 2], vec![vec!["a".into()], vec!["b".into()]]), 1000, 3);
+        let more = estimate(&plan(2, vec![1, 2], vec![vec!["a".into()], vec!["b".into()]]), 1000, 3, 2);
         assert_eq!(more.rows, 2 * 3 * 2 * 3 * 1000);
         assert!(more.row_bytes > one.row_bytes);
         assert_eq!(one.bytes, 2 * one.rows * one.row_bytes);

@@ -31,6 +31,22 @@ fn usage(s: String) -> Error {
     Error::Usage(s)
 }
 
+/// The disk check over every value's run: they all exist at once until the sweep ends.
+fn check_space(root: &Path, plans: &[(Options, plan::Plan)], counters: usize) -> Result<(), Error> {
+    let total =
+        plans.iter().map(|(o, p)| super::space::estimate(p, o.iterations, o.repeats, counters)).reduce(|a, b| {
+            super::space::Estimate {
+                rows: a.rows + b.rows,
+                row_bytes: a.row_bytes.max(b.row_bytes),
+                bytes: a.bytes + b.bytes,
+            }
+        });
+    match total {
+        Some(e) => super::space::check(root, e),
+        None => Ok(()),
+    }
+}
+
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
     plan::refuse_stepped_sweep(opts)?;
@@ -52,20 +68,12 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         })?;
         plans.push((o, p));
     }
-    let estimates = plans.iter().map(|(o, p)| super::space::estimate(p, o.iterations, o.repeats));
-    let total = estimates.reduce(|a, b| super::space::Estimate {
-        rows: a.rows + b.rows,
-        row_bytes: a.row_bytes.max(b.row_bytes),
-        bytes: a.bytes + b.bytes,
-    });
-    if let Some(e) = total {
-        super::space::check(&root, e)?;
-    }
-    ResultsDir::create(&root)?;
     tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
     // Every value reads the same counter sets: probed and reported once.
     let avail = probe_counters(&plans[0].1.sets)?;
+    check_space(&root, &plans, super::plan::counter_columns(&avail).len())?;
+    ResultsDir::create(&root)?;
     let mut prepared = Vec::new();
     for (o, p) in plans {
         prepared.push(prepare(o, Mode::Run, p, avail.clone(), &shared)?);
