@@ -4,7 +4,9 @@
 1. no import circles between the files of a crate, nor between its top-level modules
    (`crate::`, `super::` and `self::` paths, `use` groups included; comments and inline test
    modules left out);
-2. no source file over 500 lines.
+2. no circle of calls between the C files of one directory (a file calls a non-static function
+   another defines, and back, e.g. a main file and its sub-commands);
+3. no source file over 500 lines.
 
 Prints each circle (or long file) and exits 1; prints one summary line and exits 0 otherwise.
 Usage: scripts/check-structure.py CRATE_SRC_DIR...
@@ -157,6 +159,39 @@ def check_crate(src):
     return problems, len(mods)
 
 
+C_DEF = re.compile(r"^(?!static\b)(?:[A-Za-z_][\w \t\*]*?[\s\*])?(\w+)\s*\([^;{]*\)\s*(?:__attribute__\S*\s*)?\{?\s*$")
+C_CALL = re.compile(r"\b(\w+)\s*\(")
+
+
+def c_circles(root):
+    """Call circles between the .c files of each directory under root."""
+    out = []
+    for dp, dn, fn in os.walk(root):
+        dn[:] = [d for d in dn if d not in ("target", ".git", ".cache", "results", "node_modules")]
+        cs = sorted(f for f in fn if f.endswith(".c"))
+        if len(cs) < 2:
+            continue
+        texts, defs = {}, {}
+        for f in cs:
+            t = open(os.path.join(dp, f), encoding="utf-8", errors="replace").read()
+            t = re.sub(r"/\*.*?\*/", "", t, flags=re.S)
+            t = re.sub(r"//.*", "", t)
+            texts[f] = t
+            for line in t.splitlines():
+                m = C_DEF.match(line)
+                if m and m.group(1) not in ("if", "while", "for", "switch", "return", "sizeof"):
+                    defs.setdefault(m.group(1), f)
+        edges = {}
+        for f, t in texts.items():
+            for m in C_CALL.finditer(t):
+                g = defs.get(m.group(1))
+                if g and g != f:
+                    edges.setdefault(f, set()).add(g)
+        for comp in circles(edges, cs):
+            out.append(f"{dp}: C files call each other in a loop: {', '.join(comp)}")
+    return out
+
+
 def long_files(root):
     out = []
     for dp, dn, fn in os.walk(root):
@@ -182,12 +217,13 @@ def main(argv):
         p, n = check_crate(src)
         problems += p
         nfiles += n
+    problems += c_circles(".")
     problems += long_files(".")
     for p in problems:
         print(f"check-structure: {p}", file=sys.stderr)
     if problems:
         return 1
-    print(f"check-structure: {nfiles} Rust files in {len(argv) - 1} crates: no import circles; no source file over {MAX_LINES} lines")
+    print(f"check-structure: {nfiles} Rust files in {len(argv) - 1} crates: no import circles; no C call circles; no source file over {MAX_LINES} lines")
     return 0
 
 

@@ -66,8 +66,35 @@ CASES = [
 ]
 
 
+C_CASES = [
+    (
+        "C: a main file and a sub-command calling each other",
+        {
+            "run.c": "#include \"run.h\"\nvoid die(const char *w)\n{\n}\nint main(int c, char **v)\n{\n\treturn cmd_loop(c, v);\n}\n",
+            "run-loop.c": "#include \"run.h\"\nint cmd_loop(int c, char **v)\n{\n\tdie(\"x\");\n\treturn 0;\n}\n",
+        },
+        ["run-loop.c", "run.c"],
+    ),
+    (
+        "C: main -> sub-command -> common, static helpers ignored",
+        {
+            "run.c": "int main(int c, char **v)\n{\n\treturn cmd_loop(c, v);\n}\n",
+            "run-loop.c": "static int helper(void)\n{\n\treturn 0;\n}\nint cmd_loop(int c, char **v)\n{\n\tdie(\"x\");\n\treturn helper();\n}\n",
+            "run-common.c": "/* die() is called by everyone */\nvoid die(const char *w)\n{\n\thelper();\n}\n",
+        },
+        [],
+    ),
+]
+
+
 def main():
     failed = 0
+    for name, files, want in C_CASES:
+        with tempfile.TemporaryDirectory(prefix="check-structure-") as d:
+            got = cs.c_circles(crate(d, files))
+        ok = (not want and not got) or (want and got and all(w in got[0] for w in want))
+        print(f"{'ok' if ok else 'FAIL'}: {name}: {got or 'no circle'}")
+        failed += not ok
     for name, files, want in CASES:
         with tempfile.TemporaryDirectory(prefix="check-structure-") as d:
             problems, _ = cs.check_crate(crate(d, files))

@@ -60,7 +60,9 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: a valid NUL-terminated path and a zeroed statvfs the call fills.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+    // A filesystem without block accounting (/proc, /sys) says nothing about space; writing
+    // there fails with its own message when the directory is created.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 || s.f_blocks == 0 {
         return None;
     }
     Some(s.f_bavail as u64 * s.f_frsize as u64)
