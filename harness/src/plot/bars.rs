@@ -108,6 +108,29 @@ impl Figure for PathBars {
 mod tests {
     use super::*;
 
+    /// printf's paths as issue 19's run found them; with TRACEBENCH_KEEP_FIGURES set the
+    /// directory is kept (and printed) to look at the figure.
+    #[test]
+    fn printf_s_rarer_paths_draw() {
+        let dir = tempfile::tempdir().unwrap();
+        let fig = PathBars {
+            title: "User-space instructions per call".into(),
+            y_desc: "instructions per call (exact)".into(),
+            bars: vec![
+                ("none".into(), 11, vec![]),
+                ("lw".into(), 121, vec![126]),
+                ("printf".into(), 1258, vec![1247, 1233, 1217, 1504, 1578]),
+                ("lttng-ust".into(), 944, vec![2389, 949]),
+            ],
+        };
+        let opts = FigureOptions::default();
+        let (png, _) = save_with(&fig, dir.path(), "instructions", &opts).unwrap();
+        assert!(png.is_file());
+        if std::env::var_os("TRACEBENCH_KEEP_FIGURES").is_some() {
+            println!("figure kept in {}", dir.keep().display());
+        }
+    }
+
     #[test]
     fn close_labels_are_spread_and_far_ones_stay() {
         // printf: 1217, 1233, 1247 within one label height of 40.
