@@ -266,7 +266,7 @@ impl Figure for ScalingFigure {
         CurveFigure {
             title: self.title.clone(),
             x_desc: "threads tracing at once (one per core)".into(),
-            y_desc: "mean latency per call (ns, log scale; bars: lowest to highest repetition)".into(),
+            y_desc: "mean latency per call (ns, log scale)".into(),
             log_x: false,
             x_names: None,
             series: self.series.clone(),

@@ -138,7 +138,8 @@ fn canvas<F: Figure>(fig: &F, opts: &FigureOptions) -> (u32, u32) {
     match opts.size_in {
         None => fig.size(),
         Some((w, h)) => {
-            let (w, h) = ((w * LOGICAL_DPI).round() as u32, (h * LOGICAL_DPI).round() as u32);
+            let per_inch = output::logical_dpi(Some(w));
+            let (w, h) = ((w * per_inch).round() as u32, (h * per_inch).round() as u32);
             match fig.panel_rows() {
                 None => (w, h),
                 Some(rows) => (w, 60 + h * rows.max(1) as u32 / 2),

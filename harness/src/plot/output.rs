@@ -19,6 +19,16 @@ use super::{PlotError, FONT};
 /// Logical pixels per inch of the drawing: a figure of 1100x650 logical pixels is 11x6.5 in.
 pub const LOGICAL_DPI: f32 = 100.0;
 
+/// A `--figure-size` narrower than this many logical pixels at [`LOGICAL_DPI`] is drawn this
+/// wide and scaled down, so that titles and axis names still fit (text then prints smaller:
+/// at 3.5 in, axis labels are about 6 pt).
+pub const MIN_LOGICAL_WIDTH: f32 = 640.0;
+
+/// Logical pixels per inch for a figure `width_in` inches wide.
+pub fn logical_dpi(width_in: Option<f32>) -> f32 {
+    width_in.map_or(LOGICAL_DPI, |w| LOGICAL_DPI.max(MIN_LOGICAL_WIDTH / w))
+}
+
 /// How figures are written (`tracebench report --figure-size, --dpi, --pdf`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FigureOptions {
@@ -97,21 +107,23 @@ pub struct Written {
 /// Writes `svg` (as plotters drew it) as dir/name.svg (text as outlines), .png and, with
 /// `opts.pdf`, .pdf.
 pub fn write_all(svg: &str, dir: &Path, name: &str, opts: &FigureOptions) -> Result<Written, PlotError> {
+    let per_inch = logical_dpi(opts.size_in.map(|s| s.0));
     let tree = usvg::Tree::from_str(svg, usvg_options()).map_err(|x| err(name, x))?;
     let outlined = tree.to_string(&usvg::WriteOptions::default());
     let svg_path = write(dir.join(format!("{name}.svg")), outlined.as_bytes())?;
-    let png = png(&tree, opts.dpi).ok_or_else(|| err(name, "the figure is empty or too large to rasterise"))?;
+    let png =
+        png(&tree, opts.dpi, per_inch).ok_or_else(|| err(name, "the figure is empty or too large to rasterise"))?;
     let png_path = write(dir.join(format!("{name}.png")), &png)?;
     if opts.pdf {
-        let page = svg2pdf::PageOptions { dpi: LOGICAL_DPI };
+        let page = svg2pdf::PageOptions { dpi: per_inch };
         let pdf = svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), page).map_err(|x| err(name, x))?;
         write(dir.join(format!("{name}.pdf")), &pdf)?;
     }
     Ok(Written { png: png_path, svg: svg_path })
 }
 
-fn png(tree: &usvg::Tree, dpi: u32) -> Option<Vec<u8>> {
-    let scale = dpi as f32 / LOGICAL_DPI;
+fn png(tree: &usvg::Tree, dpi: u32, per_inch: f32) -> Option<Vec<u8>> {
+    let scale = dpi as f32 / per_inch;
     let size = tree.size().to_int_size().scale_by(scale)?;
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())?;
     pixmap.fill(tiny_skia::Color::WHITE);
