@@ -361,8 +361,11 @@ mod tests {
         assert_eq!((w, h), (1050, 750));
         let pdf = std::fs::read(dir.path().join("s.pdf")).unwrap();
         assert!(pdf.starts_with(b"%PDF"));
-        // 3.5 x 2.5 in = 252 x 180 pt, the font embedded.
+        // 3.5 x 2.5 in = 252 x 180 pt (to a logical pixel), the font embedded.
         let text = String::from_utf8_lossy(&pdf);
-        assert!(text.contains("252") && text.contains("180") && text.contains("FontFile"), "page size or font");
+        let mb = text.split("MediaBox [").nth(1).and_then(|x| x.split(']').next()).unwrap_or("");
+        let v: Vec<f64> = mb.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        assert!(v.len() == 4 && (v[2] - 252.0).abs() < 0.5 && (v[3] - 180.0).abs() < 0.5, "page size: {mb}");
+        assert!(text.contains("FontFile"), "font");
     }
 }
