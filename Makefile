@@ -27,6 +27,7 @@ bench: setup build
 # scripts/untested-messages.py lists the user-facing messages no test names, and fails when
 # there are more than scripts/untested-messages.count (the list only shrinks).
 test: setup build
+	python3 scripts/tests/check_structure_test.py
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture

@@ -4,7 +4,9 @@
 1. no import circles between the files of a crate, nor between its top-level modules
    (`crate::`, `super::` and `self::` paths, `use` groups included; comments and inline test
    modules left out);
-2. no source file over 500 lines.
+2. no circle of calls between the C files of one directory (a file calls a non-static function
+   another defines, and back, e.g. a main file and its sub-commands);
+3. no source file over 500 lines.
 
 Prints each circle (or long file) and exits 1; prints one summary line and exits 0 otherwise.
 Usage: scripts/check-structure.py CRATE_SRC_DIR...
@@ -34,22 +36,52 @@ def modules(src):
     return out
 
 
+def use_tree(text):
+    """Paths of one `use` tree tail: `a::b`, `{a, b::{c, d}}`, `a::{b, c}` -> [[a, b], ...]."""
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        out, depth, cur = [], 0, ""
+        for ch in text[1:-1] + ",":
+            if ch == "," and depth == 0:
+                if cur.strip():
+                    out += use_tree(cur)
+                cur = ""
+                continue
+            depth += (ch == "{") - (ch == "}")
+            cur += ch
+        return out
+    head, sep, rest = text.partition("::{")
+    segs = [x for x in head.split("::") if re.match(r"^\w+$", x)]
+    if sep:
+        return [segs + t for t in use_tree("{" + rest)] or [segs]
+    return [segs]
+
+
+def braced(src, start):
+    """The balanced `{...}` that starts at src[start], or "" when it is not one."""
+    depth = 0
+    for i in range(start, len(src)):
+        depth += (src[i] == "{") - (src[i] == "}")
+        if depth == 0:
+            return src[start : i + 1]
+    return ""
+
+
 def references(mod, path):
-    """Module paths that one file names."""
+    """Module paths that one file names: in `use` items and inline in expressions
+    (`super::analyze::MIN_MODE_CALLS`), `use` groups (`super::{a, b::c}`) included. `self` is
+    the file's own module and `super` its parent, whether the file is a mod.rs or not."""
     src = open(path, encoding="utf-8").read()
     src = re.split(r"#\[cfg\(test\)\]\s*mod tests\s*\{", src)[0]
     src = re.sub(r"//.*", "", src)
-    is_dir = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
-    for m in re.finditer(r"\b(crate|super|self)((?:::\w+)+)(::\{([^}]*)\})?", src):
+    for m in re.finditer(r"\b(crate|super|self)((?:::\w+)*)(::\{)?", src):
         base, segs = m.group(1), m.group(2).split("::")[1:]
-        groups = [g.strip().split("::") for g in m.group(4).split(",")] if m.group(4) else [[]]
-        for g in groups:
-            tail = [x for x in g if re.match(r"^\w+$", x)]
+        groups = use_tree(braced(src, m.end() - 1)) if m.group(3) else [[]]
+        for tail in groups:
             if base == "crate":
                 yield segs + tail
                 continue
-            here = list(mod) if is_dir else list(mod[:-1])
-            s = list(segs)
+            here, s = list(mod), list(segs)
             if base == "super":
                 here = here[:-1]
             while s and s[0] == "super":
@@ -127,6 +159,39 @@ def check_crate(src):
     return problems, len(mods)
 
 
+C_DEF = re.compile(r"^(?!static\b)(?:[A-Za-z_][\w \t\*]*?[\s\*])?(\w+)\s*\([^;{]*\)\s*(?:__attribute__\S*\s*)?\{?\s*$")
+C_CALL = re.compile(r"\b(\w+)\s*\(")
+
+
+def c_circles(root):
+    """Call circles between the .c files of each directory under root."""
+    out = []
+    for dp, dn, fn in os.walk(root):
+        dn[:] = [d for d in dn if d not in ("target", ".git", ".cache", "results", "node_modules")]
+        cs = sorted(f for f in fn if f.endswith(".c"))
+        if len(cs) < 2:
+            continue
+        texts, defs = {}, {}
+        for f in cs:
+            t = open(os.path.join(dp, f), encoding="utf-8", errors="replace").read()
+            t = re.sub(r"/\*.*?\*/", "", t, flags=re.S)
+            t = re.sub(r"//.*", "", t)
+            texts[f] = t
+            for line in t.splitlines():
+                m = C_DEF.match(line)
+                if m and m.group(1) not in ("if", "while", "for", "switch", "return", "sizeof"):
+                    defs.setdefault(m.group(1), f)
+        edges = {}
+        for f, t in texts.items():
+            for m in C_CALL.finditer(t):
+                g = defs.get(m.group(1))
+                if g and g != f:
+                    edges.setdefault(f, set()).add(g)
+        for comp in circles(edges, cs):
+            out.append(f"{dp}: C files call each other in a loop: {', '.join(comp)}")
+    return out
+
+
 def long_files(root):
     out = []
     for dp, dn, fn in os.walk(root):
@@ -152,12 +217,13 @@ def main(argv):
         p, n = check_crate(src)
         problems += p
         nfiles += n
+    problems += c_circles(".")
     problems += long_files(".")
     for p in problems:
         print(f"check-structure: {p}", file=sys.stderr)
     if problems:
         return 1
-    print(f"check-structure: {nfiles} Rust files in {len(argv) - 1} crates: no import circles; no source file over {MAX_LINES} lines")
+    print(f"check-structure: {nfiles} Rust files in {len(argv) - 1} crates: no import circles; no C call circles; no source file over {MAX_LINES} lines")
     return 0
 
 

@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::clock::ClockKind;
 use crate::error::ExitCode;
 
+mod one_line;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "tracebench",
@@ -130,19 +132,23 @@ pub struct SweepArgs {
 
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let cli = match Cli::try_parse_from(std::env::args_os()) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        // --help and --version print as clap writes them; a usage error is one line, exit 2.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("tracebench: error: {}", one_line::message(&e, &argv));
+            return 2;
         }
     };
-    let argv: Vec<String> = std::env::args().collect();
     match &cli.command {
         Command::Run(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Run, &argv)),
         Command::Scale(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Scale, &argv)),
-        Command::Sweep(a) => finish(crate::runner::run_sweep(&a.run.options(), &a.vary, &argv)),
+        Command::Sweep(a) => finish(crate::runner::sweep::run_sweep(&a.run.options(), &a.vary, &argv)),
         Command::List => finish(crate::output::list()),
         Command::Gate(a) => {
             let mut a = a.clone();

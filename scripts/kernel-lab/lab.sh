@@ -59,7 +59,7 @@ fi
 # ---- guest runner ----
 # kbench-run.c and its parts (the top of kbench-run.c says what each holds).
 gcc -O2 -Wall -static -I "$REPO/kbench-module/include" -o "$BUILD/kbench-run" \
-    "$LAB_DIR"/guest/kbench-run{,-loop,-bpf,-ioctl,-robust}.c
+    "$LAB_DIR"/guest/kbench-run{,-common,-loop,-bpf,-ioctl,-robust}.c
 
 # ---- the Rust client (harness/src/kernel/) as a small fixture binary ----
 RUST_CLIENT=

@@ -45,8 +45,9 @@ use thiserror::Error;
 /// Why a tracer cannot be created.
 #[derive(Debug, Error)]
 pub enum TracerError {
-    #[error("unknown tracer '{0}': run `tracebench list` to see the tracers this build knows")]
-    Unknown(String),
+    /// `hint` is "did you mean X? " for a near miss (`registry::did_you_mean`), else empty.
+    #[error("unknown tracer '{spec}': {hint}run `tracebench list` to see the tracers this build knows")]
+    Unknown { spec: String, hint: String },
     #[error("bad tracer spec '{spec}': {why}")]
     BadSpec { spec: String, why: String },
     /// A tracer option (`--subbuf-size`, `--ftrace-clock`, ...) the backend does not accept.

@@ -86,11 +86,41 @@ pub fn split(spec: &str) -> (&str, Option<&str>) {
 
 fn backend(spec: &str) -> Result<(&'static Backend, Option<&str>), TracerError> {
     let (kind, arg) = split(spec);
-    let b = backends::find(kind).ok_or_else(|| TracerError::Unknown(spec.to_string()))?;
+    let b = backends::find(kind).ok_or_else(|| TracerError::Unknown {
+        spec: spec.to_string(),
+        hint: did_you_mean(kind).map(|n| format!("did you mean {n}? ")).unwrap_or_default(),
+    })?;
     match (b.arg, arg) {
         (None, Some(_)) => Err(TracerError::BadSpec { spec: spec.into(), why: format!("'{kind}' takes no argument") }),
         _ => Ok((b, arg)),
     }
+}
+
+/// The known tracer nearest to a mistyped `kind`: at most two edits away (one for names of
+/// four letters or fewer, so `lw` does not suggest `none`), the nearest first.
+pub fn did_you_mean(kind: &str) -> Option<&'static str> {
+    let kind = kind.to_ascii_lowercase();
+    let most = if kind.chars().count() <= 4 { 1 } else { 2 };
+    backends::BACKENDS
+        .iter()
+        .map(|b| (edit_distance(&kind, b.name), b.name))
+        .filter(|(d, _)| *d <= most)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance (insert, delete, substitute: one edit each).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// Checks a spec without creating the tracer (no side effects), for validating a command line
@@ -237,5 +267,23 @@ pub fn singlestep_support(spec: &str) -> Result<(), String> {
         "spin" => Err("its cost is a busy-wait for a time, which stepping stretches beyond meaning".into()),
         _ if !launch_prefix(spec).is_empty() => Err("its measuring process runs under another tool".into()),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_near_miss_gets_the_nearest_name_and_a_far_one_none() {
+        assert_eq!(did_you_mean("lttng-usst"), Some("lttng-ust"));
+        assert_eq!(did_you_mean("ftrce"), Some("ftrace"));
+        assert_eq!(did_you_mean("LW"), Some("lw"));
+        assert_eq!(did_you_mean("quux"), None);
+        assert_eq!(did_you_mean("completely-else"), None);
+        let e = validate("lttng-usst").unwrap_err().to_string();
+        assert!(e.contains("did you mean lttng-ust?"), "{e}");
+        let e = validate("quux").unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
     }
 }

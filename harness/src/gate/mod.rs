@@ -164,7 +164,7 @@ pub struct GateArgs {
     pub max_repeats: Option<u64>,
     /// Keep the interleaved runs in DIR (DIR/A-<i>, DIR/B-<i>, merged DIR/baseline and
     /// DIR/candidate) instead of a temporary directory.
-    #[arg(long, value_name = "DIR", requires = "interleave")]
+    #[arg(long, short = 'o', value_name = "DIR", requires = "interleave")]
     pub out: Option<PathBuf>,
     /// Also write the candidate's values, with each row's verdict, for a benchmark-history
     /// service: FORMAT=FILE with FORMAT bmf or github-benchmark; repeatable.

@@ -36,6 +36,8 @@ impl Figure for CdfFigure {
             .map_err(e)?;
         chart
             .configure_mesh()
+            .max_light_lines(1)
+            .light_line_style(MINOR)
             .x_desc("latency of one call (ns, log scale)")
             .y_desc("fraction of calls with latency <= x")
             .x_label_formatter(&|v| fmt_num(*v))
@@ -71,6 +73,9 @@ impl Figure for HistogramGrid {
         let (rows, _) = grid(self.panels.len(), 2);
         (1200, 60 + 330 * rows as u32)
     }
+    fn panel_rows(&self) -> Option<usize> {
+        Some(grid(self.panels.len(), 2).0)
+    }
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
     where
         DB::ErrorType: 'static,
@@ -95,6 +100,8 @@ impl Figure for HistogramGrid {
                 .map_err(e)?;
             chart
                 .configure_mesh()
+                .max_light_lines(1)
+                .light_line_style(MINOR)
                 .x_desc("latency (ns, log scale)")
                 .y_desc("calls per bin (log)")
                 .x_label_formatter(&|v| fmt_num(*v))
@@ -123,6 +130,9 @@ impl Figure for IterationGrid {
         let (rows, _) = grid(self.panels.len(), 2);
         (1200, 60 + 330 * rows as u32)
     }
+    fn panel_rows(&self) -> Option<usize> {
+        Some(grid(self.panels.len(), 2).0)
+    }
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
     where
         DB::ErrorType: 'static,
@@ -145,6 +155,8 @@ impl Figure for IterationGrid {
                 .map_err(e)?;
             chart
                 .configure_mesh()
+                .max_light_lines(1)
+                .light_line_style(MINOR)
                 .x_desc("iteration index (calls since the end of warm-up)")
                 .y_desc("latency (ns, log scale)")
                 .x_label_formatter(&|v| fmt_num(*v))
@@ -175,6 +187,9 @@ impl Figure for CounterGrid {
     fn size(&self) -> (u32, u32) {
         let (rows, _) = grid(self.panels.len(), 2);
         (1200, 60 + 400 * rows as u32)
+    }
+    fn panel_rows(&self) -> Option<usize> {
+        Some(grid(self.panels.len(), 2).0)
     }
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
     where
@@ -209,6 +224,8 @@ impl Figure for CounterGrid {
                 .map_err(e)?;
             chart
                 .configure_mesh()
+                .max_light_lines(1)
+                .light_line_style(MINOR)
                 .x_desc(format!("{counter} per call (count)"))
                 .y_desc("latency (ns, log scale)")
                 .x_label_formatter(&|v| fmt_num(*v))
@@ -229,10 +246,12 @@ impl Figure for CounterGrid {
 }
 
 /// Survey Figures 5, 6 and 8: mean latency against thread (core) count, log y, one line per
-/// tracer.
+/// tracer, with the spread of the repetitions' means as error bars.
 pub struct ScalingFigure {
     pub title: String,
     pub series: Vec<Series<(f64, f64)>>,
+    /// Per series (same order; may be shorter): (threads, lowest, highest repetition mean).
+    pub spread: Vec<Vec<(f64, f64, f64)>>,
 }
 
 /// A sweep over thread counts: drawn as a [`CurveFigure`].
@@ -252,13 +271,14 @@ impl Figure for ScalingFigure {
             x_names: None,
             series: self.series.clone(),
         }
-        .draw(root)
+        .draw_with_bars(root, &self.spread)
     }
 }
 
 /// One line per series of y (log scale) against x: a sweep's curve (survey Figure 9 shape).
 /// `x_names` labels categorical values (x = 0, 1, 2...); `log_x` when numeric values span
-/// decades.
+/// decades. Whole-number x (thread counts) gets a tick and a label at each value drawn, and
+/// no fractional ones.
 pub struct CurveFigure {
     pub title: String,
     pub x_desc: String,
@@ -276,22 +296,41 @@ impl Figure for CurveFigure {
     where
         DB::ErrorType: 'static,
     {
+        self.draw_with_bars(root, &[])
+    }
+}
+
+impl CurveFigure {
+    fn draw_with_bars<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        bars: &[Vec<(f64, f64, f64)>],
+    ) -> DResult
+    where
+        DB::ErrorType: 'static,
+    {
         let area = titled_with_legend(root, &self.title, &self.series)?;
         let all = || self.series.iter().flat_map(|s| s.points.iter());
         let xlo = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
         let xhi = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-        let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-        let yhi = all().map(|p| p.1).fold(0f64, f64::max);
+        let ys = all().map(|p| p.1).chain(bars.iter().flatten().flat_map(|b| [b.1, b.2]));
+        let (ylo, yhi) = ys.filter(|v| *v > 0.0).fold((f64::INFINITY, 0f64), |a, y| (a.0.min(y), a.1.max(y)));
         let (ylo, yhi) = log_range(ylo, yhi);
         let names = self.x_names.clone();
-        // Whole-number values (thread counts, sizes) get whole-number labels only.
+        // Whole-number values (thread counts, sizes) get whole-number ticks only.
         let integer_x = all().all(|p| p.0.fract() == 0.0);
         let y_axis = (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi));
+        // At most one label per whole value (plotters then steps by 1, 2, 5...): no fractional
+        // ticks for a thread count.
+        let x_labels = if integer_x && !self.log_x { ((xhi - xlo) as usize + 1).clamp(2, 12) } else { 10 };
         macro_rules! finish {
             ($chart:expr) => {{
                 let mut chart = $chart;
                 chart
                     .configure_mesh()
+                    .max_light_lines(1)
+                    .light_line_style(MINOR)
+                    .x_labels(x_labels)
                     .x_desc(self.x_desc.as_str())
                     .y_desc(self.y_desc.as_str())
                     .x_label_formatter(&|v| match &names {
@@ -307,8 +346,16 @@ impl Figure for CurveFigure {
                     .axis_desc_style((FAMILY, 17))
                     .draw()
                     .map_err(e)?;
-                for s in &self.series {
+                for (k, s) in self.series.iter().enumerate() {
                     let c = colour(s.colour);
+                    for &(x, lo, hi) in bars.get(k).into_iter().flatten() {
+                        let bar = [(x, lo.max(ylo)), (x, hi.max(ylo))];
+                        chart.draw_series(LineSeries::new(bar, c.stroke_width(2))).map_err(e)?;
+                        for y in [lo, hi] {
+                            let cap = [(x - 0.06, y.max(ylo)), (x + 0.06, y.max(ylo))];
+                            chart.draw_series(LineSeries::new(cap, c.stroke_width(2))).map_err(e)?;
+                        }
+                    }
                     chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
                     for p in &s.points {
                         if marker(s.colour) > 0 {
@@ -338,79 +385,5 @@ impl Figure for CurveFigure {
                 .build_cartesian_2d((xlo - pad)..(xhi + pad), y_axis)
                 .map_err(e)?)
         }
-    }
-}
-
-/// Instructions per call, per tracer (survey Figure 7(d) shape): one bar per tracer at its main
-/// path's exact count, labelled, and a marker at each rarer path's count (issue 19).
-pub struct PathBars {
-    pub title: String,
-    pub y_desc: String,
-    /// (tracer, main count, other paths' counts).
-    pub bars: Vec<(String, u64, Vec<u64>)>,
-}
-
-impl Figure for PathBars {
-    fn size(&self) -> (u32, u32) {
-        (1100, 600)
-    }
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
-    where
-        DB::ErrorType: 'static,
-    {
-        let area = titled(root, &self.title)?;
-        let n = self.bars.len().max(1);
-        let top =
-            self.bars.iter().flat_map(|(_, m, o)| std::iter::once(*m).chain(o.iter().copied())).max().unwrap_or(1);
-        let yhi = top as f64 * 1.15 + 1.0;
-        let names: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
-        let mut chart = ChartBuilder::on(&area)
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(75)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..yhi)
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&|v| {
-                if (v - v.round()).abs() < 1e-9 && *v >= 0.0 {
-                    names.get(v.round() as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc(self.y_desc.as_str())
-            .y_label_formatter(&|v| fmt_num(*v))
-            .label_style((FAMILY, 15))
-            .axis_desc_style((FAMILY, 17))
-            .draw()
-            .map_err(e)?;
-        for (i, (_, main, others)) in self.bars.iter().enumerate() {
-            let x = i as f64;
-            let c = colour(i);
-            chart
-                .draw_series(std::iter::once(Rectangle::new([(x - 0.3, 0.0), (x + 0.3, *main as f64)], c.filled())))
-                .map_err(e)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    main.to_string(),
-                    (x - 0.12, *main as f64 + yhi * 0.03),
-                    (FAMILY, 15).into_font(),
-                )))
-                .map_err(e)?;
-            for o in others {
-                chart.draw_series(std::iter::once(Circle::new((x, *o as f64), 5, BLACK.filled()))).map_err(e)?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        o.to_string(),
-                        (x + 0.08, *o as f64),
-                        (FAMILY, 13).into_font(),
-                    )))
-                    .map_err(e)?;
-            }
-        }
-        Ok(())
     }
 }

@@ -1,8 +1,10 @@
-//! Figures for `tracebench report`, drawn with plotters into PNG and SVG.
+//! Figures for `tracebench report`, drawn with plotters into SVG, then written as SVG, PNG and
+//! (`--pdf`) PDF by `output.rs`.
 //!
-//! Text is drawn with a bundled DejaVu Sans (harness/assets, Bitstream Vera licence, which
-//! allows redistribution inside a larger package) through plotters' `ab_glyph` feature, so a
-//! figure looks the same on any machine and needs no system font. Every figure names its axes
+//! Text is laid out and drawn with a bundled DejaVu Sans (harness/assets, Bitstream Vera
+//! licence, which allows redistribution inside a larger package): plotters measures it through
+//! its `ab_glyph` feature, the SVG carries it as outlines, the PDF embeds it, so a figure looks
+//! the same on any machine and needs no system font. Every figure names its axes
 //! with units, marks log scales in the axis title, and carries a legend, so it reads on its own.
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -11,7 +13,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
+mod bars;
+mod distribution;
 mod figures;
+mod output;
+pub use output::{parse_size, set_options, FigureOptions, LOGICAL_DPI};
 
 /// DejaVu Sans 2.37 from Debian's fonts-dejavu-core; licence in harness/assets/.
 pub const FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
@@ -106,6 +112,9 @@ pub fn fmt_num(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
+/// Minor gridlines: one between major ticks, light enough to read as a hint.
+const MINOR: RGBColor = RGBColor(236, 236, 236);
+
 type DResult = Result<(), String>;
 fn e<E: std::fmt::Display>(err: E) -> String {
     err.to_string()
@@ -113,37 +122,55 @@ fn e<E: std::fmt::Display>(err: E) -> String {
 
 /// A figure that can be drawn on any plotters backend.
 pub trait Figure {
+    /// Logical pixels (100 per inch) when no `--figure-size` is given.
     fn size(&self) -> (u32, u32);
+    /// Rows of panels, for a grid figure: `--figure-size`'s height is per two rows.
+    fn panel_rows(&self) -> Option<usize> {
+        None
+    }
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
     where
         DB::ErrorType: 'static;
 }
 
-/// Draws `fig` into `dir/name.png` and `dir/name.svg` (each via a temp file and a rename).
+/// The logical canvas of `fig` under `opts` (its own size, or `--figure-size`).
+fn canvas<F: Figure>(fig: &F, opts: &FigureOptions) -> (u32, u32) {
+    match opts.size_in {
+        None => fig.size(),
+        Some((w, h)) => {
+            let per_inch = output::logical_dpi(Some(w));
+            let (w, h) = ((w * per_inch).round() as u32, (h * per_inch).round() as u32);
+            match fig.panel_rows() {
+                None => (w, h),
+                Some(rows) => (w, 60 + h * rows.max(1) as u32 / 2),
+            }
+        }
+    }
+}
+
+/// Draws `fig` into `dir/name.svg` and `dir/name.png` (and `.pdf` with `--pdf`), each written
+/// atomically, under this report's figure options.
 pub fn save<F: Figure>(fig: &F, dir: &Path, name: &str) -> Result<(PathBuf, PathBuf), PlotError> {
+    save_with(fig, dir, name, &output::options())
+}
+
+pub fn save_with<F: Figure>(
+    fig: &F,
+    dir: &Path,
+    name: &str,
+    opts: &FigureOptions,
+) -> Result<(PathBuf, PathBuf), PlotError> {
     init_font()?;
     let draw_err = |msg: String| PlotError::Draw { figure: name.to_string(), msg };
-    let png = dir.join(format!("{name}.png"));
-    // The encoder picks the format from the extension, so the temp name ends in .png too.
-    let png_tmp = dir.join(format!(".{name}.tmp.png"));
-    {
-        let root = BitMapBackend::new(&png_tmp, fig.size()).into_drawing_area();
-        root.fill(&WHITE).map_err(|x| draw_err(x.to_string()))?;
-        fig.draw(&root).map_err(draw_err)?;
-        root.present().map_err(|x| draw_err(x.to_string()))?;
-    }
-    std::fs::rename(&png_tmp, &png).map_err(|source| PlotError::Io { path: png.clone(), source })?;
-    let svg = dir.join(format!("{name}.svg"));
     let mut text = String::new();
     {
-        let root = SVGBackend::with_string(&mut text, fig.size()).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, canvas(fig, opts)).into_drawing_area();
         root.fill(&WHITE).map_err(|x| draw_err(x.to_string()))?;
         fig.draw(&root).map_err(draw_err)?;
         root.present().map_err(|x| draw_err(x.to_string()))?;
     }
-    crate::results::write_atomic_io(&svg, text.as_bytes())
-        .map_err(|source| PlotError::Io { path: svg.clone(), source })?;
-    Ok((png, svg))
+    let w = output::write_all(&text, dir, name, opts)?;
+    Ok((w.png, w.svg))
 }
 
 fn grid(n: usize, max_cols: usize) -> (usize, usize) {
@@ -274,7 +301,9 @@ where
 }
 
 /// A named series with its tracer colour index.
-pub use figures::{CdfFigure, CounterGrid, CurveFigure, HistogramGrid, IterationGrid, PathBars, ScalingFigure, Series};
+pub use bars::PathBars;
+pub use distribution::{BoxFigure, BoxStats};
+pub use figures::{CdfFigure, CounterGrid, CurveFigure, HistogramGrid, IterationGrid, ScalingFigure, Series};
 
 #[cfg(test)]
 mod tests {
@@ -304,10 +333,39 @@ mod tests {
         let fig = ScalingFigure {
             title: "t".into(),
             series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
+            spread: vec![vec![(1.0, 90.0, 110.0), (2.0, 240.0, 260.0)]],
         };
-        let (png, svg) = save(&fig, dir.path(), "s").unwrap();
+        let (png, svg) = save_with(&fig, dir.path(), "s", &FigureOptions::default()).unwrap();
         let bytes = std::fs::read(png).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
-        assert!(std::fs::read_to_string(svg).unwrap().contains("<svg"));
+        let svg = std::fs::read_to_string(svg).unwrap();
+        // Text as outlines: no <text> element, no font the viewer must have.
+        assert!(svg.contains("<svg") && !svg.contains("<text") && !svg.contains("font-family"), "{svg}");
+    }
+
+    #[test]
+    fn size_dpi_and_pdf_follow_the_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let fig = ScalingFigure {
+            title: "t".into(),
+            series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
+            spread: vec![],
+        };
+        let opts = FigureOptions { size_in: Some((3.5, 2.5)), dpi: 300, pdf: true };
+        let (png, _) = save_with(&fig, dir.path(), "s", &opts).unwrap();
+        let bytes = std::fs::read(png).unwrap();
+        let (w, h) = (
+            u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
+            u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
+        );
+        assert_eq!((w, h), (1050, 750));
+        let pdf = std::fs::read(dir.path().join("s.pdf")).unwrap();
+        assert!(pdf.starts_with(b"%PDF"));
+        // 3.5 x 2.5 in = 252 x 180 pt (to a logical pixel), the font embedded.
+        let text = String::from_utf8_lossy(&pdf);
+        let mb = text.split("MediaBox [").nth(1).and_then(|x| x.split(']').next()).unwrap_or("");
+        let v: Vec<f64> = mb.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        assert!(v.len() == 4 && (v[2] - 252.0).abs() < 0.5 && (v[3] - 180.0).abs() < 0.5, "page size: {mb}");
+        assert!(text.contains("FontFile"), "font");
     }
 }

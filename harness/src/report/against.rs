@@ -114,7 +114,7 @@ const ONE_REPETITION_MARGIN: f64 = 0.25;
 /// Whether the data decide that `a` is slower than `b` (`Ok(true)`), faster (`Ok(false)`), or
 /// neither (`Err(why)`). With three or more interleaved repetitions, only an order that holds in
 /// every repetition is decided; with fewer, only a difference beyond [`ONE_REPETITION_MARGIN`].
-fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
+pub(super) fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
     let (ra, rb) = (&a.rep_means, &b.rep_means);
     if ra.len() >= 3 && ra.len() == rb.len() {
         let slower = ra.iter().zip(rb).filter(|(x, y)| x > y).count();

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReportError;
+use crate::results::columns;
 
 /// One row of summary.csv or repetitions.csv.
 #[derive(Debug, Clone)]
@@ -107,12 +108,12 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
     for (k, s) in stats.into_iter().enumerate() {
         si[k] = s?;
     }
-    let crep = if repetition { Some(c("repetition")?) } else { None };
+    let crep = if repetition { Some(c(columns::REPETITION)?) } else { None };
     let counters: Vec<(usize, String)> = h
         .iter()
         .enumerate()
         .skip(si[6] + 1)
-        .filter_map(|(i, n)| n.strip_suffix("_mean").map(|b| (i, b.to_string())))
+        .filter_map(|(i, n)| n.strip_suffix(columns::COUNTER_MEAN_SUFFIX).map(|b| (i, b.to_string())))
         .collect();
     let mut out = Vec::new();
     for rec in r.records() {
@@ -128,20 +129,20 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
         };
         out.push(SummaryRow {
             tracer: rec.get(ct).unwrap_or("").to_string(),
-            threads: num(rec.get(cth).unwrap_or(""), "threads", path, line)?,
+            threads: num(rec.get(cth).unwrap_or(""), columns::THREADS, path, line)?,
             repetition: match crep {
-                Some(i) => Some(num(rec.get(i).unwrap_or(""), "repetition", path, line)?),
+                Some(i) => Some(num(rec.get(i).unwrap_or(""), columns::REPETITION, path, line)?),
                 None => None,
             },
-            kept: num(rec.get(ck).unwrap_or(""), "kept", path, line)?,
-            discarded: num(rec.get(cd).unwrap_or(""), "discarded", path, line)?,
-            mean: f(si[0], "mean_ns")?,
-            std: f(si[1], "std_ns")?,
-            p50: f(si[2], "p50_ns")?,
-            p90: f(si[3], "p90_ns")?,
-            p99: f(si[4], "p99_ns")?,
-            min: f(si[5], "min_ns")?,
-            max: f(si[6], "max_ns")?,
+            kept: num(rec.get(ck).unwrap_or(""), columns::KEPT, path, line)?,
+            discarded: num(rec.get(cd).unwrap_or(""), columns::DISCARDED, path, line)?,
+            mean: f(si[0], columns::MEAN)?,
+            std: f(si[1], columns::STD)?,
+            p50: f(si[2], columns::P50)?,
+            p90: f(si[3], columns::P90)?,
+            p99: f(si[4], columns::P99)?,
+            min: f(si[5], columns::MIN)?,
+            max: f(si[6], columns::MAX)?,
             counter_means: counters
                 .iter()
                 .map(|(i, n)| Ok((n.clone(), f(*i, n)?)))
@@ -160,7 +161,7 @@ pub struct EventCols {
     pub latency: usize,
     pub repetition: Option<usize>,
     pub counter_set: Option<usize>,
-    /// Counter columns: those between `latency_ns` and `repetition`.
+    /// Counter columns: those between `columns::LATENCY` and `columns::REPETITION`.
     pub counters: Vec<(usize, String)>,
 }
 
@@ -189,15 +190,15 @@ impl Events {
         let mut reader = open_csv(path)?;
         let h = headers(&mut reader, path)?;
         let c = |n: &str| col(&h, n, path);
-        let latency = c("latency_ns")?;
-        let repetition = h.iter().position(|n| n == "repetition");
-        let counter_set = h.iter().position(|n| n == "counter_set");
+        let latency = c(columns::LATENCY)?;
+        let repetition = h.iter().position(|n| n == columns::REPETITION);
+        let counter_set = h.iter().position(|n| n == columns::COUNTER_SET);
         let end = repetition.unwrap_or(h.len());
         let counters = (latency + 1..end).map(|i| (i, h[i].clone())).collect();
         let cols = EventCols {
-            threads: c("threads")?,
-            thread: c("thread")?,
-            iteration: c("iteration")?,
+            threads: c(columns::THREADS)?,
+            thread: c(columns::THREAD)?,
+            iteration: c(columns::ITERATION)?,
             latency,
             repetition,
             counter_set,
@@ -214,10 +215,10 @@ impl Events {
         let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
         let field = |i: usize| std::str::from_utf8(self.rec.get(i).unwrap_or(b"")).unwrap_or("");
         let p = &self.path;
-        ev.threads = num(field(self.cols.threads), "threads", p, line)?;
-        ev.thread = num(field(self.cols.thread), "thread", p, line)?;
-        ev.iteration = num(field(self.cols.iteration), "iteration", p, line)?;
-        ev.latency = num(field(self.cols.latency), "latency_ns", p, line)?;
+        ev.threads = num(field(self.cols.threads), columns::THREADS, p, line)?;
+        ev.thread = num(field(self.cols.thread), columns::THREAD, p, line)?;
+        ev.iteration = num(field(self.cols.iteration), columns::ITERATION, p, line)?;
+        ev.latency = num(field(self.cols.latency), columns::LATENCY, p, line)?;
         let mut hsh: u64 = 0xcbf29ce484222325 ^ ev.thread as u64;
         for i in [self.cols.repetition, self.cols.counter_set].into_iter().flatten() {
             for &b in self.rec.get(i).unwrap_or(b"") {

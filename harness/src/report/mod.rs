@@ -10,6 +10,7 @@ pub mod analyze;
 #[cfg(test)]
 mod browser_test;
 mod compare;
+mod figures;
 mod fractional;
 mod irregular;
 pub mod load;
@@ -17,12 +18,14 @@ mod page;
 mod passes;
 pub mod paths;
 mod phases;
+mod ranking;
 mod render;
 pub mod stepped;
 pub mod stream;
 pub mod survey;
 pub mod sweep;
 pub mod synth;
+mod tables;
 #[cfg(test)]
 mod tests;
 
@@ -33,8 +36,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::plot::{self, PlotError, Series};
-use crate::stats::hist::LogHistogram;
+use crate::plot::{self, PlotError};
 use load::{SummaryRow, TracerMeta};
 use paths::TracerAnalysis;
 
@@ -45,7 +47,7 @@ pub struct ReportArgs {
     #[arg(required = true, num_args = 1..)]
     pub dirs: Vec<PathBuf>,
     /// Where the report of several directories goes (a new directory).
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
     /// Calls per tracer drawn in the latency-against-counter figures (a uniform sample).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
@@ -53,6 +55,16 @@ pub struct ReportArgs {
     /// Calls shown per tracer in the latency-against-iteration figure (the first ones).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
     pub iterations: u64,
+    /// Figure size in inches, WIDTHxHEIGHT (e.g. 6.5x4 for a column of a paper): one-chart
+    /// figures take it as is; grids are that wide and that tall per two rows of panels.
+    #[arg(long, value_name = "WxH", value_parser = plot::parse_size)]
+    pub figure_size: Option<(f32, f32)>,
+    /// Pixels per inch of the PNG figures (the SVG and PDF are vector).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(30..=1200))]
+    pub dpi: u32,
+    /// Also write each figure as PDF (figures/NAME.pdf: vector, the font embedded).
+    #[arg(long)]
+    pub pdf: bool,
     /// Benchmarking aid: first write synthetic results, TRACERSxROWS (e.g. 10x100000), into DIR.
     #[arg(long, hide = true, value_name = "TRACERSxROWS")]
     pub synthetic: Option<String>,
@@ -141,6 +153,7 @@ impl ReportError {
 }
 
 pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
+    plot::set_options(plot::FigureOptions { size_in: args.figure_size, dpi: args.dpi, pdf: args.pdf });
     run_report(args)
 }
 
@@ -207,7 +220,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     let report = build(dir, args.points as usize, args.iterations as usize)?;
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
-    for l in report.code_paths.iter().chain(&report.survey_notes) {
+    for l in report.code_paths.iter().chain(&report.survey_notes).chain(&ranking::summary(&report)) {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(
@@ -306,155 +319,9 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         }
     }
     report.survey_notes = compare_with_survey(&report);
-    draw_figures(&mut report, points, iterations)?;
+    figures::draw(&mut report, iterations)?;
     render::write(&report)?;
     Ok(report)
-}
-
-fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(), ReportError> {
-    let fdir = r.dir.join("figures");
-    crate::results::subdir(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
-    let analysed: Vec<(&TracerReport, &TracerAnalysis)> =
-        r.tracers.iter().filter_map(|t| Some((t, t.analysis.as_ref()?))).filter(|(_, a)| a.rows > 0).collect();
-    let mut figs = Vec::new();
-    if !analysed.is_empty() {
-        let threads = analysed.iter().map(|x| x.1.threads).min().unwrap_or(1);
-        let cdf = plot::CdfFigure {
-            title: format!(
-                "Latency distribution per tracer (CDF, {threads} thread{})",
-                if threads == 1 { "" } else { "s" }
-            ),
-            series: analysed
-                .iter()
-                .map(|(t, a)| {
-                    // One point per bin from the first to the last non-empty one, so empty
-                    // stretches draw flat and each step sits within one bin (2.3 %).
-                    let total = a.latency.total() as f64;
-                    let bins = a.latency.bins();
-                    let first = bins.iter().position(|&c| c > 0).unwrap_or(0);
-                    let last = bins.iter().rposition(|&c| c > 0).unwrap_or(0);
-                    let mut acc = a.latency.zero_count() as f64;
-                    let mut pts = vec![(LogHistogram::bin_lo(first), acc / total)];
-                    for (i, &c) in bins.iter().enumerate().take(last + 1).skip(first) {
-                        acc += c as f64;
-                        pts.push((LogHistogram::bin_lo(i + 1), acc / total));
-                    }
-                    Series { name: t.label.clone(), colour: t.colour, points: pts }
-                })
-                .collect(),
-        };
-        plot::save(&cdf, &fdir, "latency_cdf")?;
-        figs.push(FigureRef {
-            name: "latency_cdf".into(),
-            title: cdf.title.clone(),
-            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a phase of the machine (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
-        });
-        let hist = plot::HistogramGrid {
-            title: "Latency histogram per tracer (log-spaced bins, 25 per decade)".into(),
-            panels: analysed
-                .iter()
-                .map(|(t, a)| {
-                    let mut bins: BTreeMap<usize, u64> = BTreeMap::new();
-                    for (i, &c) in a.latency.bins().iter().enumerate() {
-                        if c > 0 {
-                            *bins.entry(i / 4).or_default() += c;
-                        }
-                    }
-                    let pts = bins
-                        .into_iter()
-                        .map(|(g, c)| (LogHistogram::bin_lo(g * 4), LogHistogram::bin_lo(g * 4 + 4), c))
-                        .collect();
-                    Series { name: format!("{} ({} calls)", t.label, a.rows), colour: t.colour, points: pts }
-                })
-                .collect(),
-        };
-        plot::save(&hist, &fdir, "latency_histograms")?;
-        figs.push(FigureRef {
-            name: "latency_histograms".into(),
-            title: hist.title.clone(),
-            caption: "A separate hump is a code path or a phase of the machine; the report's code-path lines tell which, with shares and periods."
-                .into(),
-        });
-        let iters = plot::IterationGrid {
-            title: format!("Latency against iteration index (first {iterations} kept calls of thread 0)"),
-            panels: analysed
-                .iter()
-                .map(|(t, a)| Series { name: t.label.clone(), colour: t.colour, points: a.first_iterations.clone() })
-                .collect(),
-        };
-        plot::save(&iters, &fdir, "latency_vs_iteration")?;
-        figs.push(FigureRef {
-            name: "latency_vs_iteration".into(),
-            title: iters.title.clone(),
-            caption: "Periodic slow paths (a sub-buffer switch, a flush) show as evenly spaced points above the fast path. Gaps in the index are discarded calls.".into(),
-        });
-        if !r.counters.is_empty() {
-            let cg = plot::CounterGrid {
-                title: "Latency against hardware counters (survey Figures 3, 4 and 7)".into(),
-                panels: r
-                    .counters
-                    .iter()
-                    .map(|c| {
-                        let series = analysed
-                            .iter()
-                            .filter_map(|(t, a)| {
-                                let cs = a.counters.iter().find(|x| &x.name == c && x.running.n > 0)?;
-                                Some(Series {
-                                    name: t.label.clone(),
-                                    colour: t.colour,
-                                    points: cs.sample.items.clone(),
-                                })
-                            })
-                            .collect();
-                        (c.clone(), series)
-                    })
-                    .collect(),
-            };
-            plot::save(&cg, &fdir, "latency_vs_counters")?;
-            figs.push(FigureRef {
-                name: "latency_vs_counters".into(),
-                title: cg.title.clone(),
-                caption: format!("A uniform sample of up to {} calls per tracer. Columns of points at distinct instruction counts are code paths (survey section 7.1).", analysed.iter().filter_map(|x| x.1.counters.first()).map(|c| c.sample.cap).max().unwrap_or(0)),
-            });
-        }
-    }
-    let scaled: Vec<&TracerReport> = r.tracers.iter().filter(|t| t.by_threads.len() >= 2).collect();
-    if !scaled.is_empty() {
-        let line = |t: &TracerReport| Series {
-            name: t.label.clone(),
-            colour: t.colour,
-            points: t.by_threads.iter().map(|(&n, s)| (n as f64, s.mean)).filter(|p| p.1 > 0.0).collect(),
-        };
-        let fig_no = if r.kernel { "Figure 5" } else { "Figure 8" };
-        let sf = plot::ScalingFigure {
-            title: format!("Mean latency against thread count (survey {fig_no})"),
-            series: scaled.iter().map(|t| line(t)).collect(),
-        };
-        plot::save(&sf, &fdir, "scalability")?;
-        figs.push(FigureRef {
-            name: "scalability".into(),
-            title: sf.title.clone(),
-            caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention.".into(),
-        });
-        let ftraces: Vec<&&TracerReport> =
-            scaled.iter().filter(|t| survey::kind(&t.spec).starts_with("ftrace")).collect();
-        if ftraces.len() >= 2 {
-            let ff = plot::ScalingFigure {
-                title: "ftrace clock sources: mean latency against thread count (survey Figure 6)".into(),
-                series: ftraces.iter().map(|t| line(t)).collect(),
-            };
-            plot::save(&ff, &fdir, "scalability_ftrace_clocks")?;
-            figs.push(FigureRef {
-                name: "scalability_ftrace_clocks".into(),
-                title: ff.title.clone(),
-                caption:
-                    "The global clock takes a spin lock per event (section 7.1); a CPU-local clock should stay flat."
-                        .into(),
-            });
-        }
-    }
-    r.figures = figs;
-    Ok(())
 }
 
 /// Standard base64 (RFC 4648) for embedding figures in report.html.

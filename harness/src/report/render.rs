@@ -2,169 +2,8 @@
 //! report.md (figures linked from figures/).
 use serde_json::Value;
 
-use super::{base64, survey, write_atomic, Report, ReportError};
-
-/// A table: header and rows of cells, rendered to both formats.
-struct Table {
-    title: String,
-    head: Vec<String>,
-    rows: Vec<Vec<String>>,
-    note: String,
-}
-
-fn f0(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.0}", v)
-    } else {
-        "–".into()
-    }
-}
-fn f1(v: f64) -> String {
-    if !v.is_finite() {
-        "–".into()
-    } else if v.abs() >= 100.0 {
-        format!("{:.0}", v)
-    } else {
-        format!("{:.1}", v)
-    }
-}
-
-fn tables(r: &Report) -> Vec<Table> {
-    let mut out = Vec::new();
-    let table_no = if r.kernel { "Table 3" } else { "Table 4" };
-    let none_mean = r.tracers.iter().find(|t| survey::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
-    let with_reps = r.tracers.iter().any(|t| t.rep_means.len() > 1);
-    let mut head: Vec<String> = [
-        "Tracer",
-        "Threads",
-        "Kept",
-        "Discarded",
-        "Average (ns)",
-        "STD",
-        "p50",
-        "90th percentile",
-        "p99",
-        "min",
-        "max",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if none_mean.is_some() {
-        head.push("Above none (ns)".into());
-    }
-    if with_reps {
-        head.push("Mean per repetition (min–max)".into());
-    }
-    head.push(format!("Survey {table_no}: Average / STD / p90 (ns)"));
-    let mut rows = Vec::new();
-    for t in &r.tracers {
-        let Some(s) = t.base() else { continue };
-        let mut row = vec![
-            t.label.clone(),
-            s.threads.to_string(),
-            s.kept.to_string(),
-            s.discarded.to_string(),
-            f0(s.mean),
-            f1(s.std),
-            f0(s.p50),
-            f0(s.p90),
-            f0(s.p99),
-            f0(s.min),
-            f0(s.max),
-        ];
-        if let Some(n) = none_mean {
-            row.push(f0(s.mean - n));
-        }
-        if with_reps {
-            let lo = t.rep_means.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = t.rep_means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            row.push(if t.rep_means.len() > 1 {
-                format!("{}–{} ({} reps)", f0(lo), f0(hi), t.rep_means.len())
-            } else {
-                "–".into()
-            });
-        }
-        row.push(match survey::reference(&t.spec, r.kernel) {
-            Some(x) => format!("{}: {} / {} / {}", x.label, x.mean, x.std, x.p90),
-            None => "–".into(),
-        });
-        rows.push(row);
-    }
-    out.push(Table {
-        title: format!("Latency per tracer (as survey {table_no}), fewest threads"),
-        head,
-        rows,
-        note: "From summary.csv. The survey's numbers come from a 2016 i7-3770 at 3.4 GHz with a 17 ns floor: compare orderings and gaps above the floor, not absolute values.".into(),
-    });
-
-    if !r.counters.is_empty() {
-        let mut head = vec!["Tracer".to_string(), "Latency Average (ns)".into(), "Latency STD".into()];
-        for c in &r.counters {
-            head.push(format!("{c} Average"));
-            head.push(format!("{c} STD"));
-        }
-        let mut ts: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
-        ts.sort_by(|a, b| a.base().unwrap().mean.total_cmp(&b.base().unwrap().mean));
-        let rows = ts
-            .iter()
-            .map(|t| {
-                let s = t.base().unwrap();
-                let mut row = vec![t.label.clone(), f0(s.mean), f1(s.std)];
-                for c in &r.counters {
-                    let st =
-                        t.analysis.as_ref().and_then(|a| a.counters.iter().find(|x| &x.name == c && x.running.n > 0));
-                    match st {
-                        Some(st) => {
-                            row.push(f1(st.running.mean()));
-                            row.push(f1(st.running.std()));
-                        }
-                        None => {
-                            let m = s.counter_means.iter().find(|x| &x.0 == c).map(|x| x.1).unwrap_or(f64::NAN);
-                            row.push(f1(m));
-                            row.push("–".into());
-                        }
-                    }
-                }
-                row
-            })
-            .collect();
-        out.push(Table {
-            title: "Summary of the overhead per call, sorted by average latency (as survey Table 6)".into(),
-            head,
-            rows,
-            note: "Counter averages and STD over the kept calls of events.csv at the fewest threads.".into(),
-        });
-    }
-
-    let threads: std::collections::BTreeSet<u32> =
-        r.tracers.iter().flat_map(|t| t.by_threads.keys().copied()).collect();
-    if threads.len() > 1 {
-        let mut head = vec!["Tracer".to_string()];
-        head.extend(threads.iter().map(|n| format!("{n} thread{} (ns)", if *n == 1 { "" } else { "s" })));
-        head.push("Growth (most / fewest)".into());
-        let rows = r
-            .tracers
-            .iter()
-            .filter(|t| !t.by_threads.is_empty())
-            .map(|t| {
-                let mut row = vec![t.label.clone()];
-                row.extend(threads.iter().map(|n| t.by_threads.get(n).map(|s| f0(s.mean)).unwrap_or("–".into())));
-                let lo = t.by_threads.values().next().unwrap().mean;
-                let hi = t.by_threads.values().next_back().unwrap().mean;
-                row.push(if t.by_threads.len() > 1 { format!("x{:.2}", hi / lo) } else { "–".into() });
-                row
-            })
-            .collect();
-        out.push(Table {
-            title: "Mean latency against thread count (survey Figures 5, 6 and 8)".into(),
-            head,
-            rows,
-            note: "One thread per core, all tracing at once.".into(),
-        });
-    }
-    out
-}
+use super::tables::tables;
+use super::{base64, write_atomic, Report, ReportError};
 
 pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -347,7 +186,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     h.push_str("body{font-family:sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222}\n");
     h.push_str("table{border-collapse:collapse;margin:0.5em 0 0.3em}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}\n");
     h.push_str("td:first-child,th:first-child{text-align:left}th{background:#eee}\n");
-    h.push_str("pre{background:#f6f6f6;padding:0.6em;overflow-x:auto}.banner{background:#fde2a7;padding:0.6em;font-weight:bold}\n");
+    h.push_str("pre{background:#f6f6f6;padding:0.6em;white-space:pre-wrap;overflow-wrap:anywhere}.banner{background:#fde2a7;padding:0.6em;font-weight:bold}\n");
     h.push_str("figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#444;margin-top:0.3em}\n");
     h.push_str(".note{color:#555;font-size:0.9em}\n</style></head><body>\n");
     h.push_str("<h1>tracebench report</h1>\n");
@@ -366,6 +205,12 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
         }
     }
     h.push_str("</ul>\n");
+    let ranked = super::ranking::summary(r);
+    if !ranked.is_empty() {
+        h.push_str(&format!("<h2>{}</h2>\n<ul>\n", super::ranking::HEADING));
+        h.extend(ranked.iter().map(|l| format!("<li>{}</li>\n", esc(l))));
+        h.push_str("</ul>\n");
+    }
     h.push_str("<h2>Code paths (survey section 7.1)</h2>\n<pre>");
     for l in &r.code_paths {
         h.push_str(&esc(l));
@@ -416,6 +261,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
         h.push_str("</ul>\n");
     }
     h.push_str("</body></html>\n");
+    super::tables::write_files(&r.dir, &tables)?;
     let hp = r.dir.join("report.html");
     write_atomic(&hp, h.as_bytes()).map_err(|source| ReportError::Io { path: hp.clone(), source })?;
 
@@ -431,6 +277,10 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
             "all facts" => m.push_str("- **all facts**: [run.json](run.json)\n"),
             _ => m.push_str(&format!("- **{k}**: {v}\n")),
         }
+    }
+    if !ranked.is_empty() {
+        m.push_str(&format!("\n## {}\n\n", super::ranking::HEADING));
+        m.extend(ranked.iter().map(|l| format!("- {l}\n")));
     }
     m.push_str("\n## Code paths (survey section 7.1)\n\n```\n");
     for l in &r.code_paths {

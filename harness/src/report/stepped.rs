@@ -242,10 +242,15 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         ));
     }
     if let (Some(&l), Some(&u)) = (main.get("lw"), main.get("lttng-ust")) {
-        lines.push(format!(
-            "LTTng-UST's fast path is {u} user-space instructions against lw's {l}: {:.1} times as many.",
-            u as f64 / l.max(1) as f64
-        ));
+        // One definition of "N times" in every report (ranking::times): net of the floor.
+        let floor = main.get("none").map(|&n| n as f64);
+        if let Some(x) = super::ranking::times(u as f64, l as f64, floor, "as many") {
+            let net = match floor {
+                Some(f) => format!(" ({} and {} over the `none` floor)", u as f64 - f, l as f64 - f),
+                None => String::new(),
+            };
+            lines.push(format!("LTTng-UST's fast path is {u} user-space instructions against lw's {l}: {x}{net}."));
+        }
     }
     let figs = dir.join("figures");
     crate::results::subdir(&figs).map_err(|source| ReportError::Io { path: figs.clone(), source })?;

@@ -28,6 +28,10 @@ pub const COUNTER_MEAN_SUFFIX: &str = "_mean";
 /// Median of the means of 10 blocks of consecutive kept calls (added after the counters).
 pub const MOM: &str = "mom_ns";
 pub const LATENCY: &str = "latency_ns";
+/// events.csv columns the report reads by name.
+pub const THREAD: &str = "thread";
+pub const ITERATION: &str = "iteration";
+pub const COUNTER_SET: &str = "counter_set";
 
 /// The events.csv header for a run that read `counters`.
 pub fn events_header(counters: &[String]) -> String {

@@ -19,11 +19,12 @@ pub mod merge;
 pub mod plan;
 pub mod protocol;
 pub mod singlestep;
+pub mod space;
 pub mod supervise;
 pub mod sweep;
 pub mod timed;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 pub use plan::{Mode, Options};
@@ -136,6 +137,8 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     tracebench_tracers::registry::reap_leftovers();
     let shared = Shared::measure(opts, plan.cpus[0])?;
     let avail = probe_counters(&plan.sets)?;
+    let counters = plan::counter_columns(&avail).len();
+    space::check(&plan.out, space::estimate(&plan, opts.iterations, opts.repeats, counters))?;
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
@@ -164,89 +167,6 @@ fn export_history(
         crate::export::export_dirs(exports, dirs)?;
     }
     Ok(())
-}
-
-/// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
-pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
-    plan::refuse_stepped_sweep(opts)?;
-    let vary = sweep::parse(vary)?;
-    sweep::check_not_given(&vary, opts)?;
-    sweep::check_tracers(&vary, &opts.tracer, opts.kernel)?;
-    let exports = crate::export::parse_specs(&opts.export)?;
-    let root = opts.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
-    results::check_new_dir(&root)?;
-    // Every value is planned (and so validated) before anything is created or run.
-    let mut plans = Vec::new();
-    for (typed, plain) in &vary.values {
-        let mut o = sweep::options_for(opts, &vary.knob, typed, plain);
-        o.out = Some(root.join(sweep::dir_of(&vary.knob, plain)));
-        let p = plan::plan(&o, Mode::Run).map_err(|e| match e {
-            Error::Usage(m) => Error::Usage(format!("--vary {}={typed}: {m}", vary.knob)),
-            Error::Tracer(e) => Error::Usage(format!("--vary {}={typed}: {e}", vary.knob)),
-            other => other,
-        })?;
-        plans.push((o, p));
-    }
-    ResultsDir::create(&root)?;
-    tracebench_tracers::registry::reap_leftovers();
-    let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
-    // Every value reads the same counter sets: probed and reported once.
-    let avail = probe_counters(&plans[0].1.sets)?;
-    let mut prepared = Vec::new();
-    for (o, p) in plans {
-        prepared.push(prepare(o, Mode::Run, p, avail.clone(), &shared)?);
-    }
-    supervise::install_handlers();
-    let guards = parent_guards(&prepared[0].opts, &prepared[0].plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
-    // Interleave: repetition r of every value before repetition r+1 of any.
-    let mut order: Vec<(usize, usize, protocol::CellSpec)> = Vec::new();
-    for (vi, p) in prepared.iter_mut().enumerate() {
-        for (ri, c) in std::mem::take(&mut p.cells) {
-            order.push((vi, ri, c));
-        }
-    }
-    order.sort_by_key(|(vi, _, c)| (c.repetition, *vi, c.id));
-    let values: Vec<usize> = order.iter().map(|(vi, _, _)| *vi).collect();
-    let mut runs: Vec<Vec<supervise::CellRun>> = prepared.iter().map(|_| Vec::new()).collect();
-    let flat = order.into_iter().map(|(_, ri, c)| (ri, c)).collect();
-    // run_cells returns the cells it ran, in order (fewer after a stop).
-    for (vi, r) in values.into_iter().zip(run_cells(flat, opts)?) {
-        runs[vi].push(r);
-    }
-    drop(guards);
-    let mut rows = Vec::new();
-    for (vi, p) in prepared.iter().enumerate() {
-        let summaries = finish(p, &runs[vi], &shared, argv)?;
-        rows.push((vi, summaries));
-    }
-    let mut csv_rows: Vec<sweep::SweepRow> = Vec::new();
-    for (vi, sums) in &rows {
-        for row in sums {
-            let slow = sweep::slow_path(&prepared[*vi].out, &prepared[*vi].plan, row);
-            csv_rows.push(sweep::SweepRow { knob: &vary.knob, value: &vary.values[*vi].1, row, slow });
-        }
-    }
-    sweep::write_csv(&root.join(crate::results::SWEEP_CSV), &csv_rows)?;
-    let dirs: Vec<(&Path, Option<String>)> = prepared
-        .iter()
-        .zip(&vary.values)
-        // threads=N is already in every benchmark name.
-        .map(|(p, (_, plain))| {
-            (p.out.path.as_path(), (vary.knob != "threads").then(|| format!("{}={plain}", vary.knob)))
-        })
-        .collect();
-    export_history(&exports, &dirs, csv_rows.is_empty())?;
-    if !opts.quiet {
-        println!(
-            "sweep: {} values of {}; sweep.csv and one results directory per value in {}",
-            vary.values.len(),
-            vary.knob,
-            root.display()
-        );
-    }
-    let all: Vec<supervise::CellRun> = runs.into_iter().flatten().collect();
-    warn_weak(&shared);
-    exit_code(&all, &root)
 }
 
 /// Says, last and on stderr (so `--quiet` does not hide it), what a weak disturbance detector

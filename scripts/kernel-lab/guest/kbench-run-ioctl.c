@@ -20,19 +20,6 @@ static void expect(const char *what, int rc, int want)
 		bad_failed++;
 }
 
-void good_cfg(struct kbench_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->abi_version = KBENCH_ABI_VERSION;
-	c->size = sizeof(*c);
-	c->payload_size = 4;
-	c->iterations = 100;
-	c->warmup = 10;
-	c->max_discarded = 10;
-	c->n_cpus = 1;
-	c->cpus[0] = 0;
-}
-
 int cmd_bad(void)
 {
 	struct kbench_info info;

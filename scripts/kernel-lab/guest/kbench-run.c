@@ -18,47 +18,15 @@
  * --bpf loads an eBPF program (raw instructions, no libbpf in the guest) on the loop's tracepoint; it writes
  * {ts, payload} into a per-CPU array ring and counts the events it saw in a per-CPU counter.
  *
- * The files (kbench-run.h is their shared header):
- *   kbench-run.c         this one: the device, the ABI check, info, main
+ * The files (kbench-run.h is their shared header; calls go main -> sub-commands -> common, never back):
+ *   kbench-run.c         this one: info and main, which dispatches to the sub-commands
+ *   kbench-run-common.c  what they all share: the device, the ABI check, the clock's name, a valid config
  *   kbench-run-loop.c    loop and syscall: the options, the rows' events.csv, discarded.csv and meta.txt
  *   kbench-run-bpf.c     the eBPF program of --bpf and its maps
  *   kbench-run-ioctl.c   bad (invalid arguments) and fuzz (random and mutated ioctls)
  *   kbench-run-robust.c  busy, kill, eperm and verify
  */
 #include "kbench-run.h"
-
-void die(const char *what)
-{
-	fprintf(stderr, "kbench-run: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-int open_dev(void)
-{
-	int fd = open(KBENCH_DEVICE, O_RDWR);
-
-	if (fd < 0)
-		die("open " KBENCH_DEVICE " (is kbench.ko loaded? are you root?)");
-	return fd;
-}
-
-void check_abi(int fd, struct kbench_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	if (ioctl(fd, KBENCH_IOC_INFO, info))
-		die("KBENCH_IOC_INFO");
-	if (info->abi_version != KBENCH_ABI_VERSION || info->config_size != sizeof(struct kbench_config) ||
-	    info->sample_size != sizeof(struct kbench_sample) || info->read_size != sizeof(struct kbench_read)) {
-		fprintf(stderr, "kbench-run: ABI mismatch: module v%u (config %u, sample %u), runner v%u: rebuild one\n",
-			info->abi_version, info->config_size, info->sample_size, KBENCH_ABI_VERSION);
-		exit(1);
-	}
-}
-
-const char *clock_name(unsigned int c)
-{
-	return c == KBENCH_CLOCK_TSC ? "tsc" : c == KBENCH_CLOCK_KTIME ? "ktime_mono_fast" : "auto";
-}
 
 static int cmd_info(void)
 {

@@ -28,11 +28,12 @@
 
 #include "kbench_abi.h"
 
-/* kbench-run.c */
+/* kbench-run-common.c (calls no other kbench-run file) */
 void die(const char *what) __attribute__((noreturn));
 int open_dev(void);
 void check_abi(int fd, struct kbench_info *info);
 const char *clock_name(unsigned int c);
+void good_cfg(struct kbench_config *c);
 
 /* kbench-run-bpf.c */
 struct bpf_state {
@@ -47,7 +48,6 @@ int cmd_loop(int argc, char **argv);
 int cmd_syscall(int argc, char **argv);
 
 /* kbench-run-ioctl.c */
-void good_cfg(struct kbench_config *c);
 int cmd_bad(void);
 int cmd_fuzz(int argc, char **argv);
 

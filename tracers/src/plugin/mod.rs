@@ -43,7 +43,7 @@ pub enum PluginError {
         "bad tracer spec '{spec}': {why} (fix: write plugin:PATH[:ARGS], e.g. plugin:target/plugins/libring_plugin.so)"
     )]
     Spec { spec: String, why: String },
-    #[error("plugin '{path}': no such file (fix: build it, e.g. `make plugins`, or correct the path)")]
+    #[error("plugin '{path}': no such file (fix: build your tracer with `cc -O2 -fPIC -shared -I tracers/include -o {path} mytracer.c` (API: tracers/include/tracebench.h), tracebench's examples with `make plugins`, or correct the path)")]
     NotFound { path: String },
     #[error("plugin '{path}': dlopen failed: {why} (fix: give a shared object built with -shared -fPIC whose dependencies are installed)")]
     Load { path: String, why: String },
