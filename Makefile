@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean
+.PHONY: all setup build bench test precision bench-gate indep compare clean calibrate
 
 all: build
 
@@ -27,6 +27,11 @@ bench: setup build
 test: setup build
 	python3 scripts/check-structure.py harness/src tracers/src
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
+
+# Calibration of the code-path analysis (docs/code-paths.md): seeded null and planted runs,
+# false discoveries and power; the last lines are the summary table.
+calibrate: build
+	$(BIN) __calibrate --runs $(or $(RUNS),40)
 
 # Precision figures of the measurement core (README "Precision").
 precision: build

@@ -99,7 +99,9 @@ fn fold_group(
     }
     let gmin = r.windows(2).map(|w| w[1] - w[0]).chain([r[0] + period - r[r.len() - 1]]).min()?;
     let k = (period as f64 / gmin as f64).round() as u64;
-    if k < 2 {
+    // A whole mean period is no fractional one: the search would have found it, unless the
+    // phases cost differently (two paths of one period, issue 23).
+    if k < 2 || period % k == 0 {
         return None;
     }
     let q = period as f64 / k as f64;
@@ -139,9 +141,13 @@ fn fold_group(
         cut,
         taken: 0,
         log10_chance: members.iter().map(|p| p.log10_chance).fold(f64::INFINITY, f64::min),
+        p_value: members.iter().map(|p| p.p_value).fold(f64::INFINITY, f64::min),
+        null_runs: members.iter().map(|p| p.null_runs).max().unwrap_or(0),
         phase: first.phase,
         residues,
         followers: first.followers.clone(),
+        profile: None,
+        stretch: None,
     })
 }
 

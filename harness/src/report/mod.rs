@@ -5,6 +5,7 @@
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
 //! moments), so memory does not grow with the number of rows.
 mod against;
+pub mod battery;
 use against::{compare_with_survey, expected_period};
 pub mod analyze;
 #[cfg(test)]
@@ -13,11 +14,14 @@ mod compare;
 mod fractional;
 mod irregular;
 pub mod load;
+mod locked;
+mod null;
 mod page;
 mod passes;
 pub mod paths;
 mod phases;
 mod render;
+mod search;
 pub mod stepped;
 pub mod stream;
 pub mod survey;
@@ -347,7 +351,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
         figs.push(FigureRef {
             name: "latency_cdf".into(),
             title: cdf.title.clone(),
-            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a phase of the machine (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
+            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a speed phase (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
         });
         let hist = plot::HistogramGrid {
             title: "Latency histogram per tracer (log-spaced bins, 25 per decade)".into(),
@@ -372,7 +376,7 @@ fn draw_figures(r: &mut Report, _points: usize, iterations: usize) -> Result<(),
         figs.push(FigureRef {
             name: "latency_histograms".into(),
             title: hist.title.clone(),
-            caption: "A separate hump is a code path or a phase of the machine; the report's code-path lines tell which, with shares and periods."
+            caption: "A separate hump is a code path or a speed phase; the report's code-path lines tell which, with shares and periods."
                 .into(),
         });
         let iters = plot::IterationGrid {
