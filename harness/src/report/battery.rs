@@ -102,6 +102,13 @@ fn generate(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
         Kind::Drifting => (flushes(g, 3, 8000, (360, 440), 400.0), Planted { periods: vec![], spacing: Some(400.0) }),
         Kind::MachinePhases => (stretches(g, (300, 3000), &[0.0, 40.0, 80.0], true), none),
         Kind::Levels => (stretches(g, (0, 0), &[0.0, 30.0, 120.0], false), none),
+        _ => planted(kind, g),
+    }
+}
+
+/// The planted kinds of [`generate`].
+fn planted(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
+    match kind {
         Kind::FiveOccurrences => {
             let p = g.range(300, 1500);
             let ph = g.range(0, p - 1);
@@ -176,6 +183,7 @@ fn generate(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
         Kind::DriftingRare => {
             (flushes(g, 3, 20000, (2250, 2750), 3000.0), Planted { periods: vec![], spacing: Some(2500.0) })
         }
+        _ => unreachable!("null kinds are generated in generate()"),
     }
 }
 

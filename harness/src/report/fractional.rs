@@ -47,6 +47,17 @@ pub(super) fn fold(
         used[i] = true;
         out.push(periodic[i].clone());
     }
+    // A lattice left over that is one phase of a folded path (found at another threshold, or
+    // with a slightly different cost) is that path, not another (printf at 128 B: "every 57.3 on
+    // average" and "every 401" beside it).
+    let folded: Vec<PeriodicPath> = out.iter().filter(|p| p.phases > 1).cloned().collect();
+    out.retain(|p| {
+        p.phases > 1
+            || !folded.iter().any(|f| {
+                f.period == p.period
+                    && p.residues.iter().all(|(s, r)| f.residues.iter().any(|(fs, fr)| fs == s && fr.abs_diff(*r) <= 1))
+            })
+    });
     out.sort_by(|a, b| a.mean_period().total_cmp(&b.mean_period()));
     out
 }
