@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate
 
 all: build
 
@@ -38,6 +38,11 @@ test: setup build
 # cargo-mutants options, e.g. MUTANTS_ARGS="--shard 0/8 --sharding round-robin" (an eighth).
 mutants:
 	bash scripts/mutants.sh $(MUTANTS_ARGS)
+
+# Calibration of the code-path analysis (docs/code-paths.md): seeded null and planted runs,
+# false discoveries and power; the last lines are the summary table.
+calibrate: build
+	$(BIN) __calibrate --runs $(or $(RUNS),40)
 
 # Precision figures of the measurement core (README "Precision").
 precision: build

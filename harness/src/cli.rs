@@ -45,6 +45,16 @@ pub enum Command {
     /// (internal) Measure one cell in this process: its spec comes on stdin, its rows go to DIR.
     #[command(name = "__cell", hide = true)]
     Cell { dir: PathBuf },
+    /// (internal) The code-path analysis's calibration battery (`make calibrate`): seeded null and
+    /// planted runs, a table of false discoveries and power; exit 1 when a target is missed.
+    #[command(name = "__calibrate", hide = true)]
+    Calibrate {
+        /// Runs of each of the ten kinds.
+        #[arg(long, default_value_t = 40)]
+        runs: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// (internal) Single-step one measuring thread (`--instructions singlestep`).
     #[command(name = "__stepper", hide = true)]
     Stepper { pid: i32, tid: i32 },
@@ -160,6 +170,7 @@ pub fn run() -> i32 {
         Command::System(a) => finish(crate::system::run(a)),
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
+        Command::Calibrate { runs, seed } => finish(crate::report::battery::main(*runs, *seed)),
     }
 }
 

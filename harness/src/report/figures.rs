@@ -44,7 +44,7 @@ pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
         figs.push(FigureRef {
             name: "latency_cdf".into(),
             title: cdf.title.clone(),
-            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a phase of the machine (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
+            caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a speed phase (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
         });
         figs.push(boxes(&analysed, &fdir)?);
         let hist = plot::HistogramGrid {
@@ -70,7 +70,7 @@ pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
         figs.push(FigureRef {
             name: "latency_histograms".into(),
             title: hist.title.clone(),
-            caption: "A separate hump is a code path or a phase of the machine; the report's code-path lines tell which, with shares and periods."
+            caption: "A separate hump is a code path or a speed phase; the report's code-path lines tell which, with shares and periods."
                 .into(),
         });
         let iters = plot::IterationGrid {

@@ -47,6 +47,17 @@ pub(super) fn fold(
         used[i] = true;
         out.push(periodic[i].clone());
     }
+    // A lattice left over that is one phase of a folded path (found at another threshold, or
+    // with a slightly different cost) is that path, not another (printf at 128 B: "every 57.3 on
+    // average" and "every 401" beside it).
+    let folded: Vec<PeriodicPath> = out.iter().filter(|p| p.phases > 1).cloned().collect();
+    out.retain(|p| {
+        p.phases > 1
+            || !folded.iter().any(|f| {
+                f.period == p.period
+                    && p.residues.iter().all(|(s, r)| f.residues.iter().any(|(fs, fr)| fs == s && fr.abs_diff(*r) <= 1))
+            })
+    });
     out.sort_by(|a, b| a.mean_period().total_cmp(&b.mean_period()));
     out
 }
@@ -99,7 +110,9 @@ fn fold_group(
     }
     let gmin = r.windows(2).map(|w| w[1] - w[0]).chain([r[0] + period - r[r.len() - 1]]).min()?;
     let k = (period as f64 / gmin as f64).round() as u64;
-    if k < 2 {
+    // A whole mean period is no fractional one: the search would have found it, unless the
+    // phases cost differently (two paths of one period, issue 23).
+    if k < 2 || period % k == 0 {
         return None;
     }
     let q = period as f64 / k as f64;
@@ -139,9 +152,13 @@ fn fold_group(
         cut,
         taken: 0,
         log10_chance: members.iter().map(|p| p.log10_chance).fold(f64::INFINITY, f64::min),
+        p_value: members.iter().map(|p| p.p_value).fold(f64::INFINITY, f64::min),
+        null_runs: members.iter().map(|p| p.null_runs).max().unwrap_or(0),
         phase: first.phase,
         residues,
         followers: first.followers.clone(),
+        profile: None,
+        stretch: None,
     })
 }
 

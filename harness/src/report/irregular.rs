@@ -85,5 +85,119 @@ pub(super) fn paths(
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
         });
     }
+    out.extend(rare(scan, &mut explained, &skip, threshold, base, on_lattice));
     (out, explained)
+}
+
+/// Spacings a rare path needs before its regularity says anything: random slow calls put about
+/// one gap in ten within 10 % of their median, so half of ten or more is not chance.
+const RARE_MIN_GAPS: usize = 10;
+
+/// The chance that a gap between randomly placed calls falls in the best window of +-10 %
+/// (geometric gaps put about 7 % there; a margin for other shapes).
+const RANDOM_IN_WINDOW: f64 = 0.15;
+
+/// P(Binomial(n, p) >= k).
+fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
+    let mut term = (1.0 - p).powi(n as i32);
+    let mut below = 0.0;
+    for i in 0..k {
+        below += term;
+        term *= (n - i) as f64 / (i + 1) as f64 * p / (1.0 - p);
+    }
+    (1.0 - below).max(0.0)
+}
+
+/// The spacing of calls that recur at a nearly fixed spacing with interlopers among them: the
+/// window of +-10 % that holds most consecutive gaps, when it holds half of them or more, at
+/// least RARE_MIN_GAPS, and more than random gaps would put in any window (binomial tail, times
+/// the windows tried, below 1e-3). Returns the median gap in the window and its share.
+fn regular_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let mut g: Vec<f64> =
+        its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    if g.len() < RARE_MIN_GAPS {
+        return None;
+    }
+    g.sort_by(f64::total_cmp);
+    let (mut best, mut j) = ((0usize, 0usize), 0usize);
+    for i in 0..g.len() {
+        j = j.max(i);
+        while j + 1 < g.len() && g[j + 1] <= g[i] * 1.1 / 0.9 {
+            j += 1;
+        }
+        if j + 1 - i > best.1 - best.0 {
+            best = (i, j + 1);
+        }
+    }
+    let k = best.1 - best.0;
+    let n = g.len();
+    let chance = binom_tail(n, k, RANDOM_IN_WINDOW) * n as f64;
+    let med = g[(best.0 + best.1) / 2];
+    (2 * k >= n && chance < 1e-3 && med >= 2.0).then_some((med, k as f64 / n as f64))
+}
+
+/// Rare paths too few to form a mode (a 64 KiB buffer fed variable-size events: 0.04 % of calls),
+/// among the slow calls on no path: calls of like cost (within a factor of 1.7) that recur at a
+/// nearly fixed spacing (regular_spacing).
+fn rare(
+    scan: &Scan,
+    explained: &mut [bool],
+    skip: &impl Fn(usize) -> bool,
+    threshold: f64,
+    base: f64,
+    on_lattice: &impl Fn(usize, u64) -> bool,
+) -> Vec<CodePath> {
+    let entries = scan.entries;
+    // Cost bands of 20 %; a path's calls are looked for within three (a factor of 1.7).
+    let band = |v: f32| ((v.max(1.0) as f64).ln() / 1.2f64.ln()).floor() as i64;
+    let slow_free = |i: usize, pos: usize| {
+        let e = &entries[i];
+        e.2 as f64 > threshold && !e.3.is_some_and(skip) && !on_lattice(pos, e.1)
+    };
+    let spans: Vec<(usize, usize)> = scan
+        .seq_ids
+        .iter()
+        .map(|id| (entries.partition_point(|e| e.0 < *id), entries.partition_point(|e| e.0 <= *id)))
+        .collect();
+    let bands: std::collections::BTreeSet<i64> = spans
+        .iter()
+        .enumerate()
+        .flat_map(|(pos, &(lo, hi))| (lo..hi).filter(move |&i| slow_free(i, pos)))
+        .map(|i| band(entries[i].2))
+        .collect();
+    let mut out = Vec::new();
+    for b in bands {
+        let members: Vec<Vec<usize>> = spans
+            .iter()
+            .enumerate()
+            .map(|(pos, &(lo, hi))| {
+                (lo..hi)
+                    .filter(|&i| !explained[i] && slow_free(i, pos) && (b..=b + 2).contains(&band(entries[i].2)))
+                    .collect()
+            })
+            .collect();
+        let its: Vec<Vec<u64>> = members.iter().map(|m| m.iter().map(|&i| entries[i].1).collect()).collect();
+        let Some(sp) = regular_spacing(&its) else { continue };
+        let mut v: Vec<f32> = members.iter().flatten().map(|&i| entries[i].2).collect();
+        v.sort_by(f32::total_cmp);
+        let med = v[v.len() / 2] as f64;
+        members.iter().flatten().for_each(|&i| explained[i] = true);
+        let bin = |x: f64| crate::stats::hist::LogHistogram::bin_of(x).unwrap_or(0);
+        let calls = v.len() as u64;
+        out.push(CodePath {
+            mode: Mode {
+                first_bin: bin(1.2f64.powi(b as i32)),
+                end_bin: bin(1.2f64.powi(b as i32 + 3)),
+                zero: false,
+                median: med,
+                count: calls,
+                fraction: calls as f64 / scan.rows.max(1) as f64,
+            },
+            delta: med - base,
+            calls,
+            spacing: Some(sp),
+            clustered: None,
+        });
+    }
+    out
 }

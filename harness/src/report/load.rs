@@ -73,7 +73,7 @@ fn open_csv(path: &Path) -> Result<csv::Reader<std::fs::File>, ReportError> {
     Ok(csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f))
 }
 
-fn headers(r: &mut csv::Reader<std::fs::File>, path: &Path) -> Result<Vec<String>, ReportError> {
+fn headers<R: std::io::Read>(r: &mut csv::Reader<R>, path: &Path) -> Result<Vec<String>, ReportError> {
     Ok(r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect())
 }
 
@@ -165,11 +165,28 @@ pub struct EventCols {
     pub counters: Vec<(usize, String)>,
 }
 
+/// Where an events.csv comes from: a file, or bytes made in memory (the calibration battery,
+/// battery.rs, analyses thousands of synthetic runs without writing them anywhere).
+#[derive(Debug, Clone)]
+pub enum Source {
+    File(PathBuf),
+    Memory { name: PathBuf, bytes: std::sync::Arc<Vec<u8>> },
+}
+
+impl Source {
+    pub fn path(&self) -> &Path {
+        match self {
+            Source::File(p) => p,
+            Source::Memory { name, .. } => name,
+        }
+    }
+}
+
 /// A streaming events.csv reader: one reused record, no per-row allocation.
 pub struct Events {
     pub path: PathBuf,
     pub cols: EventCols,
-    reader: csv::Reader<std::fs::File>,
+    reader: csv::Reader<Box<dyn std::io::Read>>,
     rec: csv::ByteRecord,
 }
 
@@ -187,7 +204,18 @@ pub struct Event {
 
 impl Events {
     pub fn open(path: &Path) -> Result<Self, ReportError> {
-        let mut reader = open_csv(path)?;
+        Self::from_source(&Source::File(path.to_path_buf()))
+    }
+
+    pub fn from_source(src: &Source) -> Result<Self, ReportError> {
+        let path = src.path();
+        let input: Box<dyn std::io::Read> = match src {
+            Source::File(p) => {
+                Box::new(std::fs::File::open(p).map_err(|source| ReportError::Io { path: p.clone(), source })?)
+            }
+            Source::Memory { bytes, .. } => Box::new(std::io::Cursor::new(SharedBytes(bytes.clone()))),
+        };
+        let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(input);
         let h = headers(&mut reader, path)?;
         let c = |n: &str| col(&h, n, path);
         let latency = c(columns::LATENCY)?;
@@ -233,6 +261,14 @@ impl Events {
             ev.counters.push(if s.is_empty() { f64::NAN } else { s.parse().unwrap_or(f64::NAN) });
         }
         Ok(true)
+    }
+}
+
+/// Shared bytes read through a cursor (each pass over an in-memory events.csv reads the same).
+struct SharedBytes(std::sync::Arc<Vec<u8>>);
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 

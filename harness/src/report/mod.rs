@@ -5,6 +5,7 @@
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
 //! moments), so memory does not grow with the number of rows.
 mod against;
+pub mod battery;
 use against::{compare_with_survey, expected_period};
 pub mod analyze;
 #[cfg(test)]
@@ -14,12 +15,15 @@ mod figures;
 mod fractional;
 mod irregular;
 pub mod load;
+mod locked;
+mod null;
 mod page;
 mod passes;
 pub mod paths;
 mod phases;
 mod ranking;
 mod render;
+mod search;
 pub mod stepped;
 pub mod stream;
 pub mod survey;

@@ -1,8 +1,7 @@
 //! The two simple streaming passes of the code-path analysis over events.csv (pass 2, which finds
 //! the paths, is `analyze.rs`): fixed-size state whatever the number of rows.
-use std::path::Path;
-
-use super::load::{Event, Events};
+use super::load::{Event, Events, Source};
+use super::locked::Profile;
 use super::paths::{CounterStats, TracerAnalysis};
 use super::stream::{Reservoir, Running};
 use super::ReportError;
@@ -11,12 +10,12 @@ use crate::stats::hist::LogHistogram;
 /// Pass 1: histograms and running moments of latency and each counter, the scatter reservoir,
 /// and the first iterations of one sequence, for the calls of one thread count.
 pub(super) fn pass1(
-    path: &Path,
+    path: &Source,
     threads: Option<u32>,
     points: usize,
     iterations: usize,
 ) -> Result<(TracerAnalysis, Event), ReportError> {
-    let mut ev = Events::open(path)?;
+    let mut ev = Events::from_source(path)?;
     let names: Vec<String> = ev.cols.counters.iter().map(|c| c.1.clone()).collect();
     let mut a = TracerAnalysis {
         threads: threads.unwrap_or(0),
@@ -64,7 +63,7 @@ pub(super) fn pass1(
 
 /// Pass 3: how many kept calls sit on each lattice, so the report can say "6 of 6 calls on that
 /// period were slow" (discarded calls leave slots empty).
-pub(super) fn count_on_lattices(path: &Path, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReportError> {
+pub(super) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReportError> {
     // (only when a lattice was found): how many kept calls sit on each lattice, so the
     // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
     if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
@@ -72,9 +71,10 @@ pub(super) fn count_on_lattices(path: &Path, a: &mut TracerAnalysis, row: &mut E
             c.periodic.iter_mut().for_each(|p| {
                 p.slots = 0;
                 p.taken = 0;
+                p.profile = (p.phases <= 1).then(|| Profile::new(p.period));
             });
         }
-        let mut ev = Events::open(path)?;
+        let mut ev = Events::from_source(path)?;
         while ev.next_into(row)? {
             if row.threads != a.threads {
                 continue;
@@ -85,14 +85,28 @@ pub(super) fn count_on_lattices(path: &Path, a: &mut TracerAnalysis, row: &mut E
                     Some(i) => row.counters[i],
                 };
                 for p in c.periodic.iter_mut() {
-                    if p.residues.iter().any(|(s, r)| *s == row.seq && row.iteration % p.period == *r) {
+                    let Some(&(_, r)) = p.residues.iter().find(|(s, _)| *s == row.seq) else { continue };
+                    let on = p.residues.iter().any(|(s, r)| *s == row.seq && row.iteration % p.period == *r);
+                    if on {
                         p.slots += 1;
                         if v > p.cut {
                             p.taken += 1;
                         }
                     }
+                    if let Some(prof) = p.profile.as_mut().filter(|_| v.is_finite() && v <= p.cut) {
+                        prof.add((row.iteration + p.period - r % p.period) % p.period, p.period, v);
+                    }
                 }
             }
+        }
+        for c in a.code_paths.iter_mut() {
+            for p in c.periodic.iter_mut() {
+                p.stretch = p.profile.take().and_then(|prof| prof.stretch(p.period));
+            }
+            // An exact period holds over the whole run, not only where it was searched (a long
+            // run is searched in its first part: analyze.rs): printf's flush, every 431.2 calls,
+            // fills a lattice of 2156 for a while and then drifts off it.
+            c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= super::search::TAKEN * p.slots as f64);
         }
     }
     Ok(())

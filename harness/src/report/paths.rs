@@ -43,8 +43,12 @@ pub struct PeriodicPath {
     /// Kept calls on the lattice above `cut` (half-way to the path's cost): those taking it.
     pub taken: u64,
     pub cut: f64,
-    /// log10 of the chance of so full a lattice among randomly placed slow calls.
+    /// The search's evidence for the lattice (its statistic: log10 of a fixed-lattice chance,
+    /// not a probability; null.rs calibrates it).
     pub log10_chance: f64,
+    /// Calibrated p-value: (1 + null reruns of the whole search as strong) / (1 + reruns).
+    pub p_value: f64,
+    pub null_runs: u32,
     /// First iteration on the lattice in the first sequence (the phase).
     pub phase: u64,
     /// (sequence, residue) of each sequence holding the lattice.
@@ -52,6 +56,10 @@ pub struct PeriodicPath {
     /// Calls just after this path's, on the same period and also slow: (offset, extra cost, calls),
     /// such as the call after LTTng's sub-buffer switch. One path, not two.
     pub followers: Vec<(u64, f64, u64)>,
+    /// The calls of each period folded from the path's own call on (pass 3), and the slower
+    /// stretch they show right after it, if any (locked.rs): the tracer's, with this path.
+    pub(super) profile: Option<super::locked::Profile>,
+    pub stretch: Option<super::locked::Stretch>,
 }
 
 impl PeriodicPath {
@@ -68,6 +76,16 @@ impl PeriodicPath {
             format!("{:.1}", self.mean_period())
         }
     }
+}
+
+/// A lattice the search found but the permutation null did not confirm (null.rs): said, so the
+/// reader knows it was tried, but not claimed as a path.
+#[derive(Debug, Clone)]
+pub struct RejectedLattice {
+    pub period: u64,
+    pub hits: u64,
+    pub p: f64,
+    pub null_runs: u32,
 }
 
 /// A speed phase of the machine: a mode whose calls come in long contiguous stretches of
@@ -91,6 +109,8 @@ pub struct CodePaths {
     /// Calls above this value count as slow (candidates for a periodic path).
     pub threshold: f64,
     pub periodic: Vec<PeriodicPath>,
+    /// Lattices the search found and the null refused.
+    pub rejected: Vec<RejectedLattice>,
     pub irregular: Vec<CodePath>,
     pub phases: Vec<SpeedPhase>,
     /// Slow calls on no path (interrupts and other noise), and the calls analysed.
@@ -106,6 +126,22 @@ pub struct CodePaths {
     pub seq_len: u64,
     /// The metric's column (None: latency).
     pub(super) col: Option<usize>,
+}
+
+impl CodePaths {
+    /// The main slow path's mean spacing and extra cost: the costliest periodic path, or else the
+    /// costliest irregular path with a spacing (printf's flush, whose period drifts with the line:
+    /// its median spacing, issue 24).
+    pub fn main_slow_path(&self) -> Option<(f64, f64)> {
+        if let Some(p) = self.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra)) {
+            return Some((p.mean_period(), p.extra));
+        }
+        self.irregular
+            .iter()
+            .filter(|p| !p.is_phase() && p.delta > 0.0)
+            .filter_map(|p| p.spacing.map(|s| (s.0, p.delta)))
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -129,6 +165,11 @@ pub struct TracerAnalysis {
     pub first_iterations: Vec<(u64, f64)>,
     pub code_paths: Vec<CodePaths>,
 }
+
+/// What a run without sentinel windows cannot tell (issue 23): its events hold no measure of
+/// the machine's speed beside the tracer's, so a level may be either's.
+pub(super) const NO_SENTINELS: &str =
+    "this run has no sentinel windows, so the machine's levels cannot be told from the tracer's";
 
 pub(super) fn fmt_val(v: f64, unit: &str) -> String {
     let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
@@ -159,12 +200,11 @@ pub(super) fn pct(f: f64) -> String {
     format!("{p:.d$}")
 }
 
-pub(super) fn chance(log10: f64) -> String {
-    if log10 <= -12.0 {
-        "chance < 1e-12".into()
-    } else {
-        format!("chance < 1e{}", log10.ceil() as i64)
-    }
+/// The calibrated p-value as said: "p < 0.001 over 1000 null reruns of the search".
+pub(super) fn p_text(p: f64, runs: u32) -> String {
+    let rel = if p < super::null::ALPHA { "<" } else { "=" };
+    let shown = if p < super::null::ALPHA { super::null::ALPHA } else { p };
+    format!("p {rel} {shown:.3} over {runs} null reruns of the search")
 }
 
 /// The survey-style line, e.g. "lttng-ust: fast path 99.8% (median 70.1 ns), slow path every
@@ -196,8 +236,17 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
             fmt_val(p.extra.abs(), cp.unit),
             p.taken,
             p.slots,
-            chance(p.log10_chance)
+            p_text(p.p_value, p.null_runs)
         );
+        if let Some(st) = &p.stretch {
+            t.push_str(&format!(
+                ", and the ~{} calls after each cost {}{} more (a slower stretch locked to this path's phase: the \
+                 tracer's, not the machine's)",
+                st.calls,
+                sign(st.extra),
+                fmt_val(st.extra.abs(), cp.unit)
+            ));
+        }
         for (off, extra, n) in &p.followers {
             t.push_str(&format!(
                 ", and the call {} after it costs {}{} too ({n} calls)",
@@ -281,15 +330,15 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
             })
             .collect();
         s.push_str(&format!(
-            "; {} speed phases of the machine, not code paths ({})",
+            "; {} speed phases, not code paths ({}; {NO_SENTINELS})",
             if cp.phases.len() == 1 { "two".to_string() } else { (cp.phases.len() + 1).to_string() },
             ph.join(", ")
         ));
     }
     for p in cp.irregular.iter().filter(|p| p.is_phase()) {
         s.push_str(&format!(
-            "; {:.1}% of calls at {}{} come and go over the run ({:.0}% of them in its busiest quarter): a phase of \
-             the machine, not a code path",
+            "; {:.1}% of calls at {}{} come and go over the run ({:.0}% of them in its busiest quarter): a phase, \
+             not a code path ({NO_SENTINELS})",
             100.0 * p.calls as f64 / cp.rows.max(1) as f64,
             sign(p.delta),
             fmt_val(p.delta.abs(), cp.unit),
@@ -298,12 +347,25 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
     }
     if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
         s.push_str(&format!(
-            "; two speed phases of the machine, not code paths: its {WINDOW}-call windows average {} or {} ({:.0}% of \
-             them at the higher, in {} stretches)",
+            "; two speed phases, not code paths: its {WINDOW}-call windows average {} or {} ({:.0}% of them at the \
+             higher, in {} stretches; {NO_SENTINELS})",
             fmt_val(l.low, cp.unit),
             fmt_val(l.high, cp.unit),
             100.0 * l.high_share,
             l.stretches
+        ));
+    }
+    if !cp.rejected.is_empty() {
+        let r: Vec<String> = cp
+            .rejected
+            .iter()
+            .take(3)
+            .map(|r| format!("every {} ({} calls, {})", r.period, r.hits, p_text(r.p, r.null_runs)))
+            .collect();
+        s.push_str(&format!(
+            "; not claimed as periods, as likely among these slow calls at random positions: {}{}",
+            r.join(", "),
+            if cp.rejected.len() > 3 { format!(" and {} more", cp.rejected.len() - 3) } else { String::new() }
         ));
     }
     if cp.outliers > 0 {
@@ -313,7 +375,7 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
         match cp.outliers_in_stretches {
             Some(st) => s.push_str(&format!(
                 "; {} slow call{} ({pct:.digits$}%) on no path, most of them in {st} stretch{} of consecutive calls: a \
-                 slower phase of the machine, not a code path",
+                 slower phase, not a code path ({NO_SENTINELS})",
                 cp.outliers,
                 if cp.outliers == 1 { "" } else { "s" },
                 if st == 1 { "" } else { "es" },

@@ -216,7 +216,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
         h.push_str(&esc(l));
         h.push('\n');
     }
-    h.push_str("</pre>\n<p class=\"note\">Paths of each tracer's latency (and instruction count where a PMU exists) at the fewest threads. A periodic path is found by its period among the slow calls (however rare), with its phase, its extra cost over the fast path's median and how many calls on that period take it; the expected period comes from the tracer's own buffer geometry. Speed phases of the machine (long stretches at another speed) are not paths; slow calls on no path are outliers.</p>\n");
+    h.push_str("</pre>\n<p class=\"note\">Paths of each tracer's latency (and instruction count where a PMU exists) at the fewest threads. A periodic path is found by its period among the slow calls (however rare), with its phase, its extra cost over the fast path's median and how many calls on that period take it; the expected period comes from the tracer's own buffer geometry. Speed phases (long stretches at another speed, the machine's or the tracer's) are not paths; a period is claimed only when reruns of the whole search on the same slow calls at random positions almost never find as strong a lattice (p below 0.001); slow calls on no path are outliers.</p>\n");
     if !r.survey_notes.is_empty() {
         h.push_str("<h2>Against the survey</h2>\n<ul>\n");
         for l in &r.survey_notes {

@@ -285,13 +285,10 @@ pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row
     let Ok(a) = crate::report::analyze::analyze(&events, Some(row.threads as u32), 0, 0) else {
         return SlowPath::default();
     };
-    let main = a
-        .code_paths
-        .iter()
-        .filter(|c| c.metric == "latency")
-        .flat_map(|c| c.periodic.iter())
-        .max_by(|x, y| x.extra.total_cmp(&y.extra));
-    SlowPath { period: main.map(|p| p.mean_period()), extra_ns: main.map(|p| p.extra) }
+    // The costliest exact period, or an irregular path's median spacing (printf's flush, whose
+    // period falls as the line grows: issue 24).
+    let main = a.code_paths.iter().find(|c| c.metric == "latency").and_then(|c| c.main_slow_path());
+    SlowPath { period: main.map(|m| m.0), extra_ns: main.map(|m| m.1) }
 }
 
 /// One line of sweep.csv.

@@ -128,6 +128,55 @@ pub struct Lattice {
     pub log10_chance: f64,
 }
 
+/// The most frequent residue of calls modulo a period (the smallest among equals): counted in a
+/// reused table for periods up to 2^16, by sorting above.
+#[derive(Default)]
+struct ResidueCounts {
+    table: Vec<u32>,
+    sorted: Vec<u64>,
+}
+
+impl ResidueCounts {
+    fn most_frequent(&mut self, calls: &[(u64, f32)], p: u64) -> Option<(u64, usize)> {
+        let mut best: Option<(u64, usize)> = None;
+        let mut better = |r: u64, n: usize| {
+            if best.is_none_or(|b| n > b.1 || (n == b.1 && r < b.0)) {
+                best = Some((r, n));
+            }
+        };
+        if p <= 1 << 16 {
+            if self.table.len() < p as usize {
+                self.table.resize(p as usize, 0);
+            }
+            for c in calls {
+                self.table[(c.0 % p) as usize] += 1;
+            }
+            for c in calls {
+                let r = c.0 % p;
+                better(r, self.table[r as usize] as usize);
+            }
+            calls.iter().for_each(|c| self.table[(c.0 % p) as usize] = 0);
+        } else {
+            self.sorted.clear();
+            self.sorted.extend(calls.iter().map(|c| c.0 % p));
+            self.sorted.sort_unstable();
+            let mut i = 0;
+            while i < self.sorted.len() {
+                let j = i + self.sorted[i..].partition_point(|&x| x == self.sorted[i]);
+                better(self.sorted[i], j - i);
+                i = j;
+            }
+        }
+        best
+    }
+}
+
+/// Candidate periods whose pairwise GCDs are candidates too (the most frequent differences).
+const GCD_OF: usize = 16;
+
+/// Calls of one sequence on a lattice before they count as its evidence (fewer: misses).
+const MIN_SEQ_HITS: usize = 3;
+
 /// Slots of the lattice `r mod p` inside `first..=last`.
 fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
     let on = first + (r + p - first % p) % p;
@@ -148,16 +197,18 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     // How far ahead to look for calls of like cost: far enough to step over a few hundred
     // outliers between two calls of a path, bounded so that the work stays ~4M comparisons.
     let reach = (4_000_000 / slow.max(1)).clamp(64, 4096);
-    let mut like_diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    // Differences are pushed into plain vectors and counted by sorting (hashing them was most of
+    // the search's time, and the permutation null reruns the search a thousand times).
+    let mut like_diffs: Vec<u64> = Vec::new();
     // Candidate periods: differences to the next few slow calls. Interrupts and other outliers
     // mixed in split a period into parts, but the period itself still appears between a call and
     // its second or third successor.
-    let mut diffs: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut diffs: Vec<u64> = Vec::new();
     for s in seqs {
         for (i, a) in s.calls.iter().enumerate() {
             for b in s.calls.iter().skip(i + 1).take(8) {
                 if b.0 > a.0 {
-                    *diffs.entry(b.0 - a.0).or_default() += 1;
+                    diffs.push(b.0 - a.0);
                 }
             }
             // When outliers outnumber the path's calls between two of them, the period shows
@@ -165,7 +216,7 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
             let mut like = 0;
             for b in s.calls.iter().skip(i + 9).take(reach) {
                 if (b.1 - a.1).abs() <= 0.25 * a.1.max(b.1) && b.0 > a.0 {
-                    *like_diffs.entry(b.0 - a.0).or_default() += 1;
+                    like_diffs.push(b.0 - a.0);
                     like += 1;
                     if like == 16 {
                         break;
@@ -176,41 +227,55 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     }
     // The most frequent of each kind: among many outliers the nearest-neighbour differences are
     // dominated by small random gaps, while the like-cost ones still single out the period.
-    let top = |m: std::collections::HashMap<u64, usize>| {
-        let mut v: Vec<(u64, usize)> = m.into_iter().filter(|d| d.1 >= 3 && d.0 >= 2).collect();
+    let top = |mut m: Vec<u64>, keep: usize| {
+        m.sort_unstable();
+        let mut v: Vec<(u64, usize)> = Vec::new();
+        let mut i = 0;
+        while i < m.len() {
+            let j = i + m[i..].partition_point(|&x| x == m[i]);
+            if j - i >= 3 && m[i] >= 2 {
+                v.push((m[i], j - i));
+            }
+            i = j;
+        }
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        v.truncate(24);
+        v.truncate(keep);
         v
     };
-    let mut cands = top(diffs);
-    cands.extend(top(like_diffs));
+    let mut cands = top(diffs, 24);
+    cands.extend(top(like_diffs, 24));
     // Per cost band (a factor of 4 wide, on log2 steps): a rare costly path among many cheaper
     // slow calls (a sub-buffer switch of ~2 us among hundreds of +150 ns calls) has its period
     // between successive calls of its own band, which the frequent cheap pairs crowd out above.
     let band = |v: f32| (v.max(1.0) as f64).log2().floor() as i64;
-    let bands: std::collections::BTreeSet<i64> = seqs.iter().flat_map(|s| s.calls.iter().map(|c| band(c.1))).collect();
+    let banded: Vec<Vec<(u64, i64)>> =
+        seqs.iter().map(|s| s.calls.iter().map(|c| (c.0, band(c.1))).collect()).collect();
+    let bands: std::collections::BTreeSet<i64> = banded.iter().flatten().map(|c| c.1).collect();
+    let mut calls: Vec<u64> = Vec::new();
     for &b in &bands {
-        let mut in_band: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-        for s in seqs {
-            let calls: Vec<u64> = s.calls.iter().filter(|c| (b..=b + 1).contains(&band(c.1))).map(|c| c.0).collect();
+        let mut in_band: Vec<u64> = Vec::new();
+        for s in &banded {
+            calls.clear();
+            calls.extend(s.iter().filter(|c| (b..=b + 1).contains(&c.1)).map(|c| c.0));
             for (i, a) in calls.iter().enumerate() {
                 for c in calls.iter().skip(i + 1).take(8) {
                     if c > a {
-                        *in_band.entry(c - a).or_default() += 1;
+                        in_band.push(c - a);
                     }
                 }
             }
         }
-        let mut v = top(in_band);
-        v.truncate(8);
-        cands.extend(v);
+        cands.extend(top(in_band, 8));
     }
     // A path whose calls vary in cost pairs up with its second or third successor more often
     // than with the next one (a switch of 1.6 us and one of 2.5 us are not "like"), so 2P and 3P
-    // can be frequent where P is not: their pairwise GCDs are candidates too.
-    let base: Vec<u64> = cands.iter().map(|c| c.0).collect();
-    for (i, &a) in base.iter().enumerate() {
-        for &b in &base[i + 1..] {
+    // can be frequent where P is not: the pairwise GCDs of the most frequent are candidates too.
+    let mut base = cands.clone();
+    base.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    base.dedup_by_key(|c| c.0);
+    base.truncate(GCD_OF);
+    for (i, &(a, _)) in base.iter().enumerate() {
+        for &(b, _) in &base[i + 1..] {
             let g = gcd(a, b);
             if g >= 2 && g != a && g != b {
                 cands.push((g, 0));
@@ -221,22 +286,37 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     cands.dedup_by_key(|c| c.0);
     let ln_cands = (cands.len().max(1) as f64).ln();
     let mut best: Option<(f64, Lattice)> = None;
+    let mut counts = ResidueCounts::default();
     for &(p, _) in &cands {
+        // Fewer calls than half the lattice's slots: it cannot reach the fill below.
+        let min_slots: u64 = seqs.iter().map(|s| (s.last - s.first + 1) / p).sum();
+        if (slow as f64) < 0.5 * min_slots as f64 {
+            continue;
+        }
         let mut residues = Vec::with_capacity(seqs.len());
         let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
         for s in seqs {
-            let mut by: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-            for c in &s.calls {
-                *by.entry(c.0 % p).or_default() += 1;
-            }
-            match by.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))) {
-                Some((r, n)) if n >= 2 => {
+            let best_rn = counts.most_frequent(&s.calls, p);
+            // A sequence without a call on the lattice counts its slots as misses (issue 23:
+            // dropping it made two calls in one sequence a lattice).
+            match best_rn {
+                // Two calls of a sequence make a lattice of any period: a sequence's calls count
+                // only where three or more of them sit on it (issue 24: a flush at the same
+                // iterations in three repetitions was "every 2156", twice in each).
+                Some((r, n)) if n >= MIN_SEQ_HITS => {
                     hits += n;
                     slots += lattice_slots(s.first, s.last, p, r);
                     ln_tests += (p.min(s.last - s.first + 1) as f64).ln();
                     residues.push(Some(r));
                 }
-                _ => residues.push(None),
+                Some((r, _)) => {
+                    slots += lattice_slots(s.first, s.last, p, r);
+                    residues.push(None);
+                }
+                None => {
+                    slots += (s.last - s.first + 1) / p;
+                    residues.push(None);
+                }
             }
         }
         if hits < 4 || slots == 0 {

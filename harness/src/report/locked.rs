@@ -1,0 +1,69 @@
+//! A tracer's slower stretch locked to a periodic path (issue 23): after LTTng's sub-buffer
+//! switch the next few hundred calls find a cold buffer. The calls are folded on the path's
+//! period, counted from the path's own call, and the mean cost of each stretch of the period is
+//! compared with the period's typical one: a slower stretch right after the path, in every
+//! period, comes with the path (the machine's speed does not keep time with the tracer's buffer).
+//! Folding is pass 3 (passes.rs); this is the profile and its reading.
+
+/// Bins per period at most (fewer for short periods: one call each).
+const BINS: u64 = 64;
+/// A bin is slower when its mean stands this many standard errors above the typical bin.
+const SE: f64 = 4.0;
+
+/// Sums of one period folded into bins (calls at or below the path's cut only: outliers and the
+/// path's own calls would make a bin look slow).
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    pub sum: Vec<f64>,
+    pub sum2: Vec<f64>,
+    pub n: Vec<u64>,
+}
+
+/// The stretch: calls after the path's, their extra cost over the rest of the period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stretch {
+    pub calls: u64,
+    pub extra: f64,
+}
+
+impl Profile {
+    pub fn new(period: u64) -> Self {
+        let b = BINS.min(period).max(1) as usize;
+        Profile { sum: vec![0.0; b], sum2: vec![0.0; b], n: vec![0; b] }
+    }
+    /// A call `offset` calls after the path's own (0..period).
+    pub fn add(&mut self, offset: u64, period: u64, v: f64) {
+        let b = (offset * self.n.len() as u64 / period.max(1)) as usize;
+        self.sum[b] += v;
+        self.sum2[b] += v * v;
+        self.n[b] += 1;
+    }
+
+    /// The slower stretch that starts with the path, if any: bins from the first on whose mean
+    /// stands above the median bin's by SE standard errors, contiguous.
+    pub fn stretch(&self, period: u64) -> Option<Stretch> {
+        let b = self.n.len();
+        let mean: Vec<f64> = (0..b).map(|i| self.sum[i] / self.n[i].max(1) as f64).collect();
+        let mut sorted: Vec<f64> = mean.iter().copied().zip(&self.n).filter(|x| *x.1 > 1).map(|x| x.0).collect();
+        if sorted.len() < 8 {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let typical = sorted[sorted.len() / 2];
+        let up = |i: usize| {
+            let n = self.n[i] as f64;
+            if n < 2.0 {
+                return false;
+            }
+            let var = (self.sum2[i] - self.sum[i] * self.sum[i] / n) / (n - 1.0);
+            mean[i] - typical > SE * (var.max(0.0) / n).sqrt() && mean[i] > typical
+        };
+        // The path's own bin holds the path's call (left out) and the first calls after it.
+        let run = (0..b).take_while(|&i| up(i)).count();
+        if run == 0 || run >= b / 2 {
+            return None;
+        }
+        let (s, n) = (0..run).fold((0.0, 0u64), |a, i| (a.0 + self.sum[i], a.1 + self.n[i]));
+        Some(Stretch { calls: (run as u64 * period).div_ceil(b as u64), extra: s / n.max(1) as f64 - typical })
+    }
+}
