@@ -37,6 +37,9 @@ pub enum Command {
     Export(crate::export::ExportArgs),
     /// Tables, figures and code-path analysis of a results directory: DIR/report.html, report.md, figures/.
     Report(crate::report::ReportArgs),
+    /// Print tracebench.h, the C header of the plugin ABI, e.g.
+    /// `tracebench plugin-header > tracebench.h && cc -O2 -fPIC -shared -I . -o libmy.so my.c`.
+    PluginHeader,
     /// (internal) Measure one cell in this process.
     #[command(name = "__cell", hide = true)]
     Cell { spec: PathBuf },
@@ -148,6 +151,7 @@ pub fn run() -> i32 {
         }
         Command::Report(a) => finish(crate::report::run(a)),
         Command::Export(a) => finish(crate::export::run(a)),
+        Command::PluginHeader => print_plugin_header(),
         Command::Cell { spec } => finish(crate::runner::cell::main(spec)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
     }
@@ -174,6 +178,21 @@ pub fn precheck_gate_command(cmd: &str, flag: &str) -> Result<(), String> {
         _ => return Ok(()),
     };
     crate::runner::plan::plan(&a.options(), mode).map(|_| ()).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// The plugin ABI's header, embedded so that a `cargo install`ed tracebench, which has no
+/// checkout beside it, can still hand its users the header it was built with.
+pub const PLUGIN_HEADER: &str = include_str!("../../tracers/include/tracebench.h");
+
+fn print_plugin_header() -> i32 {
+    use std::io::Write;
+    match std::io::stdout().write_all(PLUGIN_HEADER.as_bytes()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("tracebench: error: cannot write the header to stdout: {e} (fix: redirect it to a writable file)");
+            2
+        }
+    }
 }
 
 /// One line on stderr for an error, and its exit code.
