@@ -180,6 +180,18 @@ pub fn precheck_gate_command(cmd: &str, flag: &str) -> Result<(), String> {
     crate::runner::plan::plan(&a.options(), mode).map(|_| ()).map_err(|e| format!("{flag}: {e}"))
 }
 
+/// Whether a command line parses, without running it: Ok for a valid line, or one that asks for
+/// `--help`; else clap's first line. The docs test (harness/tests/docs.rs) checks every synopsis
+/// the README and the user guide show with it.
+pub fn parses<S: AsRef<str>>(words: &[S]) -> Result<(), String> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse_from(words.iter().map(|w| w.as_ref())) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+        Err(e) => Err(e.to_string().lines().next().unwrap_or("").to_string()),
+    }
+}
+
 /// The plugin ABI's header, embedded so that a `cargo install`ed tracebench, which has no
 /// checkout beside it, can still hand its users the header it was built with.
 pub const PLUGIN_HEADER: &str = include_str!("../../tracers/include/tracebench.h");
