@@ -31,6 +31,10 @@ fn parse_words(cmd: &str) -> Vec<String> {
     if ws.first().is_some_and(|w| w == "sudo") {
         ws.remove(0);
     }
+    // The shell's part of the line (a redirection, a pipe, a second command) is not ours.
+    if let Some(i) = ws.iter().position(|w| [">", ">>", "<", "|", "&&", "||", ";", "2>", "2>&1"].contains(&w.as_str())) {
+        ws.truncate(i);
+    }
     if extract::is_synopsis(&ws) {
         ws = extract::concrete(&ws);
     }
