@@ -201,7 +201,9 @@ fn print_plugin_header() -> i32 {
     match std::io::stdout().write_all(PLUGIN_HEADER.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("tracebench: error: cannot write the header to stdout: {e} (fix: redirect it to a writable file)");
+            eprintln!(
+                "tracebench: error: cannot write the header to stdout: {e} (fix: redirect it to a writable file)"
+            );
             2
         }
     }

@@ -82,14 +82,14 @@ pub fn commands(b: &Block) -> Vec<Shown> {
         if cont || (!console && out.last().is_some() && continues(raw)) {
             let last = out.last_mut().unwrap();
             last.cmd.push(' ');
-            last.cmd.push_str(raw.trim().trim_end_matches('\\').trim_end());
+            last.cmd.push_str(strip_comment(raw.trim()).trim_end_matches('\\').trim_end());
             cont = raw.trim_end().ends_with('\\');
             continue;
         }
         match cmd_text {
             Some(c) => {
                 cont = c.trim_end().ends_with('\\');
-                let c = c.trim_end().trim_end_matches('\\').trim_end().to_string();
+                let c = strip_comment(c).trim_end_matches('\\').trim_end().to_string();
                 out.push(Shown { line, cmd: c, output: Vec::new(), console });
             }
             None if console => {
@@ -106,6 +106,22 @@ pub fn commands(b: &Block) -> Vec<Shown> {
 /// A synopsis spread over lines: `tracebench gate ...` then an indented `[--markdown FILE] ...`.
 fn continues(raw: &str) -> bool {
     raw.starts_with(' ') && matches!(raw.trim_start().chars().next(), Some('[' | '-'))
+}
+
+/// The line without its shell comment (`# ...` at the start of a word, outside quotes).
+pub fn strip_comment(s: &str) -> &str {
+    let (mut quote, mut prev) = (None::<char>, ' ');
+    for (i, c) in s.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '#' && prev.is_whitespace() => return s[..i].trim_end(),
+            None => {}
+        }
+        prev = c;
+    }
+    s
 }
 
 /// `tracebench ...` in inline code outside fenced blocks (prose mentions of a command).
@@ -162,9 +178,7 @@ pub fn words(s: &str) -> Vec<String> {
 
 /// A synopsis holds placeholders (`DIR`, `N`, `T[,T...]`, `<dir>`, `a|b`): it can be parsed, not run.
 pub fn is_synopsis(ws: &[String]) -> bool {
-    ws.iter().any(|w| {
-        w.contains('[') || w.contains("...") || w.contains('<') || w.contains('|') || has_placeholder(w)
-    })
+    ws.iter().any(|w| w.contains('[') || w.contains("...") || w.contains('<') || w.contains('|') || has_placeholder(w))
 }
 
 fn has_placeholder(w: &str) -> bool {
@@ -175,8 +189,17 @@ fn has_placeholder(w: &str) -> bool {
 }
 
 const NUMERIC: &[&str] = &[
-    "-n", "--iterations", "--repeats", "--max-repeats", "--min-repeats", "--timeout", "--cpu", "--num-subbuf",
-    "--payload-size", "--counter-sets", "--threads",
+    "-n",
+    "--iterations",
+    "--repeats",
+    "--max-repeats",
+    "--min-repeats",
+    "--timeout",
+    "--cpu",
+    "--num-subbuf",
+    "--payload-size",
+    "--counter-sets",
+    "--threads",
 ];
 
 /// The synopsis as a parseable line: optional groups included, the first of `a|b`, `...` dropped,
