@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs
 
 all: build
 
@@ -44,11 +44,19 @@ mutants:
 calibrate: build
 	$(BIN) __calibrate --runs $(or $(RUNS),40)
 
-# Precision figures of the measurement core (README "Precision").
+# The user guide (docs/, an mdBook) into target/book/, and actionlint on the example workflows.
+# mdbook is installed from crates.io when missing; nothing here is on `make bench`'s path.
+MDBOOK ?= $(or $(shell command -v mdbook 2>/dev/null),$(HOME)/.cargo/bin/mdbook)
+docs:
+	@[ -x "$(MDBOOK)" ] || $(CARGO) install mdbook --locked
+	$(MDBOOK) build docs
+	bash scripts/lint-workflows.sh
+
+# Precision figures of the measurement core (docs/validation.md, "Precision").
 precision: build
 	bash scripts/bench-precision.sh
 
-# Validation figures of the regression gate (README "Regression gate"): false alarms and power.
+# Validation figures of the regression gate (docs/ci-gate.md): false alarms and power.
 bench-gate: build
 	TRACEBENCH=$(BIN) bash scripts/bench-gate.sh
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measurement core's precision figures (README "Precision"): the floor, the error of the
+# The measurement core's precision figures (docs/validation.md, "Precision"): the floor, the error of the
 # spin:300 calibration backend, and the wall time of the default run. Ratios and differences
 # within one run; several interleaved rounds, medians quoted (noise here comes in bursts).
 set -euo pipefail

@@ -2,7 +2,7 @@
 # What the plugin path costs: the built-in `lw` and `none` against the same tracers built as
 # plugins (tracers/examples/lw_plugin.c, none_plugin.c), measured in interleaved repetitions,
 # each cell in its own process (`tracebench run --repeats`), compared by medians over the
-# repetitions (README "What the plugin path costs").
+# repetitions (docs/plugins.md, "What the plugin path costs").
 #
 #   scripts/plugin-bench.sh            # or: make plugin-bench
 #   REPEATS=21 N=20000 scripts/plugin-bench.sh

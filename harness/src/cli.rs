@@ -42,6 +42,9 @@ pub enum Command {
     /// Is this machine fit to measure? `show` checks it (OK/WARN/BAD with the fix), `tune` applies
     /// what can be undone (root), `reset` puts it back.
     System(crate::system::SystemArgs),
+    /// Print tracebench.h, the C header of the plugin ABI, e.g.
+    /// `tracebench plugin-header > tracebench.h && cc -O2 -fPIC -shared -I . -o libmy.so my.c`.
+    PluginHeader,
     /// (internal) Measure one cell in this process: its spec comes on stdin, its rows go to DIR.
     #[command(name = "__cell", hide = true)]
     Cell { dir: PathBuf },
@@ -195,6 +198,35 @@ pub fn precheck_gate_command(cmd: &str, flag: &str) -> Result<(), String> {
         _ => return Ok(()),
     };
     crate::runner::plan::plan(&a.options(), mode).map(|_| ()).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// Whether a command line parses, without running it: Ok for a valid line, or one that asks for
+/// `--help`; else clap's first line. The docs test (harness/tests/docs.rs) checks every synopsis
+/// the README and the user guide show with it.
+pub fn parses<S: AsRef<str>>(words: &[S]) -> Result<(), String> {
+    use clap::error::ErrorKind;
+    match Cli::try_parse_from(words.iter().map(|w| w.as_ref())) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+        Err(e) => Err(e.to_string().lines().next().unwrap_or("").to_string()),
+    }
+}
+
+/// The plugin ABI's header, embedded so that a `cargo install`ed tracebench, which has no
+/// checkout beside it, can still hand its users the header it was built with.
+pub const PLUGIN_HEADER: &str = include_str!("../../tracers/include/tracebench.h");
+
+fn print_plugin_header() -> i32 {
+    use std::io::Write;
+    match std::io::stdout().write_all(PLUGIN_HEADER.as_bytes()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!(
+                "tracebench: error: cannot write the header to stdout: {e} (fix: redirect it to a writable file)"
+            );
+            2
+        }
+    }
 }
 
 /// One line on stderr for an error, and its exit code.

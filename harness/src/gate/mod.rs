@@ -89,7 +89,7 @@ fn parse_confidence(s: &str) -> Result<f64, String> {
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Exit status: 0 pass, 1 a regression (or an inconclusive row with --strict), 2 usage or \
-                        data error.\nMethod and examples: the README, section on tracebench gate.")]
+                        data error.\nMethod and examples: the user guide, docs/ci-gate.md.")]
 pub struct GateArgs {
     /// Checks a side's command line before anything runs (the CLI's `precheck_gate_command`, which
     /// knows tracebench's own options); `Err` is the one line to print.
