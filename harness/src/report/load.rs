@@ -24,6 +24,10 @@ pub struct SummaryRow {
     pub max: f64,
     /// `<counter>_mean` columns, in file order.
     pub counter_means: Vec<(String, f64)>,
+    /// Kept calls that slept inside the tracer (`blocked`; 0 in files written before it) and
+    /// their mean latency (`blocked_mean_ns`; NaN when none).
+    pub blocked: u64,
+    pub blocked_mean: f64,
 }
 
 /// What run.json says about one tracer row.
@@ -114,6 +118,7 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
         .skip(si[6] + 1)
         .filter_map(|(i, n)| n.strip_suffix("_mean").map(|b| (i, b.to_string())))
         .collect();
+    let (cb, cbm) = (h.iter().position(|n| n == col::BLOCKED), h.iter().position(|n| n == col::BLOCKED_MEAN));
     let mut out = Vec::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| csv_err(path, e))?;
@@ -146,6 +151,14 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
                 .iter()
                 .map(|(i, n)| Ok((n.clone(), f(*i, n)?)))
                 .collect::<Result<_, ReportError>>()?,
+            blocked: match cb.and_then(|i| rec.get(i)).filter(|s| !s.trim().is_empty()) {
+                Some(s) => num(s, col::BLOCKED, path, line)?,
+                None => 0,
+            },
+            blocked_mean: match cbm {
+                Some(i) => f(i, col::BLOCKED_MEAN)?,
+                None => f64::NAN,
+            },
         });
     }
     Ok(out)

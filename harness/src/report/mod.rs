@@ -207,7 +207,8 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     let report = build(dir, args.points as usize, args.iterations as usize)?;
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
-    for l in report.code_paths.iter().chain(&report.survey_notes) {
+    let said = crate::results::interrupted_line(&report.run).into_iter().chain(blocked_lines(&report.tracers));
+    for l in said.chain(report.code_paths.iter().cloned()).chain(report.survey_notes.iter().cloned()) {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(
@@ -219,6 +220,23 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         t0.elapsed().as_secs_f64()
     );
     Ok(0)
+}
+
+/// "printf at 2 thread(s): 66 calls blocked inside the tracer ..., mean 21.5 µs, kept in its cost",
+/// per summary row that has any (the terminal of `run` says the same).
+fn blocked_lines(tracers: &[TracerReport]) -> Vec<String> {
+    let rows = tracers.iter().flat_map(|t| t.by_threads.values().map(move |s| (t, s))).filter(|(_, s)| s.blocked > 0);
+    rows.map(|(t, s)| {
+        format!(
+            "{} at {} thread(s): {} call{} blocked inside the tracer (the thread slept in the call), mean {}, kept in its cost",
+            t.label,
+            s.threads,
+            s.blocked,
+            if s.blocked == 1 { "" } else { "s" },
+            crate::results::duration_text(s.blocked_mean)
+        )
+    })
+    .collect()
 }
 
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
@@ -293,6 +311,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         notes: Vec::new(),
         figures: Vec::new(),
     };
+    report.notes.extend(blocked_lines(&report.tracers));
     for t in &report.tracers {
         if let Some(n) = &t.note {
             report.notes.push(n.clone());
