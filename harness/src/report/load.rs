@@ -30,6 +30,23 @@ pub struct SummaryRow {
     pub blocked_mean: f64,
 }
 
+impl SummaryRow {
+    /// "printf at 2 thread(s): 66 calls blocked inside the tracer ..., mean 21.5 µs, kept in its
+    /// cost", when the row has any (the terminal of `run` says the same).
+    pub fn blocked_line(&self, label: &str) -> Option<String> {
+        (self.blocked > 0).then(|| {
+            format!(
+                "{label} at {} thread(s): {} call{} blocked inside the tracer (the thread slept in the call), mean {}, \
+                 kept in its cost",
+                self.threads,
+                self.blocked,
+                if self.blocked == 1 { "" } else { "s" },
+                crate::results::duration_text(self.blocked_mean)
+            )
+        })
+    }
+}
+
 /// What run.json says about one tracer row.
 #[derive(Debug, Clone)]
 pub struct TracerMeta {

@@ -98,6 +98,9 @@ pub struct TracerReport {
     pub by_threads: BTreeMap<u32, SummaryRow>,
     /// repetitions.csv means at the base thread count.
     pub rep_means: Vec<f64>,
+    /// repetitions.csv means by thread count, as (repetition, mean): the scaling verdict's
+    /// interval across repetitions (`against`).
+    pub rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>>,
     pub analysis: Option<TracerAnalysis>,
     pub note: Option<String>,
 }
@@ -222,21 +225,9 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     Ok(0)
 }
 
-/// "printf at 2 thread(s): 66 calls blocked inside the tracer ..., mean 21.5 µs, kept in its cost",
-/// per summary row that has any (the terminal of `run` says the same).
+/// The blocked-call line of every summary row that has one (`SummaryRow::blocked_line`).
 fn blocked_lines(tracers: &[TracerReport]) -> Vec<String> {
-    let rows = tracers.iter().flat_map(|t| t.by_threads.values().map(move |s| (t, s))).filter(|(_, s)| s.blocked > 0);
-    rows.map(|(t, s)| {
-        format!(
-            "{} at {} thread(s): {} call{} blocked inside the tracer (the thread slept in the call), mean {}, kept in its cost",
-            t.label,
-            s.threads,
-            s.blocked,
-            if s.blocked == 1 { "" } else { "s" },
-            crate::results::duration_text(s.blocked_mean)
-        )
-    })
-    .collect()
+    tracers.iter().flat_map(|t| t.by_threads.values().filter_map(|s| s.blocked_line(&t.label))).collect()
 }
 
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
@@ -268,6 +259,10 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
         let base = by_threads.keys().next().copied();
         let rep_means = reps.iter().filter(|r| r.tracer == m.name && Some(r.threads) == base).map(|r| r.mean).collect();
+        let mut rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>> = BTreeMap::new();
+        for r in reps.iter().filter(|r| r.tracer == m.name) {
+            rep_by_threads.entry(r.threads).or_default().push((r.repetition.unwrap_or(0), r.mean));
+        }
         let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
         let (analysis, note) = if events.exists() {
             (Some(analyze::analyze(&events, base, points, iterations)?), None)
@@ -288,6 +283,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             config: m.config,
             by_threads,
             rep_means,
+            rep_by_threads,
             analysis,
             note,
         });
