@@ -59,12 +59,14 @@ pub fn interrupted_line(run_json: &serde_json::Value) -> Option<String> {
         at.get("repetition").and_then(serde_json::Value::as_u64).map_or(0, |r| r + 1)
     );
     let place = if at.get("in_cell").and_then(serde_json::Value::as_bool) == Some(true) {
-        format!("during cell {cells} ({cell}), whose calls so far are kept only where it measured any")
+        format!("during cell {cells} ({cell})")
     } else {
         format!("after cell {cells} ({cell})")
     };
     Some(format!(
-        "This run was interrupted (Ctrl-C or a signal) {place}; the cells after it were not run, so its rows lack          repetitions or thread counts; re-run it for complete results."
+        "This run was interrupted (Ctrl-C or a signal) {place}: no cell after it ran, so its rows lack repetitions \
+         or thread counts, and a cell stopped before its first measured call has no row; re-run it for complete \
+         results."
     ))
 }
 
