@@ -30,9 +30,11 @@ pub const DISCARDED_CSV: &str = "discarded.csv";
 /// A sweep's table, beside its `KNOB=VALUE/` results directories.
 pub const SWEEP_CSV: &str = "sweep.csv";
 
-/// "21.5 µs" from 1000 ns up, "850 ns" below.
+/// "3.60 ms" from 1 ms up, "21.5 µs" from 1000 ns, "850 ns" below.
 pub fn duration_text(ns: f64) -> String {
-    if ns >= 1000.0 {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1000.0 {
         format!("{:.1} µs", ns / 1000.0)
     } else {
         format!("{ns:.0} ns")
