@@ -341,3 +341,110 @@ fn interleave_sequential_adds_repetitions_only_while_inconclusive() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-repeats 3 is below --repeats 4"), "{out:?}");
 }
+
+// --- issue 24: the gate's output says what it does ---
+
+/// Writes DIR/repetitions.csv with one row per repetition of `tracer` x 1 thread at `values`.
+fn reps_at(root: &Path, name: &str, values: &[f64]) -> PathBuf {
+    let dir = root.join(name);
+    fs::create_dir_all(&dir).unwrap();
+    let mut s = format!("{HEAD}\n");
+    for (r, m) in values.iter().enumerate() {
+        s.push_str(&format!("spin,1,{r},10000,0,{m:.3},5.0,{m:.0},{m:.0},{m:.0},{m:.0},{m:.0}\n"));
+    }
+    fs::write(dir.join("repetitions.csv"), s).unwrap();
+    dir
+}
+
+/// `gate --help` says what `--metric auto` picks: mom_ns for timed runs (not mean_ns, unless a
+/// side lacks it), user_instructions for stepped ones, instructions_mean with a PMU.
+#[test]
+fn help_says_what_metric_auto_does() {
+    let out = gate().args(["gate", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in ["instructions_mean when both sides counted", "user_instructions for", "else mom_ns", "else mean_ns"] {
+        assert!(help.contains(want), "{want:?} not in: {help}");
+    }
+}
+
+/// Paired, the change is the median of the per-pair ratios: the table shows that ratio beside
+/// it, names the side values as medians, and says when the side medians point the other way.
+#[test]
+fn paired_table_shows_the_median_pair_ratio_and_says_which() {
+    let t = tempfile::tempdir().unwrap();
+    // Ratios 1.06, 1.06, 0.714, 1.06, 0.897: median pair +6.0%; side medians 290 -> 260 (-10.3%).
+    let a = reps_at(t.path(), "a", &[100.0, 300.0, 280.0, 500.0, 290.0]);
+    let b = reps_at(t.path(), "b", &[106.0, 318.0, 200.0, 530.0, 260.0]);
+    let md = t.path().join("g.md");
+    let out = judge(&a, &b).arg("--paired").arg("--markdown").arg(&md).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    for want in ["baseline median", "candidate median", "median pair ratio", "change (median pair)", "x1.060", "+6.0%"]
+    {
+        assert!(s.contains(want), "{want:?} not in:\n{s}");
+    }
+    assert!(s.contains("the side medians differ by -10.3% but the median pair changed +6.0%"), "{s}");
+    let m = fs::read_to_string(&md).unwrap();
+    assert!(m.contains("| median pair ratio |") && m.contains("| x1.060 |"), "{m}");
+    // Unpaired, no pair column and no such line.
+    let out = judge(&a, &b).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("baseline median") && !s.contains("pair ratio") && !s.contains("side medians"), "{s}");
+}
+
+const STEPPED_HEAD: &str = "tracer,threads,repetition,kept,discarded,user_instructions,main_share,\
+user_instructions_mean,user_instructions_min,user_instructions_p50,user_instructions_max,kernel_entries_mean";
+
+fn stepped(root: &Path, name: &str, count: u64) -> PathBuf {
+    let dir = root.join(name);
+    fs::create_dir_all(&dir).unwrap();
+    let mut s = format!("{STEPPED_HEAD}\n");
+    for r in 0..3 {
+        s.push_str(&format!("spin,1,{r},2000,0,{count},1.0,{count}.0,{count},{count},{count},0.0\n"));
+    }
+    fs::write(dir.join("repetitions.csv"), s).unwrap();
+    dir
+}
+
+/// An exact count one percent up is "regressed" (any change in an exact count is real), and the
+/// output says the threshold in its header does not apply to it.
+#[test]
+fn exact_counts_say_they_ignore_the_threshold() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (stepped(t.path(), "a", 100), stepped(t.path(), "b", 101));
+    let out = judge(&a, &b).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("metric user_instructions") && s.contains("threshold ±5.0% (not applied to exact counts"),
+        "{s}"
+    );
+    assert!(s.contains("spin, 1 thread(s): regressed: exact counts: 1 instructions more per call"), "{s}");
+    assert!(s.contains("the ±5.0% threshold does not apply to exact counts"), "{s}");
+    // Unchanged exact counts need no such line under the table.
+    let out = judge(&a, &stepped(t.path(), "c", 100)).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("does not apply"));
+}
+
+/// A side whose run.json says it was interrupted is refused in one line that says so, before
+/// its NaN row is read as a number.
+#[test]
+fn an_interrupted_side_is_said_interrupted() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("spin", 1, 215.0)], 6, &["mom_ns"]);
+    let b = results(t.path(), "b", &[("spin", 1, 215.0)], 6, &["mom_ns"]);
+    let reps = fs::read_to_string(b.join("repetitions.csv")).unwrap();
+    fs::write(b.join("repetitions.csv"), format!("{reps}spin,1,6,0,0,0.000,NaN,NaN,NaN,NaN,NaN,NaN,NaN\n")).unwrap();
+    let run = serde_json::json!({"interrupted": true, "interrupted_at": {"cells_run": 7, "in_cell": true,
+        "tracer": "spin", "threads": 1, "repetition": 6, "counter_set": 1}});
+    fs::write(b.join("run.json"), run.to_string()).unwrap();
+    let out = judge(&a, &b).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(
+        err[0].contains("interrupted") && err[0].contains("during cell 7 (spin at 1 thread(s), repetition 7)"),
+        "{err:?}"
+    );
+    assert!(!err[0].contains("positive number"), "{err:?}");
+}

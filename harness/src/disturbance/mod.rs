@@ -17,10 +17,19 @@
 //! A user who may open none of these (not root, `kernel.perf_event_paranoid` >= 2, no
 //! CAP_PERFMON) gets a weaker detector rather than none: `getrusage(RUSAGE_THREAD)` read just
 //! before and just after each window (outside it, like the ring's head), whose voluntary and
-//! involuntary context-switch and minor/major fault counts name `context-switch` and `page-fault`
-//! discards. It cannot see an interrupt that does not switch the thread out (timer ticks, IPIs,
+//! involuntary context-switch and minor/major fault counts name `blocked`, `context-switch` and
+//! `page-fault`. It cannot see an interrupt that does not switch the thread out (timer ticks, IPIs,
 //! device IRQs, softirqs, NMIs), so their cost stays in the kept samples; `Sources::weak` says so
 //! in run.json, the report and the terminal.
+//!
+//! A context switch is one of two things. The thread was preempted (sched_switch's prev_state is
+//! TASK_RUNNING, or getrusage's involuntary count moved): something from outside took the CPU,
+//! and the call is discarded as `context-switch`. Or the thread went to sleep inside the call
+//! (prev_state not running, or the voluntary count moved: a futex, a write(2) that waits): that
+//! wait is the tracer's cost, so the call is kept and counted as `blocked` (`reason::KEPT`).
+//! The sched_switch tracepoint's raw record carries prev_state; without it (no tracefs), the
+//! software context-switch event cannot tell the two apart, and every switch is discarded
+//! (`Sources::voluntary` says which).
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{fence, Ordering};
 
@@ -31,6 +40,9 @@ use serde::Serialize;
 use crate::error::Error;
 
 pub use tracebench_tracers::reason::{Reason, ALL_REASONS};
+
+mod switch;
+use switch::{parse_prev_state, rusage_head, rusage_reasons, switch_reason, PrevState};
 
 fn vector_reason(event: &str) -> Reason {
     match event {
@@ -53,6 +65,10 @@ pub struct Sources {
     /// Set when the detector cannot see interrupts: what it misses and how to get the full one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weak: Option<String>,
+    /// How a voluntary context switch (the thread slept inside the call: kept, `blocked`) is told
+    /// from a preemption (discarded), or why it cannot be.
+    #[serde(default)]
+    pub voluntary: String,
 }
 
 /// Reasons only an interrupt source names: without one of them, interrupts go unseen.
@@ -82,39 +98,13 @@ const DATA_TAIL_OFFSET: usize = 1032;
 pub struct Detector {
     _events: Vec<Counter>,
     ids: Vec<(u64, Reason)>,
+    /// sched_switch's sample id and where its prev_state lies, when its raw record is sampled.
+    switch: Option<(u64, PrevState)>,
     base: *mut u8,
     len: usize,
     /// The fallback: the head is packed getrusage counts (see [`rusage_head`]), not the ring's.
     rusage: bool,
     pub sources: Sources,
-}
-
-/// The calling thread's context switches and faults, 16 bits each, packed in one u64 so that it
-/// compares like the ring's head: voluntary switches, involuntary switches, minor faults, major
-/// faults (low to high). One window cannot take 65536 of any of them, so equality is exact.
-#[inline(always)]
-fn rusage_head() -> u64 {
-    // SAFETY: getrusage writes into the zeroed struct we own; RUSAGE_THREAD needs no privilege.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
-        ru
-    };
-    let f = |v: libc::c_long, shift: u32| ((v as u64) & 0xffff) << shift;
-    f(ru.ru_nvcsw, 0) | f(ru.ru_nivcsw, 16) | f(ru.ru_minflt, 32) | f(ru.ru_majflt, 48)
-}
-
-/// The reasons between two [`rusage_head`] values.
-fn rusage_reasons(from: u64, to: u64) -> u16 {
-    let field = |v: u64, k: u32| (v >> (16 * k)) & 0xffff;
-    let mut mask = 0;
-    if field(from, 0) != field(to, 0) || field(from, 1) != field(to, 1) {
-        mask |= Reason::ContextSwitch as u16;
-    }
-    if field(from, 2) != field(to, 2) || field(from, 3) != field(to, 3) {
-        mask |= Reason::PageFault as u16;
-    }
-    mask
 }
 
 // SAFETY: the detector is created, used and dropped by one measuring thread.
@@ -228,9 +218,18 @@ impl Detector {
         wanted.push(("software:context-switches".into(), None, Reason::ContextSwitch));
 
         wanted.retain(|(_, _, r)| ignore & (*r as u16) == 0);
+        let prev_state = tracefs_events()
+            .and_then(|ev| std::fs::read_to_string(ev.join("sched/sched_switch/format")).ok())
+            .and_then(|f| parse_prev_state(&f));
         let mut events: Vec<Counter> = Vec::new();
         let mut ids = Vec::new();
+        let mut switch = None;
         for (name, tp, reason) in wanted {
+            // sched_switch's records already name every switch, and tell a sleep from a preemption.
+            if name == "software:context-switches" && switch.is_some() {
+                continue;
+            }
+            let raw = if name == "sched:sched_switch" { prev_state } else { None };
             let mut b = if tp.is_some() {
                 match crate::counters::tracepoint_id(&name) {
                     Some(id) => Builder::new(Tracepoint::with_id(id)),
@@ -253,8 +252,15 @@ impl Detector {
                 .sample_period(1)
                 .sample(SampleFlag::IDENTIFIER)
                 .wakeup_events(0);
+            if raw.is_some() {
+                // The record then holds the tracepoint's fields after the id: prev_state among them.
+                b.sample(SampleFlag::RAW);
+            }
             match b.build() {
                 Ok(c) => {
+                    if let Some(ps) = raw {
+                        switch = Some((c.id(), ps));
+                    }
                     ids.push((c.id(), reason));
                     sources.watched.push(name);
                     events.push(c);
@@ -265,6 +271,15 @@ impl Detector {
         if events.is_empty() {
             return Self::rusage(sources);
         }
+        sources.voluntary = if switch.is_some() {
+            "sched:sched_switch's prev_state: a thread that went to sleep inside the call (not TASK_RUNNING) \
+             is kept as the tracer's cost and counted as blocked; a preempted one is discarded as context-switch"
+                .into()
+        } else {
+            "not told apart (sched:sched_switch's prev_state could not be read): every context switch, a sleep \
+             inside the tracer included, is discarded as context-switch"
+                .into()
+        };
         let wanted_irqs = INTERRUPT_REASONS.iter().any(|r| ignore & (*r as u16) == 0);
         if wanted_irqs && !INTERRUPT_REASONS.iter().any(|r| ids.iter().any(|(_, x)| x == r)) {
             sources.weak = Some(format!(
@@ -305,7 +320,7 @@ impl Detector {
         for c in events.iter_mut() {
             c.enable().map_err(|e| Error::Disturbance(format!("enable: {e}")))?;
         }
-        Ok(Detector { _events: events, ids, base: base as *mut u8, len, rusage: false, sources })
+        Ok(Detector { _events: events, ids, switch, base: base as *mut u8, len, rusage: false, sources })
     }
 
     /// The fallback when no perf source can be opened: getrusage(RUSAGE_THREAD) around each
@@ -313,6 +328,9 @@ impl Detector {
     fn rusage(mut sources: Sources) -> Result<Self, Error> {
         let mut det = Self::disabled("")?;
         sources.watched = vec!["getrusage(RUSAGE_THREAD): nvcsw, nivcsw, minflt, majflt".into()];
+        sources.voluntary = "getrusage's counts: a voluntary switch (ru_nvcsw: the thread slept inside the call) \
+             is kept as the tracer's cost and counted as blocked; an involuntary one (ru_nivcsw) is discarded"
+            .into();
         let first = sources.missing.iter().rev().map(|(n, e)| format!("{n}: {e}")).next().unwrap_or_default();
         sources.weak = Some(format!(
             "WEAK disturbance detector: no perf event could be opened ({first}), so \
@@ -350,8 +368,21 @@ impl Detector {
         if base == libc::MAP_FAILED {
             return Err(Error::Disturbance(format!("mmap: {}", std::io::Error::last_os_error())));
         }
-        let sources = Sources { watched: Vec::new(), missing: vec![("all".into(), why.into())], weak: None };
-        Ok(Detector { _events: Vec::new(), ids: Vec::new(), base: base as *mut u8, len, rusage: false, sources })
+        let sources = Sources {
+            watched: Vec::new(),
+            missing: vec![("all".into(), why.into())],
+            weak: None,
+            voluntary: "not watched".into(),
+        };
+        Ok(Detector {
+            _events: Vec::new(),
+            ids: Vec::new(),
+            switch: None,
+            base: base as *mut u8,
+            len,
+            rusage: false,
+            sources,
+        })
     }
 
     /// The ring's data_head: one load (or, for the getrusage fallback, one system call). Compare
@@ -364,6 +395,34 @@ impl Detector {
         // SAFETY: base maps the ring's control page; data_head is a u64 at a fixed offset that
         // the kernel updates.
         unsafe { std::ptr::read_volatile(self.base.add(DATA_HEAD_OFFSET) as *const u64) }
+    }
+
+    /// `n` (at most 8) bytes at ring position `pos`, little-endian, across the ring's end if
+    /// need be (a raw field is not 8-byte aligned).
+    fn data_le(&self, pos: u64, n: usize) -> u64 {
+        let size = (RING_DATA_PAGES * PAGE) as u64;
+        (0..n as u64).fold(0u64, |v, i| {
+            let off = PAGE + ((pos + i) % size) as usize;
+            // SAFETY: off is within the data area.
+            let byte = unsafe { std::ptr::read_volatile(self.base.add(off)) };
+            v | u64::from(byte) << (8 * i)
+        })
+    }
+
+    /// The reason of a sample with this id at `pos`: a sched_switch record is a sleep or a
+    /// preemption by its prev_state.
+    fn sample_reason(&self, pos: u64, id: u64) -> u16 {
+        if let Some((sid, ps)) = self.switch {
+            if sid == id {
+                // header (8), id (8), raw size (4), then the tracepoint's fields.
+                let raw_size = self.data_le(pos + 16, 4) as usize;
+                if ps.offset + ps.size > raw_size {
+                    return Reason::ContextSwitch as u16;
+                }
+                return switch_reason(self.data_le(pos + 20 + ps.offset as u64, ps.size)) as u16;
+            }
+        }
+        self.ids.iter().find(|(i, _)| *i == id).map(|(_, r)| *r as u16).unwrap_or(Reason::Lost as u16)
     }
 
     fn data_u64(&self, pos: u64) -> u64 {
@@ -396,12 +455,7 @@ impl Detector {
                 match ty {
                     PERF_RECORD_SAMPLE => {
                         let id = self.data_u64(pos + 8);
-                        mask |= self
-                            .ids
-                            .iter()
-                            .find(|(i, _)| *i == id)
-                            .map(|(_, r)| *r as u16)
-                            .unwrap_or(Reason::Lost as u16);
+                        mask |= self.sample_reason(pos, id);
                     }
                     PERF_RECORD_LOST | PERF_RECORD_THROTTLE => mask |= Reason::Lost as u16,
                     _ => {}

@@ -36,6 +36,9 @@ pub enum GateError {
     Command { side: &'static str, repetition: usize, why: String, log: PathBuf },
     #[error("interrupted by a signal; the interleaved runs were stopped")]
     Interrupted,
+    /// A side's run was interrupted (run.json): its rows lack repetitions or thread counts.
+    #[error("{dir}: {line}")]
+    InterruptedRun { dir: PathBuf, line: String },
     /// Any other error met while gating (reading files, writing outputs): still a data or usage
     /// error as far as CI is concerned, so it exits 2, not 1.
     #[error("{0}")]
@@ -110,8 +113,11 @@ pub struct GateArgs {
     /// Fail (exit 1) on an inconclusive row too.
     #[arg(long)]
     pub strict: bool,
-    /// Per-repetition column to compare: auto (instructions_mean when both sides counted
-    /// instructions, else mean_ns) or any numeric column of repetitions.csv (p50_ns, cycles_mean...).
+    /// Per-repetition column to compare. auto: instructions_mean when both sides counted
+    /// instructions with a PMU; user_instructions for `run --instructions singlestep` results
+    /// (exact counts); else mom_ns (median of block means, which a stall the detector cannot see
+    /// does not move) when both sides have it, else mean_ns. Or any numeric column of
+    /// repetitions.csv (p50_ns, cycles_mean...).
     #[arg(long, default_value = "auto", value_name = "COLUMN")]
     pub metric: String,
     /// How the per-repetition values of the two sides are compared.

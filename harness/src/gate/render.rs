@@ -65,9 +65,15 @@ fn method(rep: &Report) -> String {
         ),
         None => String::new(),
     };
+    let exact = if rep.rows.iter().any(|r| r.judgement.exact) {
+        " (not applied to exact counts: a count that is the same on every repetition has no noise, so any \
+         change in it, one instruction included, is its verdict)"
+    } else {
+        ""
+    };
     let m = format!(
         "metric {} (one value per repetition); change: {}, with a {} bootstrap interval over repetitions; \
-         threshold ±{:.1}%",
+         threshold ±{:.1}%{exact}",
         rep.metric,
         if rep.paired {
             "median of the per-pair ratios (repetition i vs i, run back to back)"
@@ -86,26 +92,82 @@ fn method(rep: &Report) -> String {
     m + &seq
 }
 
-const HEAD: [&str; 8] = ["tracer", "threads", "reps", "baseline", "candidate", "change", "CI", "verdict"];
+/// The table's header, which says what each value is: the sides' central values (medians, or
+/// means with `--estimator mean`) and, paired, the median of the per-pair ratios beside the change
+/// it is (the change is that ratio, not the ratio of the side medians).
+fn head(rep: &Report) -> Vec<String> {
+    let side = match rep.estimator {
+        super::verdict::Estimator::Mean if !rep.paired => "mean",
+        _ => "median",
+    };
+    let mut h = vec![
+        "tracer".to_string(),
+        "threads".into(),
+        if rep.paired { "pairs" } else { "reps" }.into(),
+        format!("baseline {side}"),
+        format!("candidate {side}"),
+    ];
+    if rep.paired {
+        h.push("median pair ratio".into());
+        h.push("change (median pair)".into());
+    } else {
+        h.push("change".into());
+    }
+    h.push(format!("{} CI", conf(rep.confidence)));
+    h.push("verdict".into());
+    h
+}
 
-fn cells(r: &Row) -> [String; 8] {
+fn cells(rep: &Report, r: &Row) -> Vec<String> {
     let j = &r.judgement;
-    [
+    let mut c = vec![
         r.tracer.clone(),
         r.threads.to_string(),
         reps(r),
         value(j.baseline, &r.metric),
         value(j.candidate, &r.metric),
-        pct(j.change),
-        ci(r),
-        j.verdict.as_str().to_string(),
-    ]
+    ];
+    if rep.paired {
+        c.push(j.pair_ratio.map_or("n/a".into(), |x| format!("x{x:.3}")));
+    }
+    c.extend([pct(j.change), ci(r), j.verdict.as_str().to_string()]);
+    c
+}
+
+/// Lines under the table: why a row is inconclusive, that an exact count ignored the threshold,
+/// and, paired, where the side medians point the other way from the pairs.
+fn row_notes(rep: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &rep.rows {
+        let j = &r.judgement;
+        let at = format!("{}, {} thread(s)", r.tracer, r.threads);
+        if j.verdict == Verdict::Inconclusive {
+            out.push(format!("{at}: inconclusive: {}", j.why));
+        } else if j.exact && j.verdict != Verdict::Unchanged {
+            out.push(format!(
+                "{at}: {}: {}; the ±{:.1}% threshold does not apply to exact counts",
+                j.verdict.as_str(),
+                j.why,
+                rep.threshold * 100.0
+            ));
+        }
+        let sides = j.candidate / j.baseline - 1.0;
+        if rep.paired && sides.is_finite() && (sides > 0.0) != (j.change > 0.0) && sides != 0.0 && j.change != 0.0 {
+            out.push(format!(
+                "{at}: the side medians differ by {} but the median pair changed {}: each pair ran back to back, \
+                 so the per-pair change is the one judged",
+                pct(sides),
+                pct(j.change)
+            ));
+        }
+    }
+    out
 }
 
 pub fn terminal(rep: &Report) -> String {
-    let mut head: Vec<String> = HEAD.iter().map(|s| s.to_string()).collect();
-    head[6] = format!("{} CI", conf(rep.confidence));
-    let body: Vec<[String; 8]> = rep.rows.iter().map(cells).collect();
+    let head = head(rep);
+    let last = head.len() - 1;
+    let body: Vec<Vec<String>> = rep.rows.iter().map(|r| cells(rep, r)).collect();
     let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in &body {
         for (i, c) in r.iter().enumerate() {
@@ -116,7 +178,7 @@ pub fn terminal(rep: &Report) -> String {
         let mut s = String::new();
         for (i, c) in cols.iter().enumerate() {
             // Names left-aligned, numbers right-aligned.
-            let cell = if i == 0 || i == 7 {
+            let cell = if i == 0 || i == last {
                 format!("{c:<width$}", width = w[i])
             } else {
                 format!("{c:>width$}", width = w[i])
@@ -136,10 +198,8 @@ pub fn terminal(rep: &Report) -> String {
     for r in &body {
         out.push_str(&line(r));
     }
-    for r in &rep.rows {
-        if r.judgement.verdict == Verdict::Inconclusive {
-            out.push_str(&format!("  {}, {} thread(s): inconclusive: {}\n", r.tracer, r.threads, r.judgement.why));
-        }
+    for l in row_notes(rep) {
+        out.push_str(&format!("  {l}\n"));
     }
     out.push_str(&headline(rep));
     out.push('\n');
@@ -165,35 +225,24 @@ pub fn markdown(rep: &Report) -> String {
         if rep.interleaved { " (interleaved ABBA)" } else { "" },
         method(rep)
     ));
-    out.push_str(&format!(
-        "| tracer | threads | reps | baseline | candidate | change | {} CI | verdict |\n",
-        conf(rep.confidence)
-    ));
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    let head = head(rep);
+    out.push_str(&format!("| {} |\n", head.join(" | ")));
+    let align: Vec<&str> =
+        (0..head.len()).map(|i| if i == 0 || i + 1 == head.len() { "---" } else { "---:" }).collect();
+    out.push_str(&format!("|{}|\n", align.join("|")));
     for r in &rep.rows {
-        let c = cells(r);
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
-            md_escape(&c[0]),
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            icon(r.judgement.verdict)
-        ));
+        let mut c = cells(rep, r);
+        c[0] = format!("`{}`", md_escape(&c[0]));
+        if let Some(v) = c.last_mut() {
+            *v = icon(r.judgement.verdict).to_string();
+        }
+        out.push_str(&format!("| {} |\n", c.join(" | ")));
     }
-    let notes: Vec<&Row> = rep.rows.iter().filter(|r| r.judgement.verdict == Verdict::Inconclusive).collect();
+    let notes = row_notes(rep);
     if !notes.is_empty() {
         out.push('\n');
-        for r in notes {
-            out.push_str(&format!(
-                "- `{}`, {} thread(s): {}\n",
-                md_escape(&r.tracer),
-                r.threads,
-                md_escape(&r.judgement.why)
-            ));
+        for l in notes {
+            out.push_str(&format!("- {}\n", md_escape(&l)));
         }
     }
     out

@@ -120,6 +120,13 @@ pub struct Judgement {
     pub needed: Option<Needed>,
     /// One sentence explaining the verdict.
     pub why: String,
+    /// Judged as exact counts (`judge_exact`): any change is the verdict, the threshold is not
+    /// applied (the output says so).
+    pub exact: bool,
+    /// Paired: the median of the per-pair ratios candidate/baseline (1 + `change`), which need
+    /// not lie near the ratio of the two sides' medians (`baseline`, `candidate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair_ratio: Option<f64>,
 }
 
 fn pct(x: f64) -> String {
@@ -193,6 +200,8 @@ pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> Option<Judgement
         ci: Some((c / b - 1.0, c / b - 1.0)),
         needed: None,
         why,
+        exact: true,
+        pair_ratio: None,
     })
 }
 
@@ -219,7 +228,12 @@ fn judge_values(base: &[f64], cand: &[f64], cfg: &Config) -> Judgement {
         ci: None,
         needed: None,
         why: String::new(),
+        exact: false,
+        pair_ratio: None,
     };
+    if cfg.paired {
+        j.pair_ratio = Some(j.change + 1.0);
+    }
     let n = base.len().min(cand.len());
     if n < cfg.min_repetitions {
         j.needed = Some(Needed::AtLeast(cfg.min_repetitions));
@@ -239,6 +253,9 @@ fn judge_values(base: &[f64], cand: &[f64], cfg: &Config) -> Judgement {
     };
     j.change = p;
     j.ci = Some((lo, hi));
+    if cfg.paired {
+        j.pair_ratio = Some(p + 1.0);
+    }
     let band = format!("±{:.1}%", t * 100.0);
     if lo > t {
         j.verdict = Verdict::Regressed;

@@ -111,31 +111,90 @@ fn compare_timings(r: &Report, out: &mut Vec<String>, emulated: bool) {
 /// drifts between speeds over seconds, and one tracer's mean moved by up to 2x between runs.
 const ONE_REPETITION_MARGIN: f64 = 0.25;
 
-/// Whether the data decide that `a` is slower than `b` (`Ok(true)`), faster (`Ok(false)`), or
-/// neither (`Err(why)`). With three or more interleaved repetitions, only an order that holds in
-/// every repetition is decided; with fewer, only a difference beyond [`ONE_REPETITION_MARGIN`].
-pub(super) fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
-    let (ra, rb) = (&a.rep_means, &b.rep_means);
+/// Why the data do not decide which of two values is the larger.
+#[derive(Debug, PartialEq)]
+enum Undecided {
+    /// `a` is the larger in `k` of `n` repetitions only.
+    Split { k: usize, n: usize },
+    /// The means are `apart` (a fraction) in `n` repetition(s), within [`ONE_REPETITION_MARGIN`].
+    Close { apart: f64, n: usize },
+}
+
+/// The one rule that decides an order: whether `a` is larger than `b` (`Ok(true)`), smaller
+/// (`Ok(false)`), or neither. With three or more interleaved repetitions (`ra`, `rb`, paired by
+/// index), only an order that holds in every repetition is decided; with fewer, only a difference
+/// of the means `ma`, `mb` beyond [`ONE_REPETITION_MARGIN`]. Orderings and scaling verdicts both
+/// use it.
+fn larger(ra: &[f64], rb: &[f64], ma: f64, mb: f64) -> Result<bool, Undecided> {
     if ra.len() >= 3 && ra.len() == rb.len() {
-        let slower = ra.iter().zip(rb).filter(|(x, y)| x > y).count();
-        return match slower {
+        let larger = ra.iter().zip(rb).filter(|(x, y)| x > y).count();
+        return match larger {
             0 => Ok(false),
             k if k == ra.len() => Ok(true),
-            k => Err(format!("{} is the slower in {k} of {} repetitions", a.label, ra.len())),
+            k => Err(Undecided::Split { k, n: ra.len() }),
         };
     }
-    let (ma, mb) = (a.base().map(|s| s.mean).unwrap_or(f64::NAN), b.base().map(|s| s.mean).unwrap_or(f64::NAN));
     let ratio = ma.max(mb) / ma.min(mb);
     if ratio.is_finite() && ratio > 1.0 + ONE_REPETITION_MARGIN {
         Ok(ma > mb)
     } else {
-        Err(format!(
-            "{:.0}% apart in {} repetition(s), less than the {:.0}% this machine's speed phases can move a mean",
-            100.0 * (ratio - 1.0),
-            ra.len().max(1),
-            100.0 * ONE_REPETITION_MARGIN
-        ))
+        Err(Undecided::Close { apart: ratio - 1.0, n: ra.len().max(1) })
     }
+}
+
+/// Whether the data decide that `a` is slower than `b` (`Ok(true)`), faster (`Ok(false)`), or
+/// neither (`Err(why)`), by [`larger`].
+pub(super) fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
+    let (ma, mb) = (a.base().map(|s| s.mean).unwrap_or(f64::NAN), b.base().map(|s| s.mean).unwrap_or(f64::NAN));
+    larger(&a.rep_means, &b.rep_means, ma, mb).map_err(|u| match u {
+        Undecided::Split { k, n } => format!("{} is the slower in {k} of {n} repetitions", a.label),
+        Undecided::Close { apart, n } => format!(
+            "{:.0}% apart in {n} repetition(s), less than the {:.0}% this machine's speed phases can move a mean",
+            100.0 * apart,
+            100.0 * ONE_REPETITION_MARGIN
+        ),
+    })
+}
+
+/// A scaling ratio (the mean at the most threads over the mean at the fewest) with its interval
+/// across repetitions, and its reading where the data decide it.
+#[derive(Debug)]
+struct Growth {
+    ratio: f64,
+    /// The lowest and highest per-repetition ratio (repetitions paired by index), with their count.
+    interval: Option<(f64, f64, usize)>,
+    /// Flat or contended by [`larger`] against the [`survey::FLAT_MAX`] line; `Err(why)` when
+    /// the repetitions fall on both sides of it (an interval that spans 1 among them).
+    reading: Result<survey::Scaling, String>,
+}
+
+/// Reads the growth from `lo` to `hi` (per-repetition means as (repetition, mean)) and the two
+/// means: contended only when the mean at more threads is above FLAT_MAX times the other in every
+/// repetition (or, with fewer than three, by more than the one-repetition margin), flat only
+/// when it is below in every one.
+fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> Growth {
+    let pairs: Vec<(f64, f64)> =
+        lo.iter().filter_map(|&(r, l)| hi.iter().find(|x| x.0 == r).map(|&(_, h)| (l, h))).collect();
+    let ratios: Vec<f64> = pairs.iter().map(|(l, h)| h / l).collect();
+    let interval = (ratios.len() >= 2).then(|| {
+        (ratios.iter().copied().fold(f64::INFINITY, f64::min), ratios.iter().copied().fold(0.0, f64::max), ratios.len())
+    });
+    let (rh, rl): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (h, l * survey::FLAT_MAX)).unzip();
+    let reading = match larger(&rh, &rl, hi_mean, lo_mean * survey::FLAT_MAX) {
+        Ok(true) => Ok(survey::Scaling::Contended),
+        Ok(false) => Ok(survey::Scaling::Flat),
+        Err(Undecided::Split { k, n }) => Err(format!(
+            "above x{:.2} (contention) in {k} of {n} repetitions and below it in the others",
+            survey::FLAT_MAX
+        )),
+        Err(Undecided::Close { n, .. }) => Err(format!(
+            "in {n} repetition(s), within the {:.0}% this machine's speed phases can move a mean of the x{:.2} line \
+             between flat and contention",
+            100.0 * ONE_REPETITION_MARGIN,
+            survey::FLAT_MAX
+        )),
+    };
+    Growth { ratio: hi_mean / lo_mean, interval, reading }
 }
 
 fn compare_costs(r: &Report, out: &mut Vec<String>) {
@@ -212,17 +271,30 @@ fn compare_costs(r: &Report, out: &mut Vec<String>) {
         }
         let (t0, lo) = t.by_threads.iter().next().unwrap();
         let (t1, hi) = t.by_threads.iter().next_back().unwrap();
-        let ratio = hi.mean / lo.mean;
-        if !ratio.is_finite() {
+        let reps = |n: &u32| t.rep_by_threads.get(n).map(Vec::as_slice).unwrap_or_default();
+        let g = growth(reps(t0), reps(t1), lo.mean, hi.mean);
+        if !g.ratio.is_finite() {
             continue;
         }
-        let measured = survey::classify_growth(ratio);
         let shape = |s: survey::Scaling| match s {
             survey::Scaling::Flat => "stays flat",
             survey::Scaling::Contended => "grows (contention)",
         };
-        let what =
-            format!("{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{ratio:.2})", t.label, lo.mean, hi.mean);
+        let spread = g.interval.map_or(String::new(), |(a, b, n)| format!(", x{a:.2}–x{b:.2} over {n} repetitions"));
+        let what = format!(
+            "{}: mean {:.0} ns at {t0} thread(s), {:.0} ns at {t1} (x{:.2}{spread})",
+            t.label, lo.mean, hi.mean, g.ratio
+        );
+        let measured = match g.reading {
+            Ok(m) => m,
+            Err(why) => {
+                out.push(format!(
+                    "Scaling not decided: {what}: {why}, so not compared with the survey. Run with --repeats 5 or \
+                     more (repetitions are interleaved) to decide."
+                ));
+                continue;
+            }
+        };
         match survey::scaling(&t.spec, &t.config, r.kernel) {
             Some((expected, why)) if expected == measured => {
                 out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
@@ -336,6 +408,7 @@ mod tests {
             config: Value::Null,
             by_threads: Default::default(),
             rep_means: reps.to_vec(),
+            rep_by_threads: Default::default(),
             analysis: None,
             note: None,
         }
@@ -350,5 +423,68 @@ mod tests {
         assert!(e.contains("a is the slower in 2 of 3 repetitions"), "{e}");
         // One repetition and no summary: nothing to decide on.
         assert!(order_decided(&t("a", &[100.0]), &t("b", &[90.0])).is_err());
+    }
+
+    fn reps(v: &[f64]) -> Vec<(u32, f64)> {
+        v.iter().enumerate().map(|(i, &m)| (i as u32, m)).collect()
+    }
+
+    fn mean(v: &[f64]) -> f64 {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    /// Issue 24: lttng-ust's three 2-thread repetitions were 144.6, 145.6 and 96.1 ns (x1.30 over
+    /// the means): two above the contention line, one below even 1. Not decided.
+    #[test]
+    fn scaling_on_disagreeing_repetitions_is_not_decided() {
+        let (one, two) = ([99.4, 98.9, 99.1], [144.6, 145.6, 96.1]);
+        let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
+        assert!((g.ratio - 1.30).abs() < 0.01, "{g:?}");
+        let (lo, hi, n) = g.interval.unwrap();
+        assert!(lo < 1.0 && hi > survey::FLAT_MAX && n == 3, "{g:?}");
+        let why = g.reading.unwrap_err();
+        assert!(why.contains("in 2 of 3 repetitions"), "{why}");
+    }
+
+    #[test]
+    fn scaling_is_decided_when_every_repetition_agrees() {
+        let one = [100.0, 104.0, 97.0];
+        let g = growth(&reps(&one), &reps(&[380.0, 370.0, 400.0]), mean(&one), 383.3);
+        assert_eq!(g.reading, Ok(survey::Scaling::Contended));
+        let g = growth(&reps(&one), &reps(&[102.0, 99.0, 105.0]), mean(&one), 102.0);
+        assert_eq!(g.reading, Ok(survey::Scaling::Flat));
+        // One repetition: contended only beyond the margin above the line, flat only below it.
+        assert_eq!(growth(&reps(&[100.0]), &reps(&[378.0]), 100.0, 378.0).reading, Ok(survey::Scaling::Contended));
+        assert!(growth(&reps(&[100.0]), &reps(&[110.0]), 100.0, 110.0).reading.is_err());
+        assert!(growth(&[], &[], 100.0, 140.0).reading.is_err());
+    }
+
+    /// Seeded: repetitions whose true growth is well inside one reading, with 10% noise per
+    /// repetition, are never read as the other; ones straddling the line are never decided
+    /// unless every repetition agrees.
+    #[test]
+    fn scaling_never_decides_the_wrong_way_on_seeded_repetitions() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for (truth, growth_factor) in [(survey::Scaling::Flat, 1.0), (survey::Scaling::Contended, 2.0)] {
+            for _ in 0..200 {
+                let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
+                let two: Vec<f64> = one.iter().map(|l| l * growth_factor * (0.9 + 0.2 * unit())).collect();
+                let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
+                assert!(g.reading.as_ref().map_or(true, |r| *r == truth), "{g:?}");
+            }
+        }
+        for _ in 0..200 {
+            let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
+            let two: Vec<f64> = one.iter().map(|l| l * 1.25 * (0.8 + 0.4 * unit())).collect();
+            let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
+            let above = one.iter().zip(&two).filter(|(l, h)| *h / *l > survey::FLAT_MAX).count();
+            assert_eq!(g.reading.is_ok(), above == 0 || above == 3, "{g:?}");
+        }
     }
 }

@@ -25,6 +25,27 @@ pub struct SummaryRow {
     pub max: f64,
     /// `<counter>_mean` columns, in file order.
     pub counter_means: Vec<(String, f64)>,
+    /// Kept calls that slept inside the tracer (`blocked`; 0 in files written before it) and
+    /// their mean latency (`blocked_mean_ns`; NaN when none).
+    pub blocked: u64,
+    pub blocked_mean: f64,
+}
+
+impl SummaryRow {
+    /// "printf at 2 thread(s): 66 calls blocked inside the tracer ..., mean 21.5 µs, kept in its
+    /// cost", when the row has any (the terminal of `run` says the same).
+    pub fn blocked_line(&self, label: &str) -> Option<String> {
+        (self.blocked > 0).then(|| {
+            format!(
+                "{label} at {} thread(s): {} call{} blocked inside the tracer (the thread slept in the call), mean {}, \
+                 kept in its cost",
+                self.threads,
+                self.blocked,
+                if self.blocked == 1 { "" } else { "s" },
+                crate::results::duration_text(self.blocked_mean)
+            )
+        })
+    }
 }
 
 /// What run.json says about one tracer row.
@@ -115,6 +136,7 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
         .skip(si[6] + 1)
         .filter_map(|(i, n)| n.strip_suffix(columns::COUNTER_MEAN_SUFFIX).map(|b| (i, b.to_string())))
         .collect();
+    let (cb, cbm) = (h.iter().position(|n| n == col::BLOCKED), h.iter().position(|n| n == col::BLOCKED_MEAN));
     let mut out = Vec::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| csv_err(path, e))?;
@@ -147,6 +169,14 @@ pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, Re
                 .iter()
                 .map(|(i, n)| Ok((n.clone(), f(*i, n)?)))
                 .collect::<Result<_, ReportError>>()?,
+            blocked: match cb.and_then(|i| rec.get(i)).filter(|s| !s.trim().is_empty()) {
+                Some(s) => num(s, col::BLOCKED, path, line)?,
+                None => 0,
+            },
+            blocked_mean: match cbm {
+                Some(i) => f(i, col::BLOCKED_MEAN)?,
+                None => f64::NAN,
+            },
         });
     }
     Ok(out)

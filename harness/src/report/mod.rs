@@ -114,6 +114,9 @@ pub struct TracerReport {
     pub by_threads: BTreeMap<u32, SummaryRow>,
     /// repetitions.csv means at the base thread count.
     pub rep_means: Vec<f64>,
+    /// repetitions.csv means by thread count, as (repetition, mean): the scaling verdict's
+    /// interval across repetitions (`against`).
+    pub rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>>,
     pub analysis: Option<TracerAnalysis>,
     pub note: Option<String>,
 }
@@ -224,7 +227,12 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     let report = build(dir, args.points as usize, args.iterations as usize)?;
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
-    for l in report.code_paths.iter().chain(&report.survey_notes).chain(&ranking::summary(&report)) {
+    let said = crate::results::interrupted_line(&report.run).into_iter().chain(blocked_lines(&report.tracers));
+    for l in said
+        .chain(report.code_paths.iter().cloned())
+        .chain(report.survey_notes.iter().cloned())
+        .chain(ranking::summary(&report))
+    {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(
@@ -236,6 +244,11 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         t0.elapsed().as_secs_f64()
     );
     Ok(0)
+}
+
+/// The blocked-call line of every summary row that has one (`SummaryRow::blocked_line`).
+fn blocked_lines(tracers: &[TracerReport]) -> Vec<String> {
+    tracers.iter().flat_map(|t| t.by_threads.values().filter_map(|s| s.blocked_line(&t.label))).collect()
 }
 
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
@@ -267,6 +280,10 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
         let base = by_threads.keys().next().copied();
         let rep_means = reps.iter().filter(|r| r.tracer == m.name && Some(r.threads) == base).map(|r| r.mean).collect();
+        let mut rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>> = BTreeMap::new();
+        for r in reps.iter().filter(|r| r.tracer == m.name) {
+            rep_by_threads.entry(r.threads).or_default().push((r.repetition.unwrap_or(0), r.mean));
+        }
         let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
         let (analysis, note) = if events.exists() {
             (Some(analyze::analyze(&events, base, points, iterations)?), None)
@@ -287,6 +304,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             config: m.config,
             by_threads,
             rep_means,
+            rep_by_threads,
             analysis,
             note,
         });
@@ -310,6 +328,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         notes: Vec::new(),
         figures: Vec::new(),
     };
+    report.notes.extend(blocked_lines(&report.tracers));
     for t in &report.tracers {
         if let Some(n) = &t.note {
             report.notes.push(n.clone());

@@ -119,10 +119,13 @@ pub fn scaling(name: &str, config: &Value, kernel: bool) -> Option<(Scaling, &'s
     }
 }
 
+/// The largest growth still called flat: within 25 %. The survey's contended tracers more than
+/// double (printf, ftrace).
+pub const FLAT_MAX: f64 = 1.25;
+
 /// Growth factor of the mean from the fewest to the most threads, and its reading.
 pub fn classify_growth(ratio: f64) -> Scaling {
-    // Within 25 %: flat. The survey's contended tracers more than double (printf, ftrace).
-    if ratio <= 1.25 {
+    if ratio <= FLAT_MAX {
         Scaling::Flat
     } else {
         Scaling::Contended

@@ -27,6 +27,12 @@ pub const SUMMARY_STATS: [&str; 9] = [KEPT, DISCARDED, MEAN, STD, P50, P90, P99,
 pub const COUNTER_MEAN_SUFFIX: &str = "_mean";
 /// Median of the means of 10 blocks of consecutive kept calls (added after the counters).
 pub const MOM: &str = "mom_ns";
+/// Kept calls in which the measuring thread went to sleep inside the tracer (a voluntary context
+/// switch: a lock, a write that waits), appended after `mom_ns`: the tracer's cost, kept, but
+/// counted so a mean that holds them can be read (issue 24).
+pub const BLOCKED: &str = "blocked";
+/// The mean latency of those calls (empty when there are none).
+pub const BLOCKED_MEAN: &str = "blocked_mean_ns";
 pub const LATENCY: &str = "latency_ns";
 /// events.csv columns the report reads by name.
 pub const THREAD: &str = "thread";
@@ -50,6 +56,8 @@ pub fn summary_header(counters: &[String], repetition: bool) -> String {
     v.extend(SUMMARY_STATS.iter().map(|s| s.to_string()));
     v.extend(counters.iter().map(|c| format!("{c}{COUNTER_MEAN_SUFFIX}")));
     v.push(MOM.into());
+    v.push(BLOCKED.into());
+    v.push(BLOCKED_MEAN.into());
     v.join(",")
 }
 

@@ -31,6 +31,48 @@ pub const DISCARDED_CSV: &str = "discarded.csv";
 /// A sweep's table, beside its `KNOB=VALUE/` results directories.
 pub const SWEEP_CSV: &str = "sweep.csv";
 
+/// "3.60 ms" from 1 ms up, "21.5 µs" from 1000 ns, "850 ns" below.
+pub fn duration_text(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1000.0 {
+        format!("{:.1} µs", ns / 1000.0)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// The one line that says a run was interrupted, and where, from its run.json (`interrupted`,
+/// `interrupted_at`); None for a run that finished. The terminal, the report and the gate all say
+/// it with these words.
+pub fn interrupted_line(run_json: &serde_json::Value) -> Option<String> {
+    if run_json.get("interrupted").and_then(serde_json::Value::as_bool) != Some(true) {
+        return None;
+    }
+    let at = &run_json["interrupted_at"];
+    let cells = at.get("cells_run").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let Some(tracer) = at.get("tracer").and_then(serde_json::Value::as_str) else {
+        return Some(
+            "This run was interrupted (Ctrl-C or a signal) before any cell measured; it holds no data.".into(),
+        );
+    };
+    let cell = format!(
+        "{tracer} at {} thread(s), repetition {}",
+        at["threads"],
+        at.get("repetition").and_then(serde_json::Value::as_u64).map_or(0, |r| r + 1)
+    );
+    let place = if at.get("in_cell").and_then(serde_json::Value::as_bool) == Some(true) {
+        format!("during cell {cells} ({cell})")
+    } else {
+        format!("after cell {cells} ({cell})")
+    };
+    Some(format!(
+        "This run was interrupted (Ctrl-C or a signal) {place}: no cell after it ran, so its rows lack repetitions \
+         or thread counts, and a cell stopped before its first measured call has no row; re-run it for complete \
+         results."
+    ))
+}
+
 /// A results directory being written (`create`) or read (`open`).
 #[derive(Debug, Clone)]
 pub struct ResultsDir {

@@ -155,6 +155,10 @@ pub struct SummaryRow {
     pub counter_means: Vec<Option<f64>>,
     /// Median of the means of blocks of consecutive kept iterations (`mom_ns`).
     pub mom: f64,
+    /// Kept calls in which the thread slept inside the tracer (`blocked`), and their mean
+    /// latency (`blocked_mean_ns`, empty when none).
+    pub blocked: u64,
+    pub blocked_mean_ns: Option<f64>,
 }
 
 /// Writes summary.csv (rows without a repetition) or repetitions.csv (rows with one).
@@ -178,7 +182,11 @@ pub fn write_summary(path: &Path, rows: &[SummaryRow], counters: &[String], repe
                 None => line.push(','),
             }
         }
-        line.push_str(&format!(",{:.3}", r.mom));
+        line.push_str(&format!(",{:.3},{}", r.mom, r.blocked));
+        match r.blocked_mean_ns {
+            Some(v) => line.push_str(&format!(",{v:.3}")),
+            None => line.push(','),
+        }
         writeln!(f, "{line}").map_err(io)?;
     }
     f.commit()

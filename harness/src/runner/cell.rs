@@ -254,6 +254,8 @@ fn body<C: Clock, R: CounterRead>(
         windows,
         counter_not_running: Vec::new(),
         counter_scheduled_fraction: None,
+        blocked: buf.blocked,
+        blocked_ns: to_ns(buf.blocked_ticks, hz),
     }
 }
 

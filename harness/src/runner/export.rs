@@ -86,6 +86,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "payload_bytes": args.payload_size,
         "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
         "interrupted": interrupted,
+        "interrupted_at": if interrupted { interrupted_at(plan, runs) } else { serde_json::Value::Null },
         "instructions": crate::runner::singlestep::run_json(args),
         "system": &f.system,
     });
@@ -99,6 +100,61 @@ pub fn print(out: &ResultsDir, f: &RunFacts, run_json: &serde_json::Value, summa
     for line in counter_lines(&run_json["counters"]["per_counter"]) {
         println!("{line}");
     }
+    for line in blocked_lines(summaries) {
+        println!("{line}");
+    }
+    if let Some(line) = crate::results::interrupted_line(run_json) {
+        println!("{line}");
+    }
+}
+
+/// Per thread count, the kept calls in which the thread slept inside the tracer (a voluntary
+/// context switch: the tracer's cost, kept) and their mean latency.
+fn blocked_json(cells: &[&CellRun]) -> serde_json::Value {
+    let mut by: BTreeMap<usize, (u64, f64)> = BTreeMap::new();
+    for c in cells {
+        let e = by.entry(c.spec.threads).or_default();
+        for t in c.result.iter().flat_map(|r| &r.threads) {
+            e.0 += t.blocked;
+            e.1 += t.blocked_ns;
+        }
+    }
+    by.into_iter()
+        .map(|(threads, (n, ns))| json!({ "threads": threads, "calls": n, "mean_ns": (n > 0).then(|| ns / n as f64) }))
+        .collect()
+}
+
+/// "printf at 2 threads: 66 calls blocked inside the tracer, mean 21.5 µs, kept", per row that has any.
+pub fn blocked_lines(rows: &[SummaryRow]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.blocked > 0)
+        .map(|r| {
+            format!(
+                "{} at {} thread(s): {} call{} blocked inside the tracer (the thread slept in the call), mean {}, kept in its cost",
+                r.tracer,
+                r.threads,
+                r.blocked,
+                if r.blocked == 1 { "" } else { "s" },
+                crate::results::duration_text(r.blocked_mean_ns.unwrap_or(f64::NAN))
+            )
+        })
+        .collect()
+}
+
+/// Which cell the stop came in (the first one it stopped), or the last one run before it.
+fn interrupted_at(plan: &Plan, runs: &[CellRun]) -> serde_json::Value {
+    let stopped = runs.iter().find(|c| c.result.as_ref().is_some_and(|r| r.stopped));
+    let Some(c) = stopped.or(runs.last()) else {
+        return json!({ "cells_run": 0, "in_cell": null });
+    };
+    json!({
+        "cells_run": runs.len(),
+        "in_cell": stopped.is_some(),
+        "tracer": plan.rows[c.row].name,
+        "threads": c.spec.threads,
+        "repetition": c.spec.repetition,
+        "counter_set": c.spec.counter_set,
+    })
 }
 
 fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
@@ -109,6 +165,7 @@ fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
         "version": first.map(|x| x.tracer_version.clone()),
         "config": first.map(|x| x.tracer_config.clone()),
         "buffer_events": first.map(|x| x.buffer_events),
+        "blocked": blocked_json(&mine),
         "cells": mine.iter().map(|c| json!({
             "repetition": c.spec.repetition, "counter_set": c.spec.counter_set, "threads": c.spec.threads,
             "cpus": c.spec.cpus, "seconds": c.seconds, "error": c.error,
@@ -117,6 +174,8 @@ fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
             "warnings": c.result.as_ref().map(|x| x.warnings.clone()),
             "per_thread": c.result.as_ref().map(|x| x.threads.iter().map(|t| json!({
                 "thread": t.thread, "cpu": t.cpu, "kept": t.kept, "discarded": t.discarded, "reasons": t.reasons,
+                "blocked": t.blocked,
+                "blocked_mean_ns": (t.blocked > 0).then(|| t.blocked_ns / t.blocked as f64),
                 "warmup_calls": t.warmup_calls, "wrap_calls": t.wrap_calls, "steady": t.steady,
                 "drift_windows": t.windows, "discard_rows_dropped": t.discard_rows_dropped,
             })).collect::<Vec<_>>()),

@@ -202,6 +202,8 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             windows: Vec::new(),
             counter_not_running: Vec::new(),
             counter_scheduled_fraction: None,
+            blocked: 0,
+            blocked_ns: 0.0,
         });
     }
     ev.commit()?;

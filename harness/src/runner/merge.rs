@@ -1,6 +1,8 @@
 //! Stage 4, merge: the cells' rows become one events.csv and discarded.csv per tracer (by
 //! concatenation: the cells wrote them in final form), and the summaries per tracer x thread
-//! count (summary.csv) and per repetition (repetitions.csv).
+//! count (summary.csv) and per repetition (repetitions.csv). A group with no kept call (a cell a
+//! Ctrl-C stopped before its first) writes no row: a kept-0 row with NaN statistics would read as
+//! data; run.json says the run was interrupted and where (`export`).
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,6 +22,9 @@ struct Acc {
     lat: Vec<f64>,
     discarded: u64,
     sums: Vec<(f64, usize)>,
+    /// Kept calls that slept inside the tracer, and their summed latency (ns).
+    blocked: u64,
+    blocked_ns: f64,
 }
 
 impl Acc {
@@ -47,6 +52,8 @@ impl Acc {
             discarded: self.discarded,
             s,
             counter_means: self.sums.iter().map(|(sum, n)| (*n > 0).then(|| sum / *n as f64)).collect(),
+            blocked: self.blocked,
+            blocked_mean_ns: (self.blocked > 0).then(|| self.blocked_ns / self.blocked as f64),
         }
     }
 }
@@ -56,6 +63,10 @@ impl Acc {
 pub trait Group {
     type Row;
     fn discarded(&mut self) -> &mut u64;
+    /// Calls kept so far: a group with none writes no row.
+    fn kept(&self) -> usize;
+    /// Kept calls that slept inside the tracer (timed runs only).
+    fn add_blocked(&mut self, _calls: u64, _ns: f64) {}
     fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> Self::Row;
 }
 
@@ -63,6 +74,13 @@ impl Group for Acc {
     type Row = SummaryRow;
     fn discarded(&mut self) -> &mut u64 {
         &mut self.discarded
+    }
+    fn kept(&self) -> usize {
+        self.lat.len()
+    }
+    fn add_blocked(&mut self, calls: u64, ns: f64) {
+        self.blocked += calls;
+        self.blocked_ns += ns;
     }
     fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> SummaryRow {
         Acc::row(self, tracer, threads, repetition)
@@ -95,17 +113,25 @@ pub fn concatenate<G: Group>(
             let cell_events = c.spec.dir.join(EVENTS_CSV);
             ev.append_body_of(&cell_events)?;
             ds.append_body_of(&c.spec.dir.join(DISCARDED_CSV))?;
-            let discarded: u64 = c.result.as_ref().map(|r| r.threads.iter().map(|x| x.discarded).sum()).unwrap_or(0);
+            let threads = c.result.as_ref().map(|r| r.threads.as_slice()).unwrap_or_default();
+            let discarded: u64 = threads.iter().map(|x| x.discarded).sum();
+            let (blocked, blocked_ns) =
+                (threads.iter().map(|x| x.blocked).sum(), threads.iter().map(|x| x.blocked_ns).sum());
             let a = by_threads.entry(t).or_insert_with(&new);
             *a.discarded() += discarded;
+            a.add_blocked(blocked, blocked_ns);
             let b = by_rep.entry((t, rep)).or_insert_with(&new);
             *b.discarded() += discarded;
+            b.add_blocked(blocked, blocked_ns);
             feed(&cell_events, a, b)?;
         }
         ev.commit()?;
         ds.commit()?;
-        summary_rows.extend(by_threads.into_iter().map(|(t, a)| a.row(&row.name, t, None)));
-        rep_rows.extend(by_rep.into_iter().map(|((t, rep), a)| a.row(&row.name, t, Some(rep))));
+        summary_rows
+            .extend(by_threads.into_iter().filter(|(_, a)| a.kept() > 0).map(|(t, a)| a.row(&row.name, t, None)));
+        rep_rows.extend(
+            by_rep.into_iter().filter(|(_, a)| a.kept() > 0).map(|((t, rep), a)| a.row(&row.name, t, Some(rep))),
+        );
     }
     Ok((summary_rows, rep_rows))
 }

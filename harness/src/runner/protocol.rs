@@ -111,6 +111,12 @@ pub struct ThreadResult {
     /// the PMU the whole time); None without counters or when the group could not be read.
     #[serde(default)]
     pub counter_scheduled_fraction: Option<f64>,
+    /// Kept calls in which the thread went to sleep inside the tracer (`Reason::Blocked`), and
+    /// their summed latency: the tracer's cost, counted apart (issue 24).
+    #[serde(default)]
+    pub blocked: u64,
+    #[serde(default)]
+    pub blocked_ns: f64,
 }
 
 /// What the cell reports (written as `result.json`).

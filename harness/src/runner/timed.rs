@@ -26,6 +26,7 @@ use tracebench_tracers::Tracer;
 use crate::clock::Clock;
 use crate::counters::{CounterRead, Reading, MAX};
 use crate::disturbance::{Detector, Reason};
+use tracebench_tracers::reason::KEPT;
 
 /// Set by SIGINT/SIGTERM in the measuring process; the loop stops at the next iteration so the
 /// tracer's teardown runs and what was measured is written.
@@ -59,6 +60,10 @@ pub struct Buffers {
     /// Samples discarded because counter k did not count the whole call.
     pub counter_not_running: [u64; MAX],
     pub discarded: u64,
+    /// Kept calls in which the thread went to sleep (`Reason::Blocked`: the tracer's cost), and
+    /// their summed ticks.
+    pub blocked: u64,
+    pub blocked_ticks: u64,
 }
 
 impl Buffers {
@@ -73,7 +78,15 @@ impl Buffers {
         }
         discards.resize(discard_rows, Discard::default());
         discards.clear();
-        Buffers { samples, discards, reason_counts: [0; 16], counter_not_running: [0; MAX], discarded: 0 }
+        Buffers {
+            samples,
+            discards,
+            reason_counts: [0; 16],
+            counter_not_running: [0; MAX],
+            discarded: 0,
+            blocked: 0,
+            blocked_ticks: 0,
+        }
     }
 }
 
@@ -122,7 +135,8 @@ pub fn run<C: Clock, R: CounterRead>(
         let h1 = det.head();
         let ticks = t1.wrapping_sub(t0);
         let not_running = counters.delta(&c0, &c1, &mut delta);
-        // Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`) do not discard.
+        // Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`) do not discard, nor
+        // does a sleep inside the call (`reason::KEPT`): both are the tracer's cost.
         let mut mask = if h1 == h0 { 0 } else { det.classify(h0, h1) };
         if not_running != 0 {
             mask |= Reason::CounterNotRunning as u16;
@@ -130,7 +144,11 @@ pub fn run<C: Clock, R: CounterRead>(
                 *n += u64::from(not_running >> k & 1);
             }
         }
-        if mask & !tolerated == 0 {
+        if mask & !(tolerated | KEPT) == 0 {
+            if mask & KEPT != 0 {
+                buf.blocked += 1;
+                buf.blocked_ticks += ticks;
+            }
             let s = &mut buf.samples[kept];
             s.iteration = it - first_iteration;
             s.ticks = ticks;

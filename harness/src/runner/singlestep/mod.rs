@@ -188,6 +188,8 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
         windows,
         counter_not_running: Vec::new(),
         counter_scheduled_fraction: None,
+        blocked: 0,
+        blocked_ns: 0.0,
     };
     Ok((result, records, detector))
 }
@@ -316,6 +318,9 @@ impl crate::runner::merge::Group for Acc {
     type Row = StepSummaryRow;
     fn discarded(&mut self) -> &mut u64 {
         &mut self.discarded
+    }
+    fn kept(&self) -> usize {
+        self.counts.len()
     }
     fn row(mut self, tracer: &str, threads: usize, repetition: Option<usize>) -> StepSummaryRow {
         let n = self.counts.len();
