@@ -171,6 +171,7 @@ pub fn run() -> i32 {
         Command::Report(a) => finish(crate::report::run(a)),
         Command::Export(a) => finish(crate::export::run(a)),
         Command::System(a) => finish(crate::system::run(a)),
+        Command::PluginHeader => print_plugin_header(),
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
         Command::Calibrate { runs, seed } => finish(crate::report::battery::main(*runs, *seed)),
