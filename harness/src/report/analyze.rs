@@ -29,7 +29,7 @@ const INS_BW: (f64, f64) = (0.01, 2.0);
 /// A mode (frequent path) must hold at least this share of calls, and this many calls: rarer
 /// paths are found by their period instead (LTTng's sub-buffer switch is 0.12 % of calls).
 const MIN_MODE_FRACTION: f64 = 0.001;
-pub(super) const MIN_MODE_CALLS: u64 = 10;
+
 /// Cap on stored slow-path indices per tracer (bounded memory whatever the file size).
 const MAX_SLOW_INDICES: usize = 2_000_000;
 

@@ -59,7 +59,7 @@ pub(super) fn paths(
             others.push(o);
         }
         let n: usize = seqs.iter().map(Vec::len).sum();
-        if (n as u64) < super::analyze::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
+        if (n as u64) < super::paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
             continue;
         }
         let iters =

@@ -5,6 +5,11 @@ use super::phases::WINDOW;
 use super::stream::{Reservoir, Running};
 use crate::stats::hist::{LogHistogram, Mode};
 
+/// A mode (frequent path) must hold at least this many calls (and `analyze`'s MIN_MODE_FRACTION
+/// of them); rarer paths are found by their period instead. Shared by pass 2 (`analyze`) and the
+/// irregular-path step (`irregular`), so it lives here, below both.
+pub(super) const MIN_MODE_CALLS: u64 = 10;
+
 /// One frequent but irregular code path of one metric (a mode of the histogram whose calls
 /// follow no period, such as a printf flush whose spacing drifts with the formatted length).
 #[derive(Debug, Clone)]
