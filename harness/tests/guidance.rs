@@ -98,6 +98,7 @@ fn a_run_that_cannot_fit_is_refused_up_front_and_one_that_barely_fits_is_warned(
         out.to_str().unwrap(),
     ]);
     assert!(e.contains("3.0 MiB free") && e.contains("200000 rows"), "{e}");
+    assert!(e.contains("free space, lower -n/--repeats/--threads, or pick another --out"), "the fix is said: {e}");
     assert!(t0.elapsed().as_secs_f64() < 30.0);
     assert_eq!(std::fs::read_dir(&fs.path).unwrap().count(), 0, "nothing written");
     // About 2.6 MB estimated against 3 MiB: it runs, with a warning.

@@ -223,3 +223,25 @@ fn a_report_on_planted_links_overwrites_nothing() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's file\n", "a report was written through a link");
     assert!(std::fs::symlink_metadata(out.join("report.md")).unwrap().is_file());
 }
+
+/// The cell takes its spec only from its stdin: none there, or one for another directory, is
+/// refused with one line and exit 2 (nothing read from a path).
+#[test]
+fn a_cell_without_its_spec_on_stdin_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = bin().arg("__cell").arg(tmp.path()).stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no cell spec on stdin") && err.contains("this command is tracebench's own"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let mut child = bin().arg("__cell").arg(tmp.path()).stdin(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    {
+        use std::io::Write;
+        let spec = r#"{"id":0,"spec":"none","label":"none","threads":1,"cpus":[0],"iterations":1,"counters":[],"counter_set":0,"repetition":0,"clock":"tsc","tsc_hz":1e9,"resolution_ns":1.0,"opts":{},"run_id":"x","dir":"/elsewhere"}"#;
+        child.stdin.take().unwrap().write_all(spec.as_bytes()).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("the spec on stdin is for /elsewhere"), "{err}");
+}
