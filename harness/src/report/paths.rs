@@ -335,7 +335,7 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
             })
             .collect();
         s.push_str(&format!(
-            "; {} speed phases, not code paths ({}; {NO_SENTINELS})",
+            "; {} speed levels in stretches of calls, not single-call paths ({}; {NO_SENTINELS})",
             if cp.phases.len() == 1 { "two".to_string() } else { (cp.phases.len() + 1).to_string() },
             ph.join(", ")
         ));
@@ -352,7 +352,7 @@ pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> St
     }
     if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
         s.push_str(&format!(
-            "; two speed phases, not code paths: its {WINDOW}-call windows average {} or {} ({:.0}% of them at the \
+            "; two speed levels in stretches of calls, not single-call paths: its {WINDOW}-call windows average {} or {} ({:.0}% of them at the \
              higher, in {} stretches; {NO_SENTINELS})",
             fmt_val(l.low, cp.unit),
             fmt_val(l.high, cp.unit),

@@ -200,7 +200,7 @@ fn speed_phases_are_not_code_paths() {
         }
         lat
     });
-    assert!(line.contains("two speed phases, not code paths"), "{line}");
+    assert!(line.contains("two speed levels in stretches of calls, not single-call paths"), "{line}");
     assert!(line.contains("slow path every 500 events"), "{line}");
     assert!(!line.contains("middle path") && !line.contains("faster path"), "{line}");
     assert!(!line.contains("every 1 events") && !line.contains("about every"), "{line}");
@@ -254,7 +254,7 @@ fn small_speed_phases_are_said_as_phases() {
         left -= 1;
         (if slow { 90.0 } else { 40.0 }) + 10.0 * (rnd() % 2) as f64
     });
-    assert!(line.contains("two speed phases, not code paths"), "{line}");
+    assert!(line.contains("two speed levels in stretches of calls, not single-call paths"), "{line}");
     assert!(!line.contains("slow path") && !line.contains("middle path"), "{line}");
 }
 
