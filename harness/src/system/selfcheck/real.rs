@@ -30,19 +30,14 @@ fn counter(ev: impl perf_event::events::Event, kernel: bool) -> std::io::Result<
     b.build()
 }
 
-/// A private directory for the two runs (mkdtemp: no predictable name in /tmp).
+/// A private directory for the two runs (mkdtemp semantics: random name, 0700; no predictable
+/// name in the shared temp directory). Kept on disk: the caller removes it.
 fn private_dir() -> Result<PathBuf, String> {
-    let t = std::env::temp_dir().join("tracebench-selfcheck-XXXXXX");
-    let mut bytes = t.into_os_string().into_encoded_bytes();
-    bytes.push(0);
-    // SAFETY: a NUL-terminated template that mkdtemp rewrites in place.
-    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr() as *mut libc::c_char) };
-    if p.is_null() {
-        return Err(format!("mkdtemp: {}", std::io::Error::last_os_error()));
-    }
-    bytes.pop();
-    // SAFETY: the bytes came from an OsString plus the ASCII mkdtemp wrote.
-    Ok(PathBuf::from(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(bytes) }))
+    tempfile::Builder::new()
+        .prefix("tracebench-selfcheck-")
+        .tempdir()
+        .map(|t| t.keep())
+        .map_err(|e| format!("mkdtemp: {e}"))
 }
 
 /// `column` of `tracer`'s row in DIR/summary.csv.
