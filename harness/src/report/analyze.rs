@@ -37,9 +37,6 @@ const MAX_SLOW_INDICES: usize = 2_000_000;
 /// the report's time (about 3 us per call per rerun here, 1000 reruns).
 const MAX_SEARCH_CALLS: usize = 2000;
 
-/// A call above the fast path (or in a non-dominant mode): sequence, iteration, value, mode.
-pub(super) type Entry = (u64, u64, f32, Option<usize>);
-
 /// Windows of one metric seen two ways: by mode, and off the fast path against on it.
 struct Windows {
     wins: HashMap<u64, WinState>,
@@ -191,7 +188,7 @@ fn observe(m: &mut MetricScan, seq: u64, it: u64, v: f64, stored: &mut usize) {
         w.add(seq, it, v);
     }
     if (v > m.th.keep_above || k.is_some_and(|k| k != m.dom)) && *stored < MAX_SLOW_INDICES {
-        m.entries.push((seq, it, v as f32, k));
+        m.entries.push(Entry { seq, it, v: v as f32, mode: k });
         *stored += 1;
     }
 }
@@ -244,7 +241,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
             k != m.dom && x.count >= 2 * WINDOW && m.by_mode.major_calls[k] as f64 >= PHASE_SHARE * x.count as f64
         })
         .collect();
-    m.entries.sort_by_key(|e| (e.0, e.1));
+    m.entries.sort_by_key(|e| (e.seq, e.it));
     let sp = Space { extents: seqs.extents.clone(), rows, base, bw: m.bw, th: m.th };
     let (periodic, rejected) = periodic_paths(m, &sp, seqs, &phase);
     let on_lattice = |seq_pos: usize, it: u64| {
@@ -290,9 +287,12 @@ fn calls_by_seq(m: &MetricScan, seqs: &Sequences, phase: &[bool]) -> Vec<Vec<Cal
     seqs.ids
         .iter()
         .map(|id| {
-            let lo = m.entries.partition_point(|e| e.0 < *id);
-            let hi = m.entries.partition_point(|e| e.0 <= *id);
-            m.entries[lo..hi].iter().map(|e| Call { it: e.1, v: e.2, phase: e.3.is_some_and(|k| phase[k]) }).collect()
+            let lo = m.entries.partition_point(|e| e.seq < *id);
+            let hi = m.entries.partition_point(|e| e.seq <= *id);
+            m.entries[lo..hi]
+                .iter()
+                .map(|e| Call { it: e.it, v: e.v, phase: e.mode.is_some_and(|k| phase[k]) })
+                .collect()
         })
         .collect()
 }
@@ -383,7 +383,7 @@ fn fold_followers(mut periodic: Vec<PeriodicPath>) -> Vec<PeriodicPath> {
         if let Some(j) = lead {
             let f = periodic.remove(k);
             let off = (f.residues[0].1 + f.period - periodic[j].residues[0].1) % f.period;
-            periodic[j].followers.push((off, f.extra, f.hits));
+            periodic[j].followers.push(Follower { offset: off, extra: f.extra, calls: f.hits });
         } else {
             k += 1;
         }
@@ -409,18 +409,22 @@ fn slow_counts(
 ) -> SlowCounts {
     let mut c = SlowCounts { outliers: 0, slow_in_dom: 0 };
     for (pos, id) in seqs.ids.iter().enumerate() {
-        let lo = m.entries.partition_point(|e| e.0 < *id);
-        let hi = m.entries.partition_point(|e| e.0 <= *id);
+        let lo = m.entries.partition_point(|e| e.seq < *id);
+        let hi = m.entries.partition_point(|e| e.seq <= *id);
         for (j, e) in m.entries[lo..hi].iter().enumerate() {
             // The fast path's share leaves out its calls that take a periodic path (some sit
             // below the slow threshold: cheap paths are found with a lower one).
             let taking = periodic
                 .iter()
-                .any(|p| p.residues.iter().any(|(s, r)| *s == *id && e.1 % p.period == *r) && e.2 as f64 > p.cut);
-            if e.3 == Some(m.dom) && (taking || e.2 as f64 > m.th.slow) {
+                .any(|p| p.residues.iter().any(|(s, r)| *s == *id && e.it % p.period == *r) && e.v as f64 > p.cut);
+            if e.mode == Some(m.dom) && (taking || e.v as f64 > m.th.slow) {
                 c.slow_in_dom += 1;
             }
-            if e.2 as f64 > m.th.slow && !explained[lo + j] && !e.3.is_some_and(|k| phase[k]) && !on_lattice(pos, e.1) {
+            if e.v as f64 > m.th.slow
+                && !explained[lo + j]
+                && !e.mode.is_some_and(|k| phase[k])
+                && !on_lattice(pos, e.it)
+            {
                 c.outliers += 1;
             }
         }

@@ -258,7 +258,7 @@ fn judge(kind: Kind, cp: &CodePaths, planted: &Planted) -> Verdict {
         Kind::DriftingRare | Kind::Drifting => {
             let want = planted.spacing.unwrap_or(0.0);
             cp.periodic.is_empty()
-                && cp.irregular.iter().any(|p| p.spacing.is_some_and(|s| (s.0 - want).abs() <= 0.1 * want))
+                && cp.irregular.iter().any(|p| p.spacing.is_some_and(|s| (s.median - want).abs() <= 0.1 * want))
         }
         _ => false,
     };

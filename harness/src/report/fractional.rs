@@ -8,7 +8,7 @@
 //! outliers).
 use std::collections::HashMap;
 
-use super::paths::PeriodicPath;
+use super::paths::{Entry, PeriodicPath};
 
 /// Lattices of one period whose costs differ by no more than this share are candidates for one path.
 const SAME_COST: f64 = 0.3;
@@ -16,11 +16,11 @@ const SAME_COST: f64 = 0.3;
 const TAKEN: f64 = 0.8;
 
 /// Folds lattices of one period, one cost and evenly spread phases into one path of period
-/// `period / phases`. `entries`: (sequence, iteration, value, mode) of the calls above the fast path,
+/// `period / phases`. `entries`: the calls above the fast path,
 /// sorted; `ranges`: each sequence's first and last iteration.
 pub(super) fn fold(
     periodic: Vec<PeriodicPath>,
-    entries: &[(u64, u64, f32, Option<usize>)],
+    entries: &[Entry],
     ranges: &HashMap<u64, (u64, u64)>,
 ) -> Vec<PeriodicPath> {
     let n = periodic.len();
@@ -88,11 +88,7 @@ fn fill(found: &[u64], period: u64, k: u64, q: f64) -> Option<Vec<u64>> {
     })
 }
 
-fn fold_group(
-    members: &[&PeriodicPath],
-    entries: &[(u64, u64, f32, Option<usize>)],
-    ranges: &HashMap<u64, (u64, u64)>,
-) -> Option<PeriodicPath> {
+fn fold_group(members: &[&PeriodicPath], entries: &[Entry], ranges: &HashMap<u64, (u64, u64)>) -> Option<PeriodicPath> {
     let period = members[0].period;
     let mut by_seq: HashMap<u64, Vec<u64>> = HashMap::new();
     for p in members {
@@ -133,9 +129,9 @@ fn fold_group(
             let on = first + (r + period - first % period) % period;
             slots += if on > last { 0 } else { (last - on) / period + 1 };
         }
-        let lo = entries.partition_point(|e| e.0 < s);
-        let hi = entries.partition_point(|e| e.0 <= s);
-        hits += entries[lo..hi].iter().filter(|e| rs.contains(&(e.1 % period)) && e.2 as f64 > cut).count() as u64;
+        let lo = entries.partition_point(|e| e.seq < s);
+        let hi = entries.partition_point(|e| e.seq <= s);
+        hits += entries[lo..hi].iter().filter(|e| rs.contains(&(e.it % period)) && e.v as f64 > cut).count() as u64;
     }
     if slots == 0 || (hits as f64) < TAKEN * slots as f64 {
         return None;

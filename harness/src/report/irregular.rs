@@ -5,15 +5,15 @@
 //! path is never counted as an outlier "on no path".
 use std::collections::HashMap;
 
-use super::paths::CodePath;
+use super::paths::{CodePath, Entry};
 use super::phases::busiest_quarter_share;
 use crate::stats::hist::Mode;
 use crate::stats::period::spacing;
 
 /// The slow calls of pass 2 and what they were drawn from.
 pub(super) struct Scan<'a> {
-    /// (sequence, iteration, value, mode) of each call above the fast path, sorted.
-    pub entries: &'a [(u64, u64, f32, Option<usize>)],
+    /// Each call above the fast path, sorted by sequence and iteration.
+    pub entries: &'a [Entry],
     pub seq_ids: &'a [u64],
     pub ranges: &'a HashMap<u64, (u64, u64)>,
     pub rows: u64,
@@ -42,17 +42,17 @@ pub(super) fn paths(
         let mut seqs: Vec<Vec<(u64, usize)>> = Vec::new();
         let mut others: Vec<Vec<(u64, usize)>> = Vec::new();
         for (pos, id) in scan.seq_ids.iter().enumerate() {
-            let lo = entries.partition_point(|e| e.0 < *id);
-            let hi = entries.partition_point(|e| e.0 <= *id);
+            let lo = entries.partition_point(|e| e.seq < *id);
+            let hi = entries.partition_point(|e| e.seq <= *id);
             let (mut s, mut o) = (Vec::new(), Vec::new());
             for (j, e) in entries[lo..hi].iter().enumerate() {
-                if on_lattice(pos, e.1) || explained[lo + j] {
+                if on_lattice(pos, e.it) || explained[lo + j] {
                     continue;
                 }
-                if e.3 == Some(k) {
-                    s.push((e.1, lo + j));
-                } else if e.2 as f64 > threshold && !e.3.is_some_and(&skip) {
-                    o.push((e.1, lo + j));
+                if e.mode == Some(k) {
+                    s.push((e.it, lo + j));
+                } else if e.v as f64 > threshold && !e.mode.is_some_and(&skip) {
+                    o.push((e.it, lo + j));
                 }
             }
             seqs.push(s);
@@ -81,7 +81,7 @@ pub(super) fn paths(
             mode: x.clone(),
             delta: x.median - base,
             calls,
-            spacing: spacing(&its),
+            spacing: spacing(&its).map(Into::into),
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
         });
     }
@@ -152,18 +152,18 @@ fn rare(
     let band = |v: f32| ((v.max(1.0) as f64).ln() / 1.2f64.ln()).floor() as i64;
     let slow_free = |i: usize, pos: usize| {
         let e = &entries[i];
-        e.2 as f64 > threshold && !e.3.is_some_and(skip) && !on_lattice(pos, e.1)
+        e.v as f64 > threshold && !e.mode.is_some_and(skip) && !on_lattice(pos, e.it)
     };
     let spans: Vec<(usize, usize)> = scan
         .seq_ids
         .iter()
-        .map(|id| (entries.partition_point(|e| e.0 < *id), entries.partition_point(|e| e.0 <= *id)))
+        .map(|id| (entries.partition_point(|e| e.seq < *id), entries.partition_point(|e| e.seq <= *id)))
         .collect();
     let bands: std::collections::BTreeSet<i64> = spans
         .iter()
         .enumerate()
         .flat_map(|(pos, &(lo, hi))| (lo..hi).filter(move |&i| slow_free(i, pos)))
-        .map(|i| band(entries[i].2))
+        .map(|i| band(entries[i].v))
         .collect();
     let mut out = Vec::new();
     for b in bands {
@@ -172,13 +172,13 @@ fn rare(
             .enumerate()
             .map(|(pos, &(lo, hi))| {
                 (lo..hi)
-                    .filter(|&i| !explained[i] && slow_free(i, pos) && (b..=b + 2).contains(&band(entries[i].2)))
+                    .filter(|&i| !explained[i] && slow_free(i, pos) && (b..=b + 2).contains(&band(entries[i].v)))
                     .collect()
             })
             .collect();
-        let its: Vec<Vec<u64>> = members.iter().map(|m| m.iter().map(|&i| entries[i].1).collect()).collect();
+        let its: Vec<Vec<u64>> = members.iter().map(|m| m.iter().map(|&i| entries[i].it).collect()).collect();
         let Some(sp) = regular_spacing(&its) else { continue };
-        let mut v: Vec<f32> = members.iter().flatten().map(|&i| entries[i].2).collect();
+        let mut v: Vec<f32> = members.iter().flatten().map(|&i| entries[i].v).collect();
         v.sort_by(f32::total_cmp);
         let med = v[v.len() / 2] as f64;
         members.iter().flatten().for_each(|&i| explained[i] = true);
@@ -195,7 +195,7 @@ fn rare(
             },
             delta: med - base,
             calls,
-            spacing: Some(sp),
+            spacing: Some(sp.into()),
             clustered: None,
         });
     }

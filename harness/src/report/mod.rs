@@ -12,6 +12,7 @@ pub mod analyze;
 mod browser_test;
 mod compare;
 mod figures;
+pub mod findings;
 mod fractional;
 mod irregular;
 pub mod load;
@@ -23,6 +24,7 @@ pub mod paths;
 mod phases;
 mod ranking;
 mod render;
+pub mod say;
 mod search;
 pub mod stepped;
 pub mod stream;
@@ -140,6 +142,9 @@ pub struct Report {
     pub kernel: bool,
     pub tracers: Vec<TracerReport>,
     pub counters: Vec<String>,
+    /// What the code-path analysis claims, per tracer row (report.json), and its lines as the
+    /// terminal says them (say.rs).
+    pub findings: Vec<findings::TracerFindings>,
     pub code_paths: Vec<String>,
     pub survey_notes: Vec<String>,
     pub notes: Vec<String>,
@@ -323,28 +328,38 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         kernel,
         tracers,
         counters,
+        findings: Vec::new(),
         code_paths: Vec::new(),
         survey_notes: Vec::new(),
         notes: Vec::new(),
         figures: Vec::new(),
     };
     report.notes.extend(blocked_lines(&report.tracers));
-    for t in &report.tracers {
-        if let Some(n) = &t.note {
-            report.notes.push(n.clone());
-        }
-        if let Some(a) = &t.analysis {
-            let expected = expected_period(&report.run, t);
-            for cp in &a.code_paths {
-                let e = if cp.metric == "latency" { expected.as_ref() } else { None };
-                report.code_paths.push(paths::describe(&t.label, cp, e));
-            }
-        }
+    report.notes.extend(report.tracers.iter().filter_map(|t| t.note.clone()));
+    report.findings = report.tracers.iter().map(|t| tracer_findings(&report.run, t)).collect();
+    for (t, f) in report.tracers.iter().zip(&report.findings) {
+        report.code_paths.extend(f.metrics.iter().map(|m| say::line(&t.label, m, say::Markup::Terminal)));
     }
     report.survey_notes = compare_with_survey(&report);
     figures::draw(&mut report, iterations)?;
     render::write(&report)?;
     Ok(report)
+}
+
+/// The findings of one tracer row: the code paths of each metric, with the period its geometry
+/// predicts beside the latency's.
+fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
+    let expected = expected_period(run, t);
+    let metrics = t.analysis.as_ref().map_or(Vec::new(), |a| {
+        a.code_paths.iter().map(|cp| findings::of(cp, expected.as_ref().filter(|_| cp.metric == "latency"))).collect()
+    });
+    findings::TracerFindings {
+        name: t.name.clone(),
+        label: t.label.clone(),
+        threads: t.analysis.as_ref().map(|a| a.threads).or(t.by_threads.keys().next().copied()).unwrap_or(0),
+        summary: t.base().map(findings::SummaryFigures::of),
+        metrics,
+    }
 }
 
 /// Standard base64 (RFC 4648) for embedding figures in report.html.

@@ -326,11 +326,11 @@ fn printf_flush_in_three_repetitions_is_one_path() {
         })
         .collect();
     let cp = analysis_of(&seqs);
-    let line = paths::describe("printf", &cp, None);
+    let line = say::describe("printf", &cp, None);
     assert!(cp.periodic.is_empty(), "{line}");
     assert_eq!(cp.irregular.iter().filter(|p| !p.is_phase()).count(), 1, "{line}");
     assert!(line.contains("about every 431 events"), "{line}");
-    let (period, _) = cp.main_slow_path().unwrap();
+    let period = cp.main_slow_path().unwrap().mean_period;
     assert!((period - 431.0).abs() <= 43.1, "{period}: {line}");
 }
 
@@ -356,10 +356,10 @@ fn printf_flush_every_8_calls_is_one_path_at_its_spacing() {
         })
         .collect();
     let cp = analysis_of(&seqs);
-    let line = paths::describe("printf", &cp, None);
+    let line = say::describe("printf", &cp, None);
     let above = cp.periodic.len() + cp.irregular.iter().filter(|p| !p.is_phase()).count();
     assert_eq!(above, 1, "{line}");
-    let (period, _) = cp.main_slow_path().unwrap();
+    let period = cp.main_slow_path().unwrap().mean_period;
     assert!((period - 8.0).abs() <= 0.8, "{period}: {line}");
 }
 
@@ -401,6 +401,6 @@ fn commensurate_paths_at_two_phases_stay_apart() {
         })
         .collect();
     let cp = analysis_of(&seqs);
-    let line = paths::describe("x", &cp, None);
+    let line = say::describe("x", &cp, None);
     assert_eq!(cp.periodic.iter().filter(|p| p.period == 100).count(), 2, "{line}");
 }

@@ -288,7 +288,7 @@ pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row
     // The costliest exact period, or an irregular path's median spacing (printf's flush, whose
     // period falls as the line grows: issue 24).
     let main = a.code_paths.iter().find(|c| c.metric == "latency").and_then(|c| c.main_slow_path());
-    SlowPath { period: main.map(|m| m.0), extra_ns: main.map(|m| m.1) }
+    SlowPath { period: main.map(|m| m.mean_period), extra_ns: main.map(|m| m.extra) }
 }
 
 /// One line of sweep.csv.
