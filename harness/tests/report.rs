@@ -1,5 +1,7 @@
 //! `tracebench report` end to end on a real run: the planted slow path of
-//! `spin:100@64:1000` must come out as period 64, and bad input gets one line and exit 2.
+//! `spin:100@64:1000` must come out as period 64, and bad input gets one line and exit 2. The
+//! paths claimed are read from report.json (findings with their evidence), never parsed from
+//! the prose; the prose is checked to say them.
 mod common;
 use common::*;
 
@@ -13,17 +15,20 @@ fn report_finds_the_planted_period_in_a_real_run() {
     let o = tb().arg("report").arg(&out).output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "report failed: {}", String::from_utf8_lossy(&o.stderr));
-    let spin = stdout.lines().find(|l| l.starts_with("spin64:")).unwrap_or_else(|| panic!("{stdout}"));
-    // The whole set of paths claimed, not one match among them: a false extra path fails.
-    assert_eq!(claimed_paths(spin), ["slow path every 64 events"], "{spin}");
-    assert_eq!(claimed_paths(stdout.lines().find(|l| l.starts_with("floor:")).unwrap()), Vec::<String>::new());
+    // The whole set of paths claimed, from report.json, not one match among them: a false extra
+    // path fails.
+    assert_eq!(claimed_paths(&out, "spin64"), ["every 64"]);
+    assert_eq!(claimed_paths(&out, "floor"), Vec::<String>::new());
     assert!(stdout.contains("spin64: the planted slow path every 64 calls is found"), "{stdout}");
-    for f in ["report.html", "report.md", "figures/latency_cdf.png", "figures/latency_cdf.svg"] {
+    for f in ["report.html", "report.md", "report.json", "figures/latency_cdf.png", "figures/latency_cdf.svg"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
+    // The prose says what report.json claims, and report.md says it in the same words.
+    let spin = stdout.lines().find(|l| l.starts_with("spin64: fast path")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(spin.contains("slow path every 64 events (from iteration "), "{spin}");
+    prose_agrees_with_json(&out, &stdout);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let md_spin = md.lines().find(|l| l.starts_with("spin64: fast path")).unwrap_or_else(|| panic!("{md}"));
-    assert_eq!(claimed_paths(md_spin), ["slow path every 64 events"], "{md_spin}");
+    assert!(md.lines().any(|l| l == spin), "report.md must say the terminal's line: {spin}");
     assert!(md.contains("None: 17 / 0 / 17"), "the floor row is compared with the survey's None");
 }
 
@@ -39,49 +44,50 @@ fn report_bad_input_gets_one_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// The paths other than the fast one that a code-path line claims, each as said before its
-/// parenthesis ("slow path every 64 events"): the line's top-level parts (split on ", " and "; "
-/// outside parentheses) that name a path, less "fast path", "single code path" and the outliers
-/// "on no path".
-fn claimed_paths(line: &str) -> Vec<String> {
-    let body = line.split_once(": ").map_or(line, |(_, b)| b);
-    let (mut parts, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
-    for c in body.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' | ';' if depth == 0 => {
-                parts.push(std::mem::take(&mut cur));
-                continue;
-            }
-            _ => {}
-        }
-        if depth == 0 && c != ')' {
-            cur.push(c);
-        }
-    }
-    parts.push(cur);
-    parts
+/// report.json of a results directory `tracebench report` has read.
+fn report_json(out: &std::path::Path) -> serde_json::Value {
+    let p = out.join("report.json");
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+}
+
+/// The latency findings of tracer row `row` (its label) in report.json.
+fn latency_findings(out: &std::path::Path, row: &str) -> Vec<serde_json::Value> {
+    let j = report_json(out);
+    let t = j["tracers"].as_array().unwrap().iter().find(|t| t["label"] == row).unwrap_or_else(|| panic!("{row}: {j}"));
+    let m = t["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "latency").unwrap();
+    m["findings"].as_array().unwrap().clone()
+}
+
+/// The paths other than the fast one that report.json claims for `row`'s latency: "every P" for
+/// a periodic path (P with one decimal where it is not a whole number), "irregular" for a path
+/// without an exact period.
+fn claimed_paths(out: &std::path::Path, row: &str) -> Vec<String> {
+    latency_findings(out, row)
         .iter()
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| p.contains("path") && !p.starts_with("fast path") && !p.contains("single code path"))
-        .filter(|p| !p.ends_with("on no path"))
-        // The speed-level clause ("... not single-call paths: its 64-call windows ...") names no path.
-        .filter(|p| !p.contains("single-call paths"))
+        .filter_map(|f| match f["kind"].as_str().unwrap() {
+            "periodic_path" if f["evenly_spread"] == 1 => Some(format!("every {}", f["period"])),
+            "periodic_path" => Some(format!("every {:.1}", f["mean_period"].as_f64().unwrap())),
+            "irregular_path" => Some("irregular".to_string()),
+            _ => None,
+        })
         .collect()
 }
 
-#[test]
-fn claimed_paths_reads_every_path_of_a_line() {
-    let l = "x: fast path 98.4% (median 117 ns), slow path every 64 events (from iteration 59; 312 calls, +906 ns); \
-             middle path every 97 events (5 calls, +400 ns), irregular path (+2 us, 3 calls); 17 outliers (0.09%) on no path";
-    assert_eq!(claimed_paths(l), ["slow path every 64 events", "middle path every 97 events", "irregular path"]);
-    assert!(claimed_paths("x: single code path (99.9% of calls, median 20.7 ns); 12 outliers (0.06%) on no path")
-        .is_empty());
-    let levels = "x: fast path 98.8% (median 31.3 ns), middle path every 97 events (52 calls, +440 ns); two speed levels \
-                  in stretches of calls, not single-call paths: its 64-call windows average 30.9 ns or 35.1 ns (33% of \
-                  them at the higher, in 8 stretches; no sentinel windows); 5 outliers (0.10%) on no path";
-    assert_eq!(claimed_paths(levels), ["middle path every 97 events"]);
+/// Every periodic path of report.json is said in the terminal's line of its row, and each line
+/// says as many periodic paths as report.json holds.
+fn prose_agrees_with_json(out: &std::path::Path, stdout: &str) {
+    for t in report_json(out)["tracers"].as_array().unwrap() {
+        let label = t["label"].as_str().unwrap();
+        let head = [format!("{label}: fast path"), format!("{label}: single code path")];
+        let Some(line) = stdout.lines().find(|l| head.iter().any(|h| l.starts_with(h.as_str()))) else {
+            panic!("no code-path line for {label}: {stdout}")
+        };
+        let periods: Vec<String> = claimed_paths(out, label).into_iter().filter(|p| p != "irregular").collect();
+        for p in &periods {
+            assert!(line.contains(&format!("{p} events")), "{p} in report.json, not in: {line}");
+        }
+        assert_eq!(line.matches(" kept calls on that period take it").count(), periods.len(), "{line}");
+    }
 }
 
 /// The code-path line of `row` in the report's stdout.
@@ -104,7 +110,7 @@ fn rare_planted_paths_are_found_by_their_period() {
     for (spec, n, p) in [("spin:100@1000:1000", "5000", 1000), ("spin:100@2000:800", "20000", 2000)] {
         let (_d, out) = run_ok(&["--tracer", spec, "-n", n]);
         let (line, stdout) = report_line(&out, spec);
-        assert_eq!(claimed_paths(&line), [format!("slow path every {p} events")], "{line}");
+        assert_eq!(claimed_paths(&out, spec), [format!("every {p}")], "{line}");
         assert!(stdout.contains(&format!("the planted slow path every {p} calls is found")), "{stdout}");
     }
 }
@@ -116,17 +122,17 @@ fn two_periodic_paths_of_a_plugin() {
     let so = twopath_plugin();
     let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "5000"]);
     let (line, _) = report_line(&out, "twopath-plugin");
-    let mut paths = claimed_paths(&line);
+    let mut paths = claimed_paths(&out, "twopath-plugin");
     paths.sort();
-    assert_eq!(paths, ["middle path every 97 events", "slow path every 1000 events"], "{line}");
+    assert_eq!(paths, ["every 1000", "every 97"], "{line}");
     // Each with its own cost: ~400 ns and ~2000 ns (the VM's clock steps are 10 ns).
-    let cost = |after: &str| -> f64 {
-        let s = &line[line.find(after).unwrap()..];
-        let plus = s.find("calls, +").unwrap() + "calls, +".len();
-        s[plus..].split(' ').next().unwrap().parse().unwrap()
+    let cost = |period: u64| -> f64 {
+        let f = latency_findings(&out, "twopath-plugin");
+        f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == period).unwrap()["extra"].as_f64().unwrap()
     };
-    let (c1, c2) = (cost("every 97 events"), cost("every 1000 events"));
+    let (c1, c2) = (cost(97), cost(1000));
     assert!((300.0..600.0).contains(&c1) && (1700.0..2600.0).contains(&c2), "{c1} {c2}: {line}");
+    assert!(line.contains("middle path every 97 events") && line.contains("slow path every 1000 events"), "{line}");
 }
 
 fn twopath_plugin() -> String {
@@ -151,6 +157,10 @@ fn lttng_ust_sub_buffer_switch_at_two_sizes() {
             serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
         let g = &run["tracers"][0]["cells"][0]["after_run"]["geometry"];
         let e = g["events_per_subbuf"].as_u64().unwrap_or_else(|| panic!("no geometry: {g}"));
+        let f = latency_findings(&out, "lttng-ust");
+        let p = f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == e);
+        let p = p.unwrap_or_else(|| panic!("expected {e}: {line}"));
+        assert!(p["expected"]["how"].as_str().unwrap().starts_with("sub-buffer"), "{p}");
         assert!(line.contains(&format!("slow path every {e} events")), "expected {e}: {line}");
         assert!(line.contains("[expected: sub-buffer"), "{line}");
         assert!(stdout.contains("Agrees with the survey: lttng-ust takes a slow path every"), "{stdout}");

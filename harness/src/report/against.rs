@@ -101,7 +101,8 @@ pub(super) fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Ex
 /// periods (a check of the analysis, not of a tracer) are compared.
 fn compare_timings(r: &Report, out: &mut Vec<String>, emulated: bool) {
     if !emulated {
-        compare_costs(r, out);
+        compare_order(r, out);
+        compare_scaling(r, out);
     }
     compare_paths(r, out, emulated);
 }
@@ -197,8 +198,8 @@ fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> G
     Growth { ratio: hi_mean / lo_mean, interval, reading }
 }
 
-fn compare_costs(r: &Report, out: &mut Vec<String>) {
-    // Ordering of the single-thread means against Table 3 / Table 4.
+/// Ordering of the single-thread means against Table 3 / Table 4.
+fn compare_order(r: &Report, out: &mut Vec<String>) {
     let mut known: Vec<(&TracerReport, survey::Reference, f64)> = r
         .tracers
         .iter()
@@ -260,7 +261,10 @@ fn compare_costs(r: &Report, out: &mut Vec<String>) {
             ));
         }
     }
-    // Scalability (Figures 5, 6 and 8).
+}
+
+/// Scalability (Figures 5, 6 and 8).
+fn compare_scaling(r: &Report, out: &mut Vec<String>) {
     let cpus = ["cpus", "nproc", "online_cpus", "ncpus"]
         .iter()
         .find_map(|k| r.run.get("host").and_then(|h| h.get(*k)).and_then(Value::as_u64));

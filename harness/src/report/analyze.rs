@@ -22,7 +22,8 @@ use super::{fractional, irregular, null, search};
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
-/// ~10 ns steps, which would otherwise split one path into a comb of modes).
+/// ~10 ns steps, 26 ticks of a 2.596 GHz TSC, which would otherwise split one path into a comb of
+/// modes: 15 ns is one and a half clock steps).
 const LAT_BW: (f64, f64) = (0.05, 15.0);
 /// Instruction counts of one path are nearly exact (survey: 870 / 927 / 1,638): 1 % or 2.
 const INS_BW: (f64, f64) = (0.01, 2.0);
@@ -30,7 +31,26 @@ const INS_BW: (f64, f64) = (0.01, 2.0);
 /// paths are found by their period instead (LTTng's sub-buffer switch is 0.12 % of calls).
 const MIN_MODE_FRACTION: f64 = 0.001;
 
-/// Cap on stored slow-path indices per tracer (bounded memory whatever the file size).
+/// Slow calls are those this many kernel widths above the fast path's median (and never past the
+/// valley to the next mode): a call 4 widths up lies beyond the fast path's kernel-smoothed bulk.
+/// The permutation null reruns every threshold, so these set the search's power, not its error
+/// rate (docs/code-paths.md).
+const SLOW_WIDTHS: f64 = 4.0;
+/// A second, lower threshold the search also looks above (cheaper paths close to the fast one).
+const LOW_WIDTHS: f64 = 3.0;
+/// Calls kept for the search and for irregular paths: above this many widths (below the lowest
+/// threshold the search uses, so every threshold has its calls).
+const KEEP_WIDTHS: f64 = 2.0;
+/// A tight fast path: periods are also searched above its own TIGHT_QUANTILE plus TIGHT_WIDTHS
+/// absolute kernel widths (two clock steps here; ftrace-open's +130 ns page crossing on 1262 ns).
+const TIGHT_QUANTILE: f64 = 0.9;
+const TIGHT_WIDTHS: f64 = 2.0;
+/// A lattice that trails a costlier one of the same period by at most this many calls in every
+/// sequence is that path's aftermath (the call after LTTng's switch: offset 1, survey Fig. 3).
+const FOLLOWER_MAX_OFFSET: u64 = 3;
+
+/// Cap on stored slow-path indices per tracer (bounded memory whatever the file size: 2M entries
+/// of 40 bytes, about 80 MB).
 const MAX_SLOW_INDICES: usize = 2_000_000;
 
 /// Slow calls the periodic search (and each of its null reruns) looks at, at most: a bound on
@@ -104,9 +124,10 @@ fn metric_scan(
     let d = &modes[dom];
     // Slow: clearly above the fast path, four kernel widths past its median, and never past
     // the valley that separates it from the next mode up.
-    let mut slow = d.median + (4.0 * bw.0 * d.median).max(4.0 * bw.1);
-    let mut low = d.median + (3.0 * bw.0 * d.median).max(3.0 * bw.1);
-    let mut keep_above = d.median + (2.0 * bw.0 * d.median).max(2.0 * bw.1);
+    let above = |widths: f64| d.median + (widths * bw.0 * d.median).max(widths * bw.1);
+    let mut slow = above(SLOW_WIDTHS);
+    let mut low = above(LOW_WIDTHS);
+    let mut keep_above = above(KEEP_WIDTHS);
     if !d.zero && d.end_bin < NBINS {
         slow = slow.min(LogHistogram::bin_lo(d.end_bin));
         low = low.min(slow);
@@ -116,8 +137,8 @@ fn metric_scan(
     // page crossing adds +130 ns to 1262 ns every 51 calls, and three widths are 190 ns. Its
     // calls stand above the fast path's own 90th percentile plus two absolute widths (two
     // clock steps here), so periods are searched there too (the permutation null keeps noise out).
-    let q90 = if d.zero { 0.0 } else { h.quantile_in(0.9, d.first_bin, d.end_bin) };
-    let tight = (q90 + 2.0 * bw.1).min(low);
+    let q90 = if d.zero { 0.0 } else { h.quantile_in(TIGHT_QUANTILE, d.first_bin, d.end_bin) };
+    let tight = (q90 + TIGHT_WIDTHS * bw.1).min(low);
     keep_above = keep_above.min(tight);
     let n = modes.len();
     Some(MetricScan {
@@ -244,9 +265,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
     m.entries.sort_by_key(|e| (e.seq, e.it));
     let sp = Space { extents: seqs.extents.clone(), rows, base, bw: m.bw, th: m.th };
     let (periodic, rejected) = periodic_paths(m, &sp, seqs, &phase);
-    let on_lattice = |seq_pos: usize, it: u64| {
-        periodic.iter().any(|p| p.residues.iter().any(|(s, r)| *s == seqs.ids[seq_pos] && it % p.period == *r))
-    };
+    let on_lattice = |seq_pos: usize, it: u64| periodic.iter().any(|p| p.on(seqs.ids[seq_pos], it));
     // Frequent modes that the lattices do not explain: irregular paths (irregular.rs).
     let scan = irregular::Scan { entries: &m.entries, seq_ids: &seqs.ids, ranges: &seqs.ranges, rows };
     let (irregular, explained) =
@@ -354,7 +373,12 @@ fn periodic_paths(
             p_value: t.p(),
             null_runs: t.runs,
             phase,
-            residues: l.residues.iter().zip(&seqs.ids).filter_map(|(r, id)| r.map(|r| (*id, r))).collect(),
+            residues: l
+                .residues
+                .iter()
+                .zip(&seqs.ids)
+                .filter_map(|(r, id)| r.map(|residue| Residue { seq: *id, residue }))
+                .collect(),
             followers: Vec::new(),
             profile: None,
             stretch: None,
@@ -375,14 +399,14 @@ fn fold_followers(mut periodic: Vec<PeriodicPath>) -> Vec<PeriodicPath> {
             let (a, b) = (&periodic[j], &periodic[k]);
             a.period == b.period
                 && a.residues.len() == b.residues.len()
-                && a.residues
-                    .iter()
-                    .zip(&b.residues)
-                    .all(|(x, y)| x.0 == y.0 && (1..=3).contains(&((y.1 + a.period - x.1) % a.period)))
+                && a.residues.iter().zip(&b.residues).all(|(x, y)| {
+                    x.seq == y.seq
+                        && (1..=FOLLOWER_MAX_OFFSET).contains(&((y.residue + a.period - x.residue) % a.period))
+                })
         });
         if let Some(j) = lead {
             let f = periodic.remove(k);
-            let off = (f.residues[0].1 + f.period - periodic[j].residues[0].1) % f.period;
+            let off = (f.residues[0].residue + f.period - periodic[j].residues[0].residue) % f.period;
             periodic[j].followers.push(Follower { offset: off, extra: f.extra, calls: f.hits });
         } else {
             k += 1;
@@ -414,9 +438,7 @@ fn slow_counts(
         for (j, e) in m.entries[lo..hi].iter().enumerate() {
             // The fast path's share leaves out its calls that take a periodic path (some sit
             // below the slow threshold: cheap paths are found with a lower one).
-            let taking = periodic
-                .iter()
-                .any(|p| p.residues.iter().any(|(s, r)| *s == *id && e.it % p.period == *r) && e.v as f64 > p.cut);
+            let taking = periodic.iter().any(|p| p.on(*id, e.it) && e.v as f64 > p.cut);
             if e.mode == Some(m.dom) && (taking || e.v as f64 > m.th.slow) {
                 c.slow_in_dom += 1;
             }

@@ -8,7 +8,7 @@
 //! outliers).
 use std::collections::HashMap;
 
-use super::paths::{Entry, PeriodicPath};
+use super::paths::{Entry, PeriodicPath, Residue};
 
 /// Lattices of one period whose costs differ by no more than this share are candidates for one path.
 const SAME_COST: f64 = 0.3;
@@ -55,7 +55,9 @@ pub(super) fn fold(
         p.phases > 1
             || !folded.iter().any(|f| {
                 f.period == p.period
-                    && p.residues.iter().all(|(s, r)| f.residues.iter().any(|(fs, fr)| fs == s && fr.abs_diff(*r) <= 1))
+                    && p.residues
+                        .iter()
+                        .all(|x| f.residues.iter().any(|y| y.seq == x.seq && y.residue.abs_diff(x.residue) <= 1))
             })
     });
     out.sort_by(|a, b| a.mean_period().total_cmp(&b.mean_period()));
@@ -92,7 +94,7 @@ fn fold_group(members: &[&PeriodicPath], entries: &[Entry], ranges: &HashMap<u64
     let period = members[0].period;
     let mut by_seq: HashMap<u64, Vec<u64>> = HashMap::new();
     for p in members {
-        for &(s, r) in &p.residues {
+        for &Residue { seq: s, residue: r } in &p.residues {
             by_seq.entry(s).or_default().push(r);
         }
     }
@@ -114,14 +116,14 @@ fn fold_group(members: &[&PeriodicPath], entries: &[Entry], ranges: &HashMap<u64
     let q = period as f64 / k as f64;
     let mut residues = Vec::new();
     for (&s, found) in &by_seq {
-        residues.extend(fill(found, period, k, q)?.into_iter().map(|r| (s, r)));
+        residues.extend(fill(found, period, k, q)?.into_iter().map(|residue| Residue { seq: s, residue }));
     }
     residues.sort_unstable();
     // Taken on nearly every slot of the folded path, as an exact period must be.
     let cut = members.iter().map(|p| p.cut).fold(f64::INFINITY, f64::min);
     let (mut slots, mut hits) = (0u64, 0u64);
     for (&s, &(first, last)) in ranges {
-        let rs: Vec<u64> = residues.iter().filter(|x| x.0 == s).map(|x| x.1).collect();
+        let rs: Vec<u64> = residues.iter().filter(|x| x.seq == s).map(|x| x.residue).collect();
         if rs.is_empty() {
             continue;
         }

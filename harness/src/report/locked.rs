@@ -5,9 +5,12 @@
 //! period, comes with the path (the machine's speed does not keep time with the tracer's buffer).
 //! Folding is pass 3 (passes.rs); this is the profile and its reading.
 
-/// Bins per period at most (fewer for short periods: one call each).
+/// Bins per period at most (fewer for short periods: one call each). At LTTng-UST's 810-call
+/// period a bin holds ~13 calls per period, and a stretch of ~300 calls spans ~24 bins: enough
+/// bins to date the stretch, enough calls per bin over a 5-switch run to average out noise.
 const BINS: u64 = 64;
-/// A bin is slower when its mean stands this many standard errors above the typical bin.
+/// A bin is slower when its mean stands this many standard errors above the typical bin: a
+/// normal bin passes 4 SE with probability 3e-5, so 64 bins tried give ~0.2 % per period.
 const SE: f64 = 4.0;
 
 /// Sums of one period folded into bins (calls at or below the path's cut only: outliers and the

@@ -25,6 +25,8 @@ mod phases;
 mod ranking;
 mod render;
 pub mod say;
+#[cfg(test)]
+mod say_tests;
 mod search;
 pub mod stepped;
 pub mod stream;
@@ -272,8 +274,50 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     let synthetic = run.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
     let kernel = survey::is_kernel(&run);
 
-    // Tracers in run.json order, then any summary row run.json does not list.
-    let mut metas = load::tracers_of(&run);
+    let tracers = tracer_reports(dir, &run, &summary, &reps, points, iterations)?;
+    let counters: Vec<String> = load::ordered_unique(
+        tracers
+            .iter()
+            .filter_map(|t| t.analysis.as_ref())
+            .flat_map(|a| a.counters.iter().filter(|c| c.running.n > 0).map(|c| c.name.clone())),
+    );
+
+    let mut report = Report {
+        dir: dir.to_path_buf(),
+        run,
+        synthetic,
+        kernel,
+        tracers,
+        counters,
+        findings: Vec::new(),
+        code_paths: Vec::new(),
+        survey_notes: Vec::new(),
+        notes: Vec::new(),
+        figures: Vec::new(),
+    };
+    report.notes.extend(blocked_lines(&report.tracers));
+    report.notes.extend(report.tracers.iter().filter_map(|t| t.note.clone()));
+    report.findings = report.tracers.iter().map(|t| tracer_findings(&report.run, t)).collect();
+    for (t, f) in report.tracers.iter().zip(&report.findings) {
+        report.code_paths.extend(f.metrics.iter().map(|m| say::line(&t.label, m, say::Markup::Terminal)));
+    }
+    report.survey_notes = compare_with_survey(&report);
+    figures::draw(&mut report, iterations)?;
+    render::write(&report)?;
+    Ok(report)
+}
+
+/// The tracer rows in run.json order, then any summary row run.json does not list, each with
+/// its summary rows, repetition means and the analysis of its events.csv.
+fn tracer_reports(
+    dir: &Path,
+    run: &Value,
+    summary: &[SummaryRow],
+    reps: &[SummaryRow],
+    points: usize,
+    iterations: usize,
+) -> Result<Vec<TracerReport>, ReportError> {
+    let mut metas = load::tracers_of(run);
     for name in load::ordered_unique(summary.iter().map(|r| r.tracer.clone())) {
         if !metas.iter().any(|m| m.name == name) {
             metas.push(TracerMeta { dir: load::dir_name(&name), spec: name.clone(), name, config: Value::Null });
@@ -314,36 +358,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
             note,
         });
     }
-    let counters: Vec<String> = load::ordered_unique(
-        tracers
-            .iter()
-            .filter_map(|t| t.analysis.as_ref())
-            .flat_map(|a| a.counters.iter().filter(|c| c.running.n > 0).map(|c| c.name.clone())),
-    );
-
-    let mut report = Report {
-        dir: dir.to_path_buf(),
-        run,
-        synthetic,
-        kernel,
-        tracers,
-        counters,
-        findings: Vec::new(),
-        code_paths: Vec::new(),
-        survey_notes: Vec::new(),
-        notes: Vec::new(),
-        figures: Vec::new(),
-    };
-    report.notes.extend(blocked_lines(&report.tracers));
-    report.notes.extend(report.tracers.iter().filter_map(|t| t.note.clone()));
-    report.findings = report.tracers.iter().map(|t| tracer_findings(&report.run, t)).collect();
-    for (t, f) in report.tracers.iter().zip(&report.findings) {
-        report.code_paths.extend(f.metrics.iter().map(|m| say::line(&t.label, m, say::Markup::Terminal)));
-    }
-    report.survey_notes = compare_with_survey(&report);
-    figures::draw(&mut report, iterations)?;
-    render::write(&report)?;
-    Ok(report)
+    Ok(tracers)
 }
 
 /// The findings of one tracer row: the code paths of each metric, with the period its geometry

@@ -85,8 +85,8 @@ pub(super) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
                     Some(i) => row.counters[i],
                 };
                 for p in c.periodic.iter_mut() {
-                    let Some(&(_, r)) = p.residues.iter().find(|(s, _)| *s == row.seq) else { continue };
-                    let on = p.residues.iter().any(|(s, r)| *s == row.seq && row.iteration % p.period == *r);
+                    let Some(r) = p.residues.iter().find(|x| x.seq == row.seq).map(|x| x.residue) else { continue };
+                    let on = p.on(row.seq, row.iteration);
                     if on {
                         p.slots += 1;
                         if v > p.cut {

@@ -66,6 +66,13 @@ pub(super) struct Entry {
     pub mode: Option<usize>,
 }
 
+/// A periodic path's calls in one sequence: the iterations `residue + k * period`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Residue {
+    pub seq: u64,
+    pub residue: u64,
+}
+
 /// The main slow path of a metric: its mean spacing in calls and its extra cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MainSlowPath {
@@ -97,8 +104,8 @@ pub struct PeriodicPath {
     pub null_runs: u32,
     /// First iteration on the lattice in the first sequence (the phase).
     pub phase: u64,
-    /// (sequence, residue) of each sequence holding the lattice.
-    pub(super) residues: Vec<(u64, u64)>,
+    /// The residue of each sequence holding the lattice.
+    pub(super) residues: Vec<Residue>,
     /// Calls just after this path's, on the same period and also slow, such as the call after
     /// LTTng's sub-buffer switch. One path, not two.
     pub followers: Vec<Follower>,
@@ -109,6 +116,11 @@ pub struct PeriodicPath {
 }
 
 impl PeriodicPath {
+    /// Whether iteration `it` of sequence `seq` is on this path's lattice.
+    pub(super) fn on(&self, seq: u64, it: u64) -> bool {
+        self.residues.iter().any(|x| x.seq == seq && it % self.period == x.residue)
+    }
+
     /// Calls between two calls of the path, on average.
     pub fn mean_period(&self) -> f64 {
         self.period as f64 / self.phases.max(1) as f64

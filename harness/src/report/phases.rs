@@ -35,6 +35,8 @@ pub(super) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches:
 /// Calls per window for [`busiest_quarter_share`]: enough that a path taken independently of
 /// time puts about a third of its calls in the busiest quarter of the windows (Poisson, 16 +- 4).
 const CALLS_PER_WINDOW: u64 = 16;
+/// Fewer windows than this and the busiest quarter says nothing (two of eight windows).
+const MIN_QUARTER_WINDOWS: usize = 8;
 /// Share of a mode's calls in the busiest quarter of its windows above which it comes and goes
 /// with time: a phase of the machine, not a code path.
 pub(super) const CLUSTERED_SHARE: f64 = 0.75;
@@ -64,12 +66,28 @@ pub(super) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], ro
         }
     }
     let total: u64 = counts.iter().sum();
-    if counts.len() < 8 || total == 0 {
+    if counts.len() < MIN_QUARTER_WINDOWS || total == 0 {
         return None;
     }
     counts.sort_unstable_by(|a, b| b.cmp(a));
     Some(counts[..counts.len() / 4].iter().sum::<u64>() as f64 / total as f64)
 }
+
+/// A window's mean counts only when at least this share of its calls were kept (at or below the
+/// slow threshold): a window mostly of outliers says nothing of the speed around them.
+const WINDOW_KEPT: f64 = 0.75;
+/// Window means needed before two levels are looked for: with fewer (1024 calls) a tenth of them
+/// is one or two windows, too few to show a level and its spread.
+const MIN_WINDOWS: usize = 16;
+/// Two levels must lie at least this share of the low level apart (a 10 ns clock step on a
+/// 100 ns call), and at least LEVEL_SPREADS times either group's standard deviation apart.
+const LEVEL_GAP: f64 = 0.1;
+const LEVEL_SPREADS: f64 = 4.0;
+/// Each level holds at least this share of the windows.
+const LEVEL_MIN_SHARE: usize = 10;
+/// Levels come in stretches when they change at most this share of the times a random order of
+/// the same windows would (1 + 2 n p (1 - p) expected changes).
+const STRETCHED: f64 = 0.5;
 
 /// Two speed levels of the machine seen in window means (see [`WindowMeans`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -95,7 +113,7 @@ impl WindowMeans {
         let w = iteration / WINDOW;
         let e = self.seqs.entry(seq).or_insert((w, 0.0, 0, Vec::new()));
         while e.0 < w {
-            e.3.push(if 4 * e.2 >= 3 * WINDOW { e.1 / e.2 as f64 } else { f64::NAN });
+            e.3.push(if e.2 as f64 >= WINDOW_KEPT * WINDOW as f64 { e.1 / e.2 as f64 } else { f64::NAN });
             (e.0, e.1, e.2) = (e.0 + 1, 0.0, 0);
         }
         e.1 += v;
@@ -112,7 +130,7 @@ impl WindowMeans {
         let mut v: Vec<f64> = seqs.iter().flatten().copied().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        if n < 16 {
+        if n < MIN_WINDOWS {
             return None;
         }
         let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
@@ -125,12 +143,12 @@ impl WindowMeans {
         }
         // Sum of squared deviations of v[i..j] from its mean.
         let ss = |i: usize, j: usize| s2[j] - s2[i] - (s1[j] - s1[i]).powi(2) / (j - i) as f64;
-        let edge = (n / 10).max(2);
+        let edge = (n / LEVEL_MIN_SHARE).max(2);
         let best = (edge..=n - edge).map(|k| (k, ss(0, k) + ss(k, n))).min_by(|x, y| x.1.total_cmp(&y.1))?;
         let (a, b) = v.split_at(best.0);
         let (low, high) = (mean(a), mean(b));
         let gap = high - low;
-        if gap < 0.1 * low || gap < 4.0 * sd(a, low).max(sd(b, high)) {
+        if gap < LEVEL_GAP * low || gap < LEVEL_SPREADS * sd(a, low).max(sd(b, high)) {
             return None;
         }
         let cut = 0.5 * (low + high);
@@ -147,7 +165,12 @@ impl WindowMeans {
             }
         }
         let random = 1.0 + 2.0 * n as f64 * p * (1.0 - p);
-        (stretches >= 2 && stretches as f64 <= 0.5 * random).then_some(Levels { low, high, high_share: p, stretches })
+        (stretches >= 2 && stretches as f64 <= STRETCHED * random).then_some(Levels {
+            low,
+            high,
+            high_share: p,
+            stretches,
+        })
     }
 }
 

@@ -6,9 +6,7 @@ use super::say::{self, Markup};
 use super::tables::tables;
 use super::{base64, write_atomic, Report, ReportError};
 
-pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+pub(super) use super::say::esc;
 
 pub(super) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|")
@@ -29,26 +27,7 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
         }
     };
     if let Some(h) = run.get("host") {
-        let g = |k: &str| h.get(k).and_then(Value::as_str).map(String::from);
-        let mut parts = Vec::new();
-        if let Some(m) = g("cpu_model") {
-            parts.push(m);
-        }
-        if let Some(n) = h.get("online_cpus").and_then(Value::as_array) {
-            parts.push(format!("{} online CPUs", n.len()));
-        }
-        if let Some(k) = g("kernel") {
-            parts.push(format!("kernel {k}"));
-        }
-        for k in ["virtualized", "hypervisor", "governor", "smt_active", "clocksource"] {
-            if let Some(v) = g(k) {
-                parts.push(format!("{k}: {v}"));
-            }
-        }
-        if h.get("emulated").and_then(Value::as_bool) == Some(true) {
-            parts.push("EMULATED CPU: timings are not overhead figures".into());
-        }
-        out.push(("host".into(), if parts.is_empty() { short(h) } else { parts.join(", ") }));
+        out.push(("host".into(), host_fact(h).unwrap_or_else(|| short(h))));
     }
     if let Some(c) = run.get("command_line").and_then(Value::as_str) {
         out.push(("command".into(), c.to_string()));
@@ -96,6 +75,31 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
     }
     out.push(("all facts".into(), "run.json in this directory".into()));
     out
+}
+
+/// The host in a few words: CPU, online CPUs, kernel, and what moves timings; None when run.json
+/// says none of them.
+fn host_fact(h: &Value) -> Option<String> {
+    let g = |k: &str| h.get(k).and_then(Value::as_str).map(String::from);
+    let mut parts = Vec::new();
+    if let Some(m) = g("cpu_model") {
+        parts.push(m);
+    }
+    if let Some(n) = h.get("online_cpus").and_then(Value::as_array) {
+        parts.push(format!("{} online CPUs", n.len()));
+    }
+    if let Some(k) = g("kernel") {
+        parts.push(format!("kernel {k}"));
+    }
+    for k in ["virtualized", "hypervisor", "governor", "smt_active", "clocksource"] {
+        if let Some(v) = g(k) {
+            parts.push(format!("{k}: {v}"));
+        }
+    }
+    if h.get("emulated").and_then(Value::as_bool) == Some(true) {
+        parts.push("EMULATED CPU: timings are not overhead figures".into());
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// "TSC 2.596 GHz, invariant, advances in 10.0 ns steps; empty window (the floor every latency

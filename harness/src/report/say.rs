@@ -19,9 +19,14 @@ impl Markup {
     fn finish(self, line: String) -> String {
         match self {
             Markup::Terminal | Markup::Markdown => line,
-            Markup::Html => super::render::esc(&line),
+            Markup::Html => esc(&line),
         }
     }
+}
+
+/// Text escaped for HTML (report.html and the sweep's and comparison's pages).
+pub(super) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Refused lattices said by name, at most; the rest are counted.

@@ -12,6 +12,12 @@ const LO_EXP: f64 = -1.0;
 /// Decades covered: 0.1 .. 1e10 (nanoseconds or counter values).
 const DECADES: usize = 11;
 pub const NBINS: usize = BINS_PER_DECADE * DECADES;
+/// Two neighbouring peaks of the smoothed histogram are two modes only when the density between
+/// them falls below this share of the lower peak (a valley at least half deep; shallower dips are
+/// the kernel's ripple on one path, such as the TSC's 10 ns comb).
+const VALLEY_SHARE: f64 = 0.5;
+/// The Gaussian kernel is cut at this many standard deviations (the weight beyond is 0.3 %).
+const KERNEL_SIGMAS: f64 = 3.0;
 
 /// Histogram over 0.1..1e10 with logarithmic bins, plus a bucket for values < 0.1 (zero).
 #[derive(Debug, Clone)]
@@ -153,7 +159,31 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
             fraction: h.zero as f64 / total as f64,
         });
     }
-    // Smooth by scattering each non-empty bin with its own kernel width (in bins).
+    let s = smooth(h, rel_bw, abs_bw);
+    let peaks = merge_shallow(&s, local_maxima(&s));
+    // Region boundaries at the valleys between kept peaks.
+    let mut edges = vec![0usize];
+    for k in 0..peaks.len().saturating_sub(1) {
+        edges.push(valley(&s, peaks[k], peaks[k + 1]).0);
+    }
+    edges.push(NBINS);
+    for k in 0..peaks.len() {
+        let (a, b) = (edges[k], edges[k + 1]);
+        let count: u64 = h.bins[a..b].iter().sum();
+        let fraction = count as f64 / total as f64;
+        if count == 0 || fraction < min_fraction {
+            continue;
+        }
+        // quantile_in counts the zero bucket when a == 0; exclude it here.
+        let median = median_bins(h, a, b);
+        out.push(Mode { first_bin: a, end_bin: b, zero: false, median, count, fraction });
+    }
+    out
+}
+
+/// The histogram smoothed by scattering each non-empty bin with its own kernel width (in bins):
+/// `max(rel_bw * x, abs_bw)` at value x.
+fn smooth(h: &LogHistogram, rel_bw: f64, abs_bw: f64) -> Vec<f64> {
     let mut s = vec![0f64; NBINS];
     for (j, &c) in h.bins.iter().enumerate() {
         if c == 0 {
@@ -162,7 +192,7 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
         let x = LogHistogram::bin_center(j);
         let w = (rel_bw.max(abs_bw / x)).max(1e-6);
         let sigma = ((1.0 + w).log10() * BINS_PER_DECADE as f64).max(0.5);
-        let reach = ((3.0 * sigma).ceil() as usize).min(400);
+        let reach = ((KERNEL_SIGMAS * sigma).ceil() as usize).min(400);
         let lo = j.saturating_sub(reach);
         let hi = (j + reach + 1).min(NBINS);
         // Normalise so each bin spreads exactly its count.
@@ -172,7 +202,11 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
             s[i] += c as f64 * weights[k] / norm;
         }
     }
-    // Local maxima (plateaus count once, at their left end).
+    s
+}
+
+/// Local maxima of the smoothed density (plateaus count once, at their left end).
+fn local_maxima(s: &[f64]) -> Vec<usize> {
     let mut peaks: Vec<usize> = Vec::new();
     for i in 0..NBINS {
         if s[i] <= 0.0 {
@@ -188,22 +222,29 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
             peaks.push(i);
         }
     }
-    // Merge peaks not separated by a deep valley; repeat until stable.
-    let valley = |a: usize, b: usize| -> (usize, f64) {
-        let mut m = (a, s[a]);
-        for (i, &v) in s.iter().enumerate().take(b + 1).skip(a) {
-            if v < m.1 {
-                m = (i, v);
-            }
+    peaks
+}
+
+/// The lowest bin between two peaks, and its density.
+fn valley(s: &[f64], a: usize, b: usize) -> (usize, f64) {
+    let mut m = (a, s[a]);
+    for (i, &v) in s.iter().enumerate().take(b + 1).skip(a) {
+        if v < m.1 {
+            m = (i, v);
         }
-        m
-    };
+    }
+    m
+}
+
+/// Merges peaks not separated by a deep valley (VALLEY_SHARE), keeping the higher; repeats
+/// until stable.
+fn merge_shallow(s: &[f64], mut peaks: Vec<usize>) -> Vec<usize> {
     loop {
         let mut merged = false;
         for k in 0..peaks.len().saturating_sub(1) {
             let (a, b) = (peaks[k], peaks[k + 1]);
-            let (_, v) = valley(a, b);
-            if v > 0.5 * s[a].min(s[b]) {
+            let (_, v) = valley(s, a, b);
+            if v > VALLEY_SHARE * s[a].min(s[b]) {
                 if s[a] >= s[b] {
                     peaks.remove(k + 1);
                 } else {
@@ -214,27 +255,9 @@ pub fn find_modes(h: &LogHistogram, rel_bw: f64, abs_bw: f64, min_fraction: f64)
             }
         }
         if !merged {
-            break;
+            return peaks;
         }
     }
-    // Region boundaries at the valleys between kept peaks.
-    let mut edges = vec![0usize];
-    for k in 0..peaks.len().saturating_sub(1) {
-        edges.push(valley(peaks[k], peaks[k + 1]).0);
-    }
-    edges.push(NBINS);
-    for k in 0..peaks.len() {
-        let (a, b) = (edges[k], edges[k + 1]);
-        let count: u64 = h.bins[a..b].iter().sum();
-        let fraction = count as f64 / total as f64;
-        if count == 0 || fraction < min_fraction {
-            continue;
-        }
-        // quantile_in counts the zero bucket when a == 0; exclude it here.
-        let median = median_bins(h, a, b);
-        out.push(Mode { first_bin: a, end_bin: b, zero: false, median, count, fraction });
-    }
-    out
 }
 
 fn median_bins(h: &LogHistogram, a: usize, b: usize) -> f64 {
