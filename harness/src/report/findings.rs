@@ -236,8 +236,10 @@ pub struct ReportJson<'a> {
 /// Writes DIR/report.json (atomic, mode 0600 like the other outputs).
 pub fn write(dir: &std::path::Path, tracers: &[TracerFindings]) -> Result<(), super::ReportError> {
     let path = dir.join("report.json");
-    crate::results::write_json(&path, &ReportJson { schema: 1, tracers })
-        .map_err(|e| super::ReportError::Io { path, source: std::io::Error::other(e.to_string()) })
+    let mut text = serde_json::to_string_pretty(&ReportJson { schema: 1, tracers })
+        .map_err(|e| super::ReportError::Io { path: path.clone(), source: e.into() })?;
+    text.push('\n');
+    super::write_atomic(&path, text.as_bytes()).map_err(|source| super::ReportError::Io { path, source })
 }
 
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.

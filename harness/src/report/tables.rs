@@ -33,7 +33,14 @@ fn f1(v: f64) -> String {
 }
 
 pub fn tables(r: &Report) -> Vec<Table> {
-    let mut out = Vec::new();
+    let mut out = vec![latency_table(r)];
+    out.extend(counters_table(r));
+    out.extend(scaling_table(r));
+    out
+}
+
+/// Latency per tracer at the fewest threads, cheapest first (survey Table 3 or 4).
+fn latency_table(r: &Report) -> Table {
     let table_no = if r.kernel { "Table 3" } else { "Table 4" };
     let none_mean = r.tracers.iter().find(|t| survey::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
     let with_reps = r.tracers.iter().any(|t| t.rep_means.len() > 1);
@@ -97,85 +104,91 @@ pub fn tables(r: &Report) -> Vec<Table> {
         });
         rows.push(row);
     }
-    out.push(Table {
+    Table {
         file: if r.kernel { "table3_latency" } else { "table4_latency" },
         title: format!("Latency per tracer (as survey {table_no}), fewest threads, cheapest first"),
         head,
         rows,
         note: "From summary.csv. The survey's numbers come from a 2016 i7-3770 at 3.4 GHz with a 17 ns floor: compare orderings and gaps above the floor, not absolute values.".into(),
-    });
+    }
+}
 
-    if !r.counters.is_empty() {
-        let mut head = vec!["Tracer".to_string(), "Latency Average (ns)".into(), "Latency STD".into()];
-        for c in &r.counters {
-            head.push(format!("{c} Average"));
-            head.push(format!("{c} STD"));
-        }
-        let mut ts: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
-        ts.sort_by(|a, b| a.base().unwrap().mean.total_cmp(&b.base().unwrap().mean));
-        let rows = ts
-            .iter()
-            .map(|t| {
-                let s = t.base().unwrap();
-                let mut row = vec![t.label.clone(), f0(s.mean), f1(s.std)];
-                for c in &r.counters {
-                    let st =
-                        t.analysis.as_ref().and_then(|a| a.counters.iter().find(|x| &x.name == c && x.running.n > 0));
-                    match st {
-                        Some(st) => {
-                            row.push(f1(st.running.mean()));
-                            row.push(f1(st.running.std()));
-                        }
-                        None => {
-                            let m = s.counter_means.iter().find(|x| &x.0 == c).map(|x| x.1).unwrap_or(f64::NAN);
-                            row.push(f1(m));
-                            row.push("–".into());
-                        }
+/// Counter averages per tracer (survey Table 6), when counters were read.
+fn counters_table(r: &Report) -> Option<Table> {
+    if r.counters.is_empty() {
+        return None;
+    }
+    let mut head = vec!["Tracer".to_string(), "Latency Average (ns)".into(), "Latency STD".into()];
+    for c in &r.counters {
+        head.push(format!("{c} Average"));
+        head.push(format!("{c} STD"));
+    }
+    let mut ts: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
+    ts.sort_by(|a, b| a.base().unwrap().mean.total_cmp(&b.base().unwrap().mean));
+    let rows = ts
+        .iter()
+        .map(|t| {
+            let s = t.base().unwrap();
+            let mut row = vec![t.label.clone(), f0(s.mean), f1(s.std)];
+            for c in &r.counters {
+                let st = t.analysis.as_ref().and_then(|a| a.counters.iter().find(|x| &x.name == c && x.running.n > 0));
+                match st {
+                    Some(st) => {
+                        row.push(f1(st.running.mean()));
+                        row.push(f1(st.running.std()));
+                    }
+                    None => {
+                        let m = s.counter_means.iter().find(|x| &x.0 == c).map(|x| x.1).unwrap_or(f64::NAN);
+                        row.push(f1(m));
+                        row.push("–".into());
                     }
                 }
-                row
-            })
-            .collect();
-        out.push(Table {
-            file: "table6_counters",
-            title: "Summary of the overhead per call, sorted by average latency (as survey Table 6)".into(),
-            head,
-            rows,
-            note: "Counter averages and STD over the kept calls of events.csv at the fewest threads.".into(),
-        });
-    }
+            }
+            row
+        })
+        .collect();
+    Some(Table {
+        file: "table6_counters",
+        title: "Summary of the overhead per call, sorted by average latency (as survey Table 6)".into(),
+        head,
+        rows,
+        note: "Counter averages and STD over the kept calls of events.csv at the fewest threads.".into(),
+    })
+}
 
+/// Mean latency against thread count (survey Figures 5, 6 and 8), when several were run.
+fn scaling_table(r: &Report) -> Option<Table> {
     let threads: std::collections::BTreeSet<u32> =
         r.tracers.iter().flat_map(|t| t.by_threads.keys().copied()).collect();
-    if threads.len() > 1 {
-        let mut head = vec!["Tracer".to_string()];
-        head.extend(threads.iter().map(|n| format!("{n} thread{} (ns)", if *n == 1 { "" } else { "s" })));
-        head.push("Growth (raw means, most / fewest threads)".into());
-        let mut ts: Vec<_> = r.tracers.iter().filter(|t| !t.by_threads.is_empty()).collect();
-        ts.sort_by(|a, b| {
-            let m = |t: &super::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
-            m(a).total_cmp(&m(b))
-        });
-        let rows = ts
-            .into_iter()
-            .map(|t| {
-                let mut row = vec![t.label.clone()];
-                row.extend(threads.iter().map(|n| t.by_threads.get(n).map(|s| f0(s.mean)).unwrap_or("–".into())));
-                let lo = t.by_threads.values().next().unwrap().mean;
-                let hi = t.by_threads.values().next_back().unwrap().mean;
-                row.push(if t.by_threads.len() > 1 { format!("x{:.2}", hi / lo) } else { "–".into() });
-                row
-            })
-            .collect();
-        out.push(Table {
-            file: "scaling",
-            title: "Mean latency against thread count (survey Figures 5, 6 and 8)".into(),
-            head,
-            rows,
-            note: "One thread per core, all tracing at once.".into(),
-        });
+    if threads.len() < 2 {
+        return None;
     }
-    out
+    let mut head = vec!["Tracer".to_string()];
+    head.extend(threads.iter().map(|n| format!("{n} thread{} (ns)", if *n == 1 { "" } else { "s" })));
+    head.push("Growth (raw means, most / fewest threads)".into());
+    let mut ts: Vec<_> = r.tracers.iter().filter(|t| !t.by_threads.is_empty()).collect();
+    ts.sort_by(|a, b| {
+        let m = |t: &super::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
+        m(a).total_cmp(&m(b))
+    });
+    let rows = ts
+        .into_iter()
+        .map(|t| {
+            let mut row = vec![t.label.clone()];
+            row.extend(threads.iter().map(|n| t.by_threads.get(n).map(|s| f0(s.mean)).unwrap_or("–".into())));
+            let lo = t.by_threads.values().next().unwrap().mean;
+            let hi = t.by_threads.values().next_back().unwrap().mean;
+            row.push(if t.by_threads.len() > 1 { format!("x{:.2}", hi / lo) } else { "–".into() });
+            row
+        })
+        .collect();
+    Some(Table {
+        file: "scaling",
+        title: "Mean latency against thread count (survey Figures 5, 6 and 8)".into(),
+        head,
+        rows,
+        note: "One thread per core, all tracing at once.".into(),
+    })
 }
 
 /// A cell as CSV holds it: a missing value ("–") is empty.
