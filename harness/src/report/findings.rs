@@ -225,21 +225,16 @@ pub struct TracerFindings {
     pub metrics: Vec<MetricFindings>,
 }
 
+/// report.json's schema: bumped when a field changes meaning or goes; fields are only ever added
+/// otherwise (docs/output.md).
+pub const REPORT_JSON_SCHEMA: u32 = 1;
+
 /// report.json: what the report claims, for other tools.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportJson<'a> {
-    /// Bumped when a field changes meaning or goes; fields are only ever added otherwise.
+    /// REPORT_JSON_SCHEMA.
     pub schema: u32,
     pub tracers: &'a [TracerFindings],
-}
-
-/// Writes DIR/report.json (atomic, mode 0600 like the other outputs).
-pub fn write(dir: &std::path::Path, tracers: &[TracerFindings]) -> Result<(), super::ReportError> {
-    let path = dir.join("report.json");
-    let mut text = serde_json::to_string_pretty(&ReportJson { schema: 1, tracers })
-        .map_err(|e| super::ReportError::Io { path: path.clone(), source: e.into() })?;
-    text.push('\n');
-    super::write_atomic(&path, text.as_bytes()).map_err(|source| super::ReportError::Io { path, source })
 }
 
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.

@@ -2,6 +2,7 @@
 //! report.md (figures linked from figures/).
 use serde_json::Value;
 
+use super::findings::{ReportJson, REPORT_JSON_SCHEMA};
 use super::say::{self, Markup};
 use super::tables::tables;
 use super::{base64, write_atomic, Report, ReportError};
@@ -197,7 +198,18 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     write_atomic(&hp, html(r, &page)?.as_bytes()).map_err(|source| ReportError::Io { path: hp.clone(), source })?;
     let mp = r.dir.join("report.md");
     write_atomic(&mp, markdown(r, &page).as_bytes()).map_err(|source| ReportError::Io { path: mp.clone(), source })?;
-    super::findings::write(&r.dir, &r.findings)
+    write_json(r)
+}
+
+/// DIR/report.json: the findings (findings.rs) for other tools, atomically, mode 0600 like the
+/// other outputs.
+fn write_json(r: &Report) -> Result<(), ReportError> {
+    let path = r.dir.join("report.json");
+    let json = ReportJson { schema: REPORT_JSON_SCHEMA, tracers: &r.findings };
+    let mut text =
+        serde_json::to_string_pretty(&json).map_err(|e| ReportError::Io { path: path.clone(), source: e.into() })?;
+    text.push('\n');
+    write_atomic(&path, text.as_bytes()).map_err(|source| ReportError::Io { path, source })
 }
 
 /// The code-path lines of every tracer row, in one markup (say.rs: the same words everywhere).
