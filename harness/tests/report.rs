@@ -103,15 +103,46 @@ fn report_line(out: &std::path::Path, row: &str) -> (String, String) {
     (line, stdout)
 }
 
+/// Runs `attempt` up to three times while it says the run missed what it looks for (`Err`). A
+/// real run on this shared VM can bury a rare path under interference (steal, other processes):
+/// power depends on the machine's noise, and the seeded battery (`make calibrate`) measures it.
+/// A false claim is never retried: `attempt` panics on one, whichever attempt it comes in.
+fn within_three_runs(name: &str, mut attempt: impl FnMut() -> Result<(), String>) {
+    for k in 1..=3 {
+        match attempt() {
+            Ok(()) => return,
+            Err(why) if k < 3 => eprintln!("{name}: run {k} of 3 missed it ({why}); running again"),
+            Err(why) => panic!("{name}: missed in 3 runs; the last: {why}"),
+        }
+    }
+}
+
+/// The claimed paths of `row` are exactly `want`, or `want` less some of its paths (missed:
+/// `Err`); a path outside `want` is a false claim and fails at once.
+fn exactly_or_missed(out: &std::path::Path, row: &str, want: &[String], line: &str) -> Result<(), String> {
+    let mut got = claimed_paths(out, row);
+    got.sort();
+    let extra: Vec<&String> = got.iter().filter(|g| !want.contains(g)).collect();
+    assert!(extra.is_empty(), "false path claimed {extra:?}: {line}");
+    if got.len() == want.len() {
+        Ok(())
+    } else {
+        Err(line.to_string())
+    }
+}
+
 #[test]
 fn rare_planted_paths_are_found_by_their_period() {
     // Survey section 7.1 on a real, noisy run: a slow path taken only 5 times in 5000 calls, and
     // 10 times in 20000, must come out with its exact period (0.1% of calls: no longer a "mode").
     for (spec, n, p) in [("spin:100@1000:1000", "5000", 1000), ("spin:100@2000:800", "20000", 2000)] {
-        let (_d, out) = run_ok(&["--tracer", spec, "-n", n]);
-        let (line, stdout) = report_line(&out, spec);
-        assert_eq!(claimed_paths(&out, spec), [format!("every {p}")], "{line}");
-        assert!(stdout.contains(&format!("the planted slow path every {p} calls is found")), "{stdout}");
+        within_three_runs(spec, || {
+            let (_d, out) = run_ok(&["--tracer", spec, "-n", n]);
+            let (line, stdout) = report_line(&out, spec);
+            exactly_or_missed(&out, spec, &[format!("every {p}")], &line)?;
+            assert!(stdout.contains(&format!("the planted slow path every {p} calls is found")), "{stdout}");
+            Ok(())
+        });
     }
 }
 
@@ -120,19 +151,20 @@ fn two_periodic_paths_of_a_plugin() {
     // tracers/examples/twopath_plugin.c: every 97th call +400 ns, every 1000th +2000 ns; at 5000
     // calls the rarer path occurs 5 times.
     let so = twopath_plugin();
-    let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "5000"]);
-    let (line, _) = report_line(&out, "twopath-plugin");
-    let mut paths = claimed_paths(&out, "twopath-plugin");
-    paths.sort();
-    assert_eq!(paths, ["every 1000", "every 97"], "{line}");
-    // Each with its own cost: ~400 ns and ~2000 ns (the VM's clock steps are 10 ns).
-    let cost = |period: u64| -> f64 {
-        let f = latency_findings(&out, "twopath-plugin");
-        f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == period).unwrap()["extra"].as_f64().unwrap()
-    };
-    let (c1, c2) = (cost(97), cost(1000));
-    assert!((300.0..600.0).contains(&c1) && (1700.0..2600.0).contains(&c2), "{c1} {c2}: {line}");
-    assert!(line.contains("middle path every 97 events") && line.contains("slow path every 1000 events"), "{line}");
+    within_three_runs("twopath-plugin", || {
+        let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "5000"]);
+        let (line, _) = report_line(&out, "twopath-plugin");
+        exactly_or_missed(&out, "twopath-plugin", &["every 1000".into(), "every 97".into()], &line)?;
+        // Each with its own cost: ~400 ns and ~2000 ns (the VM's clock steps are 10 ns).
+        let cost = |period: u64| -> f64 {
+            let f = latency_findings(&out, "twopath-plugin");
+            f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == period).unwrap()["extra"].as_f64().unwrap()
+        };
+        let (c1, c2) = (cost(97), cost(1000));
+        assert!((300.0..600.0).contains(&c1) && (1700.0..2600.0).contains(&c2), "{c1} {c2}: {line}");
+        assert!(line.contains("middle path every 97 events") && line.contains("slow path every 1000 events"), "{line}");
+        Ok(())
+    });
 }
 
 fn twopath_plugin() -> String {
@@ -151,19 +183,23 @@ fn lttng_ust_sub_buffer_switch_at_two_sizes() {
     // The expected period comes from the snapshot (events per full sub-buffer); the measured one
     // must match it, and the survey line must agree. 8 KiB at 5000 calls holds ~6 switches.
     for (size, n) in [("8k", "5000"), ("16k", "20000")] {
-        let (_d, out) = run_ok(&["--tracer", "lttng-ust", "--subbuf-size", size, "-n", n]);
-        let (line, stdout) = report_line(&out, "lttng-ust");
-        let run: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-        let g = &run["tracers"][0]["cells"][0]["after_run"]["geometry"];
-        let e = g["events_per_subbuf"].as_u64().unwrap_or_else(|| panic!("no geometry: {g}"));
-        let f = latency_findings(&out, "lttng-ust");
-        let p = f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == e);
-        let p = p.unwrap_or_else(|| panic!("expected {e}: {line}"));
-        assert!(p["expected"]["how"].as_str().unwrap().starts_with("sub-buffer"), "{p}");
-        assert!(line.contains(&format!("slow path every {e} events")), "expected {e}: {line}");
-        assert!(line.contains("[expected: sub-buffer"), "{line}");
-        assert!(stdout.contains("Agrees with the survey: lttng-ust takes a slow path every"), "{stdout}");
+        within_three_runs(&format!("lttng-ust --subbuf-size {size}"), || {
+            let (_d, out) = run_ok(&["--tracer", "lttng-ust", "--subbuf-size", size, "-n", n]);
+            let (line, stdout) = report_line(&out, "lttng-ust");
+            let run: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+            let g = &run["tracers"][0]["cells"][0]["after_run"]["geometry"];
+            let e = g["events_per_subbuf"].as_u64().unwrap_or_else(|| panic!("no geometry: {g}"));
+            let f = latency_findings(&out, "lttng-ust");
+            let Some(p) = f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == e) else {
+                return Err(format!("expected {e}: {line}"));
+            };
+            assert!(p["expected"]["how"].as_str().unwrap().starts_with("sub-buffer"), "{p}");
+            assert!(line.contains(&format!("slow path every {e} events")), "expected {e}: {line}");
+            assert!(line.contains("[expected: sub-buffer"), "{line}");
+            assert!(stdout.contains("Agrees with the survey: lttng-ust takes a slow path every"), "{stdout}");
+            Ok(())
+        });
     }
 }
 
