@@ -24,6 +24,7 @@ mod phases;
 mod ranking;
 mod render;
 mod search;
+pub mod segments;
 pub mod stepped;
 pub mod stream;
 pub mod survey;

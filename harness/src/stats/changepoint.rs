@@ -168,4 +168,4 @@ fn pelt(y: &[f64], m: usize, beta: f64) -> Vec<usize> {
 
 #[cfg(test)]
 #[path = "changepoint_tests.rs"]
-mod tests;
+pub(crate) mod tests;
