@@ -216,12 +216,14 @@ pub fn segments(input: &SegmentInput) -> SegmentReport {
     for s in sentinels {
         by_seq.entry(s.key).or_default().push(s);
     }
+    let windows: usize = calls.values().map(|c| windows(c, input.slow_threshold).len()).sum();
+    let opts = Options { penalty_n: Some(windows), ..Options::default() };
     let sequences = calls
         .iter()
         .map(|(key, c)| {
             let paths: Vec<(u64, u64)> =
                 input.paths.iter().filter_map(|p| Some((p.period, *p.residues.get(key)?))).collect();
-            sequence(*key, c, by_seq.get(key).map(Vec::as_slice).unwrap_or(&[]), input.slow_threshold, &paths)
+            sequence(*key, c, by_seq.get(key).map(Vec::as_slice).unwrap_or(&[]), input.slow_threshold, &paths, &opts)
         })
         .collect();
     report(Outcome::Dated { sequences })
@@ -263,10 +265,17 @@ fn windows(calls: &[Call], threshold: f64) -> Vec<Window> {
 }
 
 /// Segments, sides and levels of one sequence.
-fn sequence(key: SeqKey, calls: &[Call], sent: &[&Sentinel], threshold: f64, paths: &[(u64, u64)]) -> SequenceSegments {
+fn sequence(
+    key: SeqKey,
+    calls: &[Call],
+    sent: &[&Sentinel],
+    threshold: f64,
+    paths: &[(u64, u64)],
+    opts: &Options,
+) -> SequenceSegments {
     let w = windows(calls, threshold);
     let x: Vec<f64> = w.iter().map(|w| w.mean).collect();
-    let seg = changepoint::segment(&x, &Options::default());
+    let seg = changepoint::segment(&x, opts);
     let sides = sides(&seg, &x);
     let base: Vec<f64> = sides
         .iter()

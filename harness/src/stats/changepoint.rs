@@ -32,11 +32,15 @@ pub struct Options {
     /// Fewest values in a segment.
     pub min_len: usize,
     pub penalty_per_ln_n: f64,
+    /// The n of the penalty's ln n when it is not the series' length: a search over several
+    /// series at once (the repetitions and threads of one row) pays for all of their values, so
+    /// that the chance of a spurious change stays that of one series, not a multiple of it.
+    pub penalty_n: Option<usize>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { min_len: 3, penalty_per_ln_n: PENALTY_PER_LN_N }
+        Options { min_len: 3, penalty_per_ln_n: PENALTY_PER_LN_N, penalty_n: None }
     }
 }
 
@@ -116,7 +120,7 @@ pub fn segment(x: &[f64], opts: &Options) -> Segmentation {
         c.windows(2).map(|w| (w[1] - w[0]).powi(2)).filter(|d| *d <= (2.0 * CLIP * sigma).powi(2)).collect();
     let sigma = (super::mean(&d2) / 2.0).sqrt().max(sigma);
     let y: Vec<f64> = c.into_iter().map(|v| v / sigma).collect();
-    let cuts = pelt(&y, m, opts.penalty_per_ln_n * (n as f64).ln());
+    let cuts = pelt(&y, m, opts.penalty_per_ln_n * (opts.penalty_n.unwrap_or(n).max(n) as f64).ln());
     let mut bounds = vec![0];
     bounds.extend(cuts);
     bounds.push(n);
