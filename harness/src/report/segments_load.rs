@@ -13,8 +13,14 @@ pub const SENTINELS_CSV: &str = "sentinels.csv";
 /// Start of a call's window, ns from the cell's first timed iteration (events.csv, last column).
 pub const T_NS: &str = "t_ns";
 
-/// A CSV file with its column positions, None when the file is absent.
-fn open(path: &Path) -> Result<Option<(csv::Reader<std::fs::File>, Vec<String>)>, ReportError> {
+/// An open CSV file and its header's column names.
+struct Csv {
+    reader: csv::Reader<std::fs::File>,
+    header: Vec<String>,
+}
+
+/// The file, None when it is absent.
+fn open(path: &Path) -> Result<Option<Csv>, ReportError> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -22,7 +28,7 @@ fn open(path: &Path) -> Result<Option<(csv::Reader<std::fs::File>, Vec<String>)>
     };
     let mut r = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f);
     let h = r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect();
-    Ok(Some((r, h)))
+    Ok(Some(Csv { reader: r, header: h }))
 }
 
 fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReportError> {
@@ -52,7 +58,7 @@ impl Row<'_> {
 /// wrote none (a results directory from before sentinels).
 pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Option<Vec<Sentinel>>, ReportError> {
     let path = dir.join(tracer_dir).join(SENTINELS_CSV);
-    let Some((mut r, h)) = open(&path)? else { return Ok(None) };
+    let Some(Csv { reader: mut r, header: h }) = open(&path)? else { return Ok(None) };
     let c = |n: &str| col(&h, n, &path);
     let (cth, ct, ci, ctn, cl, cr) = (
         c(columns::THREADS)?,
@@ -89,7 +95,7 @@ pub fn load_calls(
     threads: u32,
 ) -> Result<Option<BTreeMap<SeqKey, Vec<Call>>>, ReportError> {
     let path = dir.join(tracer_dir).join(crate::results::EVENTS_CSV);
-    let Some((mut r, h)) = open(&path)? else {
+    let Some(Csv { reader: mut r, header: h }) = open(&path)? else {
         return Err(ReportError::NotResults { dir: dir.join(tracer_dir), missing: crate::results::EVENTS_CSV.into() });
     };
     let Some(ctn) = h.iter().position(|n| n == T_NS) else { return Ok(None) };

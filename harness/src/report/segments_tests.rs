@@ -185,3 +185,38 @@ fn machine_phase_misses_say_why() {
     }
     println!("segments battery MachinePhase undecided levels: {reasons:?}");
 }
+
+#[test]
+fn sentinels_and_dated_calls_are_read_by_column_name_and_old_data_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = dir.path().join("lw");
+    std::fs::create_dir(&row).unwrap();
+    std::fs::write(
+        row.join("events.csv"),
+        "tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\nlw,1,0,0,0,90,0,\n",
+    )
+    .unwrap();
+    assert_eq!(load_calls(dir.path(), "lw", 1).unwrap(), None);
+    assert_eq!(load_sentinels(dir.path(), "lw", 1).unwrap(), None);
+    std::fs::write(
+        row.join("events.csv"),
+        "tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set,t_ns\n\
+         lw,1,0,0,0,90,0,,100\nlw,2,1,0,0,95,0,,120\nlw,1,0,0,1,91,1,,400\n",
+    )
+    .unwrap();
+    std::fs::write(
+        row.join(SENTINELS_CSV),
+        "tracer,threads,thread,cpu,iteration,t_ns,latency_ns,repetition\nlw,1,0,0,0,50,40,1\nlw,2,0,0,0,50,40,0\n",
+    )
+    .unwrap();
+    let calls = load_calls(dir.path(), "lw", 1).unwrap().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[&SeqKey { repetition: 1, thread: 0 }], vec![Call { t_ns: 400, iteration: 1, latency: 91.0 }]);
+    let s = load_sentinels(dir.path(), "lw", 1).unwrap().unwrap();
+    let want = Sentinel { key: SeqKey { repetition: 1, thread: 0 }, t_ns: 50, iteration: 0, latency: 40.0 };
+    assert_eq!(s, vec![want]);
+    // A sentinels.csv without its columns is bad input, said by column.
+    std::fs::write(row.join(SENTINELS_CSV), "tracer,threads\nlw,1\n").unwrap();
+    let e = load_sentinels(dir.path(), "lw", 1).unwrap_err().to_string();
+    assert!(e.contains("column 'thread' is missing"), "{e}");
+}
