@@ -32,7 +32,7 @@ pub use lock::PathLock;
 pub const WINDOW: u64 = 64;
 /// A window needs this share of its iterations kept to have a mean.
 const WINDOW_KEPT: f64 = 0.75;
-/// A segment belongs to a level when its mean stands this many standard errors from the base.
+/// Segments whose means stand fewer standard errors apart than this are one level.
 const LEVEL_Z: f64 = 4.0;
 /// Sentinels needed in a level's spans and in the base's to compare them.
 pub const MIN_SENTINELS: usize = 10;
@@ -313,23 +313,38 @@ fn sequence(
     SequenceSegments { key, windows: w.len(), sentinels: sent.len(), base_mean_ns: base_mean, segments, levels }
 }
 
-/// Each segment's side of the base: the base holds the median window; a segment whose mean
-/// stands LEVEL_Z standard errors from it is above or below (the longest segment is the base
-/// when no segment is near the median, e.g. two levels of equal share).
+/// Each segment's side of the base. Segments whose means stand within LEVEL_Z standard errors
+/// of each other form one level (in order of mean, each joining the level before it or opening
+/// a new one); the level holding the most windows is the base, and a segment is above or below
+/// it by its level's mean. The standard error comes from the windows' spread within their own
+/// segments, tails included (the search's clipped scale is narrower than a segment mean's noise).
 fn sides(seg: &changepoint::Segmentation, x: &[f64]) -> Vec<Side> {
     let s = &seg.segments;
-    let z = |m: f64, r: f64, n: usize| (m - r) / (seg.sigma.max(1e-12) / (n as f64).sqrt());
-    let median = crate::stats::median(x);
-    let reference = if s.iter().any(|g| z(g.mean, median, g.len()).abs() < LEVEL_Z) {
-        median
-    } else {
-        s.iter().max_by_key(|g| g.len()).map(|g| g.mean).unwrap_or(median)
-    };
-    s.iter()
-        .map(|g| match z(g.mean, reference, g.len()) {
-            v if v >= LEVEL_Z => Side::Above,
-            v if v <= -LEVEL_Z => Side::Below,
-            _ => Side::Base,
+    let resid: Vec<f64> = s.iter().flat_map(|g| x[g.start..g.end].iter().map(move |v| (v - g.mean).powi(2))).collect();
+    let sd = crate::stats::mean(&resid).sqrt().max(seg.sigma).max(1e-12);
+    let mut order: Vec<usize> = (0..s.len()).collect();
+    order.sort_by(|&a, &b| s[a].mean.total_cmp(&s[b].mean));
+    // Levels as (sum of window means, windows), and each segment's level.
+    let (mut levels, mut of) = (Vec::<(f64, usize)>::new(), vec![0usize; s.len()]);
+    for i in order {
+        let g = &s[i];
+        let joins = levels.last().is_some_and(|&(sum, n)| {
+            (g.mean - sum / n as f64).abs() < LEVEL_Z * sd * (1.0 / g.len() as f64 + 1.0 / n as f64).sqrt()
+        });
+        if !joins {
+            levels.push((0.0, 0));
+        }
+        let l = levels.len() - 1;
+        levels[l].0 += g.mean * g.len() as f64;
+        levels[l].1 += g.len();
+        of[i] = l;
+    }
+    let base = (0..levels.len()).max_by_key(|&l| levels[l].1).unwrap_or(0);
+    of.iter()
+        .map(|&l| match l.cmp(&base) {
+            std::cmp::Ordering::Greater => Side::Above,
+            std::cmp::Ordering::Less => Side::Below,
+            std::cmp::Ordering::Equal => Side::Base,
         })
         .collect()
 }

@@ -169,23 +169,6 @@ fn old_data_cannot_tell() {
     assert_eq!(rep.tally(), Tally::default());
 }
 
-/// Why machine phases are missed, when they are (printed for the docs).
-#[test]
-fn machine_phase_misses_say_why() {
-    let mut reasons = BTreeMap::<String, usize>::new();
-    for s in 0..100 {
-        let rep = segments(&synth(0xD47E_0000 + 1000 * Plant::MachinePhase as u64 + s, Plant::MachinePhase));
-        if let Outcome::Dated { sequences } = &rep.outcome {
-            for l in sequences.iter().flat_map(|q| &q.levels) {
-                if let Attribution::Undecided { reason } = &l.attribution {
-                    *reasons.entry(reason.split(" (").next().unwrap_or("").to_string()).or_default() += 1;
-                }
-            }
-        }
-    }
-    println!("segments battery MachinePhase undecided levels: {reasons:?}");
-}
-
 #[test]
 fn sentinels_and_dated_calls_are_read_by_column_name_and_old_data_is_none() {
     let dir = tempfile::tempdir().unwrap();
