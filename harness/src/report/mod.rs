@@ -28,6 +28,7 @@ pub mod say;
 #[cfg(test)]
 mod say_tests;
 mod search;
+pub mod segments;
 pub mod stepped;
 pub mod stream;
 pub mod survey;

@@ -3,6 +3,7 @@
 //! Everything here works on plain slices so that the report and the gate can re-make any
 //! number from the CSV files alone.
 pub mod bootstrap;
+pub mod changepoint;
 pub mod hist;
 pub mod period;
 

@@ -1,0 +1,124 @@
+//! Reading the dated data by column name (report/load.rs conventions): `t_ns` in events.csv and
+//! sentinels.csv beside it. A file or column that is not there is old data (None), not an error.
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{Call, Sentinel, SeqKey};
+use crate::report::load::csv_err;
+use crate::report::ReportError;
+use crate::results::columns;
+
+/// The sentinel windows of one tracer row, beside its events.csv.
+pub const SENTINELS_CSV: &str = "sentinels.csv";
+/// Start of a call's window, ns from the cell's first timed iteration (events.csv, last column).
+pub const T_NS: &str = "t_ns";
+
+/// An open CSV file and its header's column names.
+struct Csv {
+    reader: csv::Reader<std::fs::File>,
+    header: Vec<String>,
+}
+
+/// The file, None when it is absent.
+fn open(path: &Path) -> Result<Option<Csv>, ReportError> {
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ReportError::Io { path: path.to_path_buf(), source }),
+    };
+    let mut r = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f);
+    let h = r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect();
+    Ok(Some(Csv { reader: r, header: h }))
+}
+
+fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReportError> {
+    h.iter()
+        .position(|c| c == name)
+        .ok_or_else(|| ReportError::MissingColumn { path: path.to_path_buf(), column: name.into() })
+}
+
+/// Columns read from each row, by name.
+struct Row<'a> {
+    rec: &'a csv::StringRecord,
+    path: &'a Path,
+}
+
+impl Row<'_> {
+    fn num<T: std::str::FromStr>(&self, i: usize, what: &str) -> Result<T, ReportError> {
+        let s = self.rec.get(i).unwrap_or("").trim();
+        s.parse().map_err(|_| ReportError::Parse {
+            path: self.path.to_path_buf(),
+            line: self.rec.position().map(|p| p.line()).unwrap_or(0),
+            msg: format!("column {what}: '{s}' is not a number"),
+        })
+    }
+}
+
+/// The sentinel rows of `dir/tracer_dir/sentinels.csv` at `threads` threads; None when the run
+/// wrote none (a results directory from before sentinels).
+pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Option<Vec<Sentinel>>, ReportError> {
+    let path = dir.join(tracer_dir).join(SENTINELS_CSV);
+    let Some(Csv { reader: mut r, header: h }) = open(&path)? else { return Ok(None) };
+    let c = |n: &str| col(&h, n, &path);
+    let (cth, ct, ci, ctn, cl, cr) = (
+        c(columns::THREADS)?,
+        c(columns::THREAD)?,
+        c(columns::ITERATION)?,
+        c(T_NS)?,
+        c(columns::LATENCY)?,
+        c(columns::REPETITION)?,
+    );
+    let mut out = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| csv_err(&path, e))?;
+        let row = Row { rec: &rec, path: &path };
+        if row.num::<u32>(cth, columns::THREADS)? != threads {
+            continue;
+        }
+        out.push(Sentinel {
+            key: SeqKey { repetition: row.num(cr, columns::REPETITION)?, thread: row.num(ct, columns::THREAD)? },
+            t_ns: row.num(ctn, T_NS)?,
+            iteration: row.num(ci, columns::ITERATION)?,
+            latency: row.num(cl, columns::LATENCY)?,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// The calls of `dir/tracer_dir/events.csv` at `threads` threads, by sequence, in file order;
+/// None when events.csv has no `t_ns` column (old data). Counter sets of one repetition and
+/// thread are one sequence: `t_ns` restarts with the cell, iterations do not collide in a run
+/// that alternates them, and a run with one set (no PMU) has no such column at all.
+pub fn load_calls(
+    dir: &Path,
+    tracer_dir: &str,
+    threads: u32,
+) -> Result<Option<BTreeMap<SeqKey, Vec<Call>>>, ReportError> {
+    let path = dir.join(tracer_dir).join(crate::results::EVENTS_CSV);
+    let Some(Csv { reader: mut r, header: h }) = open(&path)? else {
+        return Err(ReportError::NotResults { dir: dir.join(tracer_dir), missing: crate::results::EVENTS_CSV.into() });
+    };
+    let Some(ctn) = h.iter().position(|n| n == T_NS) else { return Ok(None) };
+    let c = |n: &str| col(&h, n, &path);
+    let (cth, ct, ci, cl) = (c(columns::THREADS)?, c(columns::THREAD)?, c(columns::ITERATION)?, c(columns::LATENCY)?);
+    let cr = h.iter().position(|n| n == columns::REPETITION);
+    let mut out: BTreeMap<SeqKey, Vec<Call>> = BTreeMap::new();
+    let mut rec = csv::StringRecord::new();
+    while r.read_record(&mut rec).map_err(|e| csv_err(&path, e))? {
+        let row = Row { rec: &rec, path: &path };
+        if row.num::<u32>(cth, columns::THREADS)? != threads {
+            continue;
+        }
+        let repetition = match cr {
+            Some(i) => row.num(i, columns::REPETITION)?,
+            None => 0,
+        };
+        let key = SeqKey { repetition, thread: row.num(ct, columns::THREAD)? };
+        out.entry(key).or_default().push(Call {
+            t_ns: row.num(ctn, T_NS)?,
+            iteration: row.num(ci, columns::ITERATION)?,
+            latency: row.num(cl, columns::LATENCY)?,
+        });
+    }
+    Ok(Some(out))
+}
