@@ -414,6 +414,7 @@ mod tests {
             rep_means: reps.to_vec(),
             rep_by_threads: Default::default(),
             analysis: None,
+            dated: None,
             note: None,
         }
     }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::load::SummaryRow;
 use super::paths::{self, CodePaths};
 pub use super::paths::{Expected, Follower, Spacing};
+use super::segments::{self, Interval, Outcome, PathLock, SegmentReport, Side};
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
 /// measure of the machine's speed beside the tracer's, so a level may be either's.
@@ -123,6 +124,85 @@ pub struct SpeedLevels {
     pub attribution: Attribution,
 }
 
+/// One level of one sequence, dated by change points on the window means over `t_ns` and said
+/// the tracer's or the machine's by the sentinel windows in the same time spans (segments.rs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatedLevel {
+    pub repetition: u32,
+    pub thread: u32,
+    /// Above the sequence's base level (slower), or below it.
+    pub above: bool,
+    pub segments: usize,
+    pub windows: usize,
+    /// The tracer's mean in the level over its mean in the base, minus 1.
+    pub tracer_shift: f64,
+    /// The same for the sentinels, with its 99 % bootstrap interval (None: too few sentinels).
+    pub sentinel_shift: Option<Interval>,
+    pub sentinels_in: usize,
+    pub attribution: Attribution,
+    /// A tracer level that keeps a periodic path's phase ("~300 slower calls after each switch").
+    pub lock: Option<PathLock>,
+}
+
+/// The levels found over time in a run with sentinel windows. `sequences`: how many sequences
+/// (repetition x thread) were searched; none of them has a level when `levels` is empty.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatedLevels {
+    pub sequences: usize,
+    pub levels: Vec<DatedLevel>,
+}
+
+impl DatedLevels {
+    /// The findings' view of a segments result; None for a run without sentinels or times.
+    pub fn of(r: &SegmentReport) -> Option<Self> {
+        let Outcome::Dated { sequences } = &r.outcome else { return None };
+        let levels = sequences
+            .iter()
+            .flat_map(|s| {
+                s.levels.iter().map(|l| DatedLevel {
+                    repetition: s.key.repetition,
+                    thread: s.key.thread,
+                    above: l.side != Side::Below,
+                    segments: l.segments,
+                    windows: l.windows,
+                    tracer_shift: l.tracer_shift,
+                    sentinel_shift: l.sentinel_shift,
+                    sentinels_in: l.sentinels_in,
+                    attribution: match &l.attribution {
+                        segments::Attribution::Tracer => Attribution::Tracer,
+                        segments::Attribution::Machine => Attribution::Machine,
+                        segments::Attribution::Undecided { reason } => Attribution::Undecided { why: reason.clone() },
+                    },
+                    lock: l.lock,
+                })
+            })
+            .collect();
+        Some(DatedLevels { sequences: sequences.len(), levels })
+    }
+
+    /// Whose the levels the window shapes show are, as far as the dated levels decide it: one
+    /// owner when every dated level has that owner, else undecided with the reason.
+    pub fn owner(&self) -> Attribution {
+        let all = |a: &Attribution| !self.levels.is_empty() && self.levels.iter().all(|l| &l.attribution == a);
+        if all(&Attribution::Tracer) {
+            Attribution::Tracer
+        } else if all(&Attribution::Machine) {
+            Attribution::Machine
+        } else if self.levels.is_empty() {
+            Attribution::Undecided { why: NO_DATED_LEVEL.into() }
+        } else {
+            Attribution::Undecided { why: MIXED_LEVELS.into() }
+        }
+    }
+}
+
+/// Why a level shape stays undecided when the change points over time find no lasting level.
+pub const NO_DATED_LEVEL: &str =
+    "whose: not decided, the change points over time find no lasting level in any sequence to hold against the \
+     sentinel windows";
+/// ... and when the dated levels are not all one owner's.
+pub const MIXED_LEVELS: &str = "whose: not decided here, the dated levels differ (below)";
+
 /// A lattice the search found and the null refused.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RefusedPeriod {
@@ -162,6 +242,7 @@ pub enum Finding {
     RefusedPeriods(RefusedPeriods),
     MissingPeriod(MissingPeriod),
     Outliers(Outliers),
+    DatedLevels(DatedLevels),
 }
 
 impl Finding {
@@ -238,7 +319,8 @@ pub struct ReportJson<'a> {
 }
 
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.
-pub fn of(cp: &CodePaths, expected: Option<&Expected>) -> MetricFindings {
+/// `dated`: the row's dated levels (latency only; None for old data).
+pub fn of(cp: &CodePaths, expected: Option<&Expected>, dated: Option<&SegmentReport>) -> MetricFindings {
     let mut paths: Vec<Finding> = periodic(cp, expected).into_iter().map(Finding::PeriodicPath).collect();
     paths.extend(cp.irregular.iter().filter(|p| !p.is_phase()).map(|p| Finding::IrregularPath(irregular(cp, p))));
     paths.sort_by(|a, b| a.path_extra().unwrap_or(0.0).total_cmp(&b.path_extra().unwrap_or(0.0)));
@@ -248,7 +330,9 @@ pub fn of(cp: &CodePaths, expected: Option<&Expected>) -> MetricFindings {
     if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
         f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone() }));
     }
-    f.extend(levels(cp).into_iter().map(Finding::SpeedLevels));
+    let dated = dated.and_then(DatedLevels::of);
+    let owner = dated.as_ref().map_or_else(Attribution::no_sentinels, DatedLevels::owner);
+    f.extend(levels(cp).into_iter().map(|l| Finding::SpeedLevels(SpeedLevels { attribution: owner.clone(), ..l })));
     if !cp.rejected.is_empty() {
         let lattices = cp
             .rejected
@@ -257,7 +341,11 @@ pub fn of(cp: &CodePaths, expected: Option<&Expected>) -> MetricFindings {
             .collect();
         f.push(Finding::RefusedPeriods(RefusedPeriods { lattices }));
     }
-    f.extend(outliers(cp));
+    f.extend(outliers(cp).map(|o| match o {
+        Finding::SpeedLevels(l) => Finding::SpeedLevels(SpeedLevels { attribution: owner.clone(), ..l }),
+        o => o,
+    }));
+    f.extend(dated.filter(|d| !d.levels.is_empty()).map(Finding::DatedLevels));
     MetricFindings { metric: cp.metric.clone(), unit: cp.unit, calls: cp.rows, findings: f }
 }
 

@@ -11,6 +11,7 @@ pub mod analyze;
 #[cfg(test)]
 mod browser_test;
 mod compare;
+mod dated;
 mod figures;
 pub mod findings;
 mod fractional;
@@ -123,6 +124,8 @@ pub struct TracerReport {
     /// interval across repetitions (`against`).
     pub rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>>,
     pub analysis: Option<TracerAnalysis>,
+    /// Its levels dated over time and held against its sentinel windows (None: no analysis).
+    pub dated: Option<segments::SegmentReport>,
     pub note: Option<String>,
 }
 
@@ -340,6 +343,11 @@ fn tracer_reports(
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
+        let dated =
+            match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
+                Some((a, cp)) => Some(dated::dated(dir, &m.dir, &m.name, a.threads, cp)?),
+                None => None,
+            };
         let label = match survey::ftrace_clock(&m.config) {
             Some(c) if survey::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
@@ -356,6 +364,7 @@ fn tracer_reports(
             rep_means,
             rep_by_threads,
             analysis,
+            dated,
             note,
         });
     }
@@ -367,7 +376,13 @@ fn tracer_reports(
 fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
     let expected = expected_period(run, t);
     let metrics = t.analysis.as_ref().map_or(Vec::new(), |a| {
-        a.code_paths.iter().map(|cp| findings::of(cp, expected.as_ref().filter(|_| cp.metric == "latency"))).collect()
+        a.code_paths
+            .iter()
+            .map(|cp| {
+                let latency = cp.metric == "latency";
+                findings::of(cp, expected.as_ref().filter(|_| latency), t.dated.as_ref().filter(|_| latency))
+            })
+            .collect()
     });
     findings::TracerFindings {
         name: t.name.clone(),

@@ -34,7 +34,7 @@ const REFUSED_SAID: usize = 3;
 
 /// The line of one tracer's metric from its code paths (the terminal's words).
 pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> String {
-    line(tracer, &of(cp, expected), Markup::Terminal)
+    line(tracer, &of(cp, expected, None), Markup::Terminal)
 }
 
 /// The line of one tracer's metric: the fast path and the paths by cost joined by ", ", then
@@ -56,6 +56,7 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::SpeedLevels(l) => tail.push(levels(l, m.unit)),
             Finding::RefusedPeriods(r) => tail.push(refused(r)),
             Finding::Outliers(o) => tail.push(outliers(o)),
+            Finding::DatedLevels(d) => tail.push(dated(d, m.unit)),
         }
     }
     let mut s = format!("{tracer}{what}: {}", head.join(", "));
@@ -177,6 +178,76 @@ fn level_owner(a: &Attribution) -> String {
         Attribution::Tracer => "the tracer's".into(),
         Attribution::Machine => "the machine's".into(),
         Attribution::Undecided { why } => why.clone(),
+    }
+}
+
+/// "levels over time (change points on its window means, held against the sentinel windows of the
+/// same spans): 3 the tracer's (median +12%, their sentinels +0.3%), ...", then each lock.
+fn dated(d: &DatedLevels, unit: &str) -> String {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let mut groups = Vec::new();
+    for (owner, words) in [
+        (Some(Attribution::Tracer), "the tracer's"),
+        (Some(Attribution::Machine), "the machine's"),
+        (None, "undecided"),
+    ] {
+        let of: Vec<&DatedLevel> = d
+            .levels
+            .iter()
+            .filter(|l| match &owner {
+                Some(a) => &l.attribution == a,
+                None => matches!(l.attribution, Attribution::Undecided { .. }),
+            })
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let t = median(of.iter().map(|l| l.tracer_shift).collect());
+        let s: Vec<f64> = of.iter().filter_map(|l| l.sentinel_shift.map(|i| i.estimate)).collect();
+        let sent = if s.is_empty() {
+            "too few sentinels in them".to_string()
+        } else {
+            format!("their sentinels {}", shift_pct(median(s)))
+        };
+        let why = match (&owner, of[0].attribution.clone()) {
+            (None, Attribution::Undecided { why }) => format!("; {why}"),
+            _ => String::new(),
+        };
+        groups.push(format!("{} {words} (median {} while {sent}{why})", of.len(), shift_pct(t)));
+    }
+    let mut s = format!(
+        "{} {} over time in {} of {} sequences (change points on its {}-call window means, held against the sentinel \
+         windows of the same spans): {}",
+        d.levels.len(),
+        plural(d.levels.len() as u64, "level", "levels"),
+        d.levels.iter().map(|l| (l.repetition, l.thread)).collect::<std::collections::BTreeSet<_>>().len(),
+        d.sequences,
+        super::segments::WINDOW,
+        groups.join(", ")
+    );
+    if let Some(l) = d.levels.iter().find_map(|l| l.lock) {
+        s.push_str(&format!(
+            "; the tracer's slower stretch keeps a path's phase: ~{} calls at {} from {} calls after each path's call, \
+             every {} events",
+            l.length_calls,
+            signed(l.extra_ns, unit),
+            l.lag_calls,
+            l.period
+        ));
+    }
+    s
+}
+
+/// A relative shift in percent with its sign: "+12%", "-0.3%".
+fn shift_pct(x: f64) -> String {
+    let p = 100.0 * x;
+    if p.abs() >= 10.0 {
+        format!("{p:+.0}%")
+    } else {
+        format!("{p:+.1}%")
     }
 }
 
