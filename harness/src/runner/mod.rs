@@ -101,7 +101,11 @@ fn finish(
 ) -> Result<Vec<SummaryRow>, Error> {
     // --instructions singlestep: its own columns and table (issue 19, `crate::runner::singlestep`).
     let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
-    let summaries = if stepped.is_some() { Vec::new() } else { merge::merge(&p.out, &p.plan, runs, &p.columns)? };
+    let summaries = if stepped.is_some() {
+        Vec::new()
+    } else {
+        merge::merge(&p.out, &p.plan, runs, &p.columns, p.opts.effective_sentinel_every() > 0)?
+    };
     let facts = export::RunFacts {
         opts: &p.opts,
         mode: p.mode,
