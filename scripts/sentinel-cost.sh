@@ -27,7 +27,9 @@ for r in $(seq 1 "$ROUNDS"); do
   order="on off"; [ $((r % 2)) -eq 0 ] && order="off on"
   for s in $order; do
     k=$EVERY; [ "$s" = off ] && k=0
-    "$BIN" run --tracer "$TRACERS" -n "$N" --sentinel-every "$k" --quiet --out "$tmp/$s-$r"
+    # (The line that says which counters this machine lacks is said once, not every run.)
+    "$BIN" run --tracer "$TRACERS" -n "$N" --sentinel-every "$k" --quiet --out "$tmp/$s-$r" \
+      2> >(grep -v '^tracebench: counters .* unavailable' >&2)
   done
 done
 python3 - "$tmp" "$ROUNDS" "$TRACERS" "$EVERY" "$N" <<'PY'
