@@ -4,7 +4,8 @@
 /// events.csv: these, then one column per counter read in the run, then [`EVENTS_TAIL`].
 pub const EVENTS_HEAD: [&str; 6] = ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns"];
 /// `t_ns` (appended last): the start of the call's window, ns from the start of the cell's first
-/// timed window, on the run's clock; empty where the cell has no time (kernel, stepped).
+/// timed window, on the run's clock; empty where the cell has no time (`--kernel`). A stepped
+/// run's events.csv ([`STEPPED_EVENTS`]) has no timing column, this one included.
 pub const EVENTS_TAIL: [&str; 3] = ["repetition", "counter_set", T_NS];
 pub const T_NS: &str = "t_ns";
 /// sentinels.csv (with `--sentinel-every K` > 0): one row per kept sentinel window, an empty
@@ -95,8 +96,8 @@ pub const KERNEL_ENTRIES: &str = "kernel_entries";
 /// the (slow, stepped) read forces them; unstepped they are a rare accident (see
 /// `singlestep::stepper::Vdso`).
 pub const CLOCK_RETRIES: &str = "clock_retries";
-/// events.csv of a stepped run (`t_ns` stays empty: stepped time means nothing).
-pub const STEPPED_EVENTS: [&str; 11] = [
+/// events.csv of a stepped run (no `t_ns` either: a stepped run has no timing column at all).
+pub const STEPPED_EVENTS: [&str; 10] = [
     "tracer",
     "threads",
     "thread",
@@ -107,7 +108,6 @@ pub const STEPPED_EVENTS: [&str; 11] = [
     "repetition",
     "counter_set",
     CLOCK_RETRIES,
-    T_NS,
 ];
 /// discarded.csv of a stepped run (a call a signal landed in: its handler was stepped too).
 pub const STEPPED_DISCARDS: [&str; 8] =

@@ -266,7 +266,7 @@ impl EventsWriter {
     pub fn row_stepped(&mut self, r: &StepRow) -> Result<(), Error> {
         writeln!(
             self.f,
-            "{},{},{},{},{},{},{},{},1,{},",
+            "{},{},{},{},{},{},{},{},1,{}",
             r.tracer,
             r.threads,
             r.thread,

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! every K-th window (K = --sentinel-every; never when K = 0):
-//!     target = the sentinel (the `none` tracer)      (chosen before the window; no branch in it)
-//! else
-//!     target = the tracer
+//!     target = the sentinel (the `none` tracer)      (chosen before the window; no branch in it;
+//! else                                                a copy of the same inlined window code, so
+//!     target = the tracer                             each call site has one target only)
 //! head0 = detector head        (one load; outside the window)
 //! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
 //! t0 = clock start             (lfence; rdtsc)
@@ -235,27 +235,21 @@ pub fn run<C: Clock, R: CounterRead>(
     let end = first_iteration + max_attempts;
     let ncount = counters.len();
     let mut first_t0 = None;
-    // Windows since the last sentinel: the next is one when it reaches every - 1.
+    // Windows since the last sentinel: the next is one when it reaches every - 1. every = 1
+    // would time only sentinels (the plan refuses it); it means none here.
+    let every = if sentinel.every > 1 { sentinel.every } else { u64::MAX };
     let mut since = 0u64;
-    // every = 1 would time only sentinels (the plan refuses it); it means none here.
-    let next_is_sentinel = |since: u64| sentinel.every > 1 && since + 1 == sentinel.every;
     while kept < want && it < end {
         if STOP.load(Ordering::Relaxed) {
             break;
         }
-        let is_sentinel = next_is_sentinel(since);
-        let target = if is_sentinel { sentinel.tracer } else { tracer };
-        let w = window(clock, counters, target, it as u32, det, &mut c, &mut delta);
-        first_t0 = first_t0.or(Some(w.t0));
-        // Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`) do not discard, nor
-        // does a sleep inside the call (`reason::KEPT`): both are the tracer's cost.
-        let mut mask = if w.h1 == w.h0 { 0 } else { det.classify(w.h0, w.h1) };
-        if w.not_running != 0 {
-            mask |= Reason::CounterNotRunning as u16;
-        }
-        let keep = mask & !(tolerated | KEPT) == 0;
-        if is_sentinel {
+        // The choice is made before the window. The sentinel's window is its own inlined copy of
+        // `window`, so its indirect call site only ever goes to `none` and the tracer's only to
+        // the tracer: neither call pays a mispredicted target for the other's sake.
+        if since + 1 == every {
             since = 0;
+            let w = window(clock, counters, sentinel.tracer, it as u32, det, &mut c, &mut delta);
+            let keep = verdict(det, &w) & !(tolerated | KEPT) == 0;
             keep_sentinel(
                 buf,
                 keep,
@@ -263,6 +257,10 @@ pub fn run<C: Clock, R: CounterRead>(
             );
             continue;
         }
+        let w = window(clock, counters, tracer, it as u32, det, &mut c, &mut delta);
+        first_t0 = first_t0.or(Some(w.t0));
+        let mask = verdict(det, &w);
+        let keep = mask & !(tolerated | KEPT) == 0;
         since += 1;
         if w.not_running != 0 {
             for (k, n) in buf.counter_not_running.iter_mut().enumerate() {
@@ -296,6 +294,18 @@ pub fn run<C: Clock, R: CounterRead>(
     }
     buf.first_t0 = first_t0;
     Outcome { kept, attempts: it - first_iteration }
+}
+
+/// The detector's reasons for a window, and `CounterNotRunning` when a counter missed part of
+/// it. Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`, in `tolerated`) do not
+/// discard, nor does a sleep inside the call (`reason::KEPT`): both are the tracer's cost.
+#[inline(always)]
+fn verdict(det: &mut Detector, w: &Window) -> u16 {
+    let mut mask = if w.h1 == w.h0 { 0 } else { det.classify(w.h0, w.h1) };
+    if w.not_running != 0 {
+        mask |= Reason::CounterNotRunning as u16;
+    }
+    mask
 }
 
 /// A sentinel window's verdict: kept into the preallocated buffer (never past its capacity), or
