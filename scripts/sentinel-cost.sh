@@ -3,14 +3,15 @@
 # Runs `tracebench run` with --sentinel-every 32 and with --sentinel-every 0, alternating (the
 # order flips every round, so a drift of the machine hits both alike), ROUNDS rounds each, and
 # prints per tracer the median over rounds of each setting's mean (summary.csv mean_ns, and
-# p50_ns beside it) and their ratio. A ratio of 1 means the sentinels cost the tracer nothing;
-# figures only, no threshold (timings on a shared machine are noisy).
+# p50_ns beside it), their ratio, and the median of the per-round ratios. A ratio of 1 means
+# the sentinels cost the tracer nothing; figures only, no threshold (timings on a shared machine
+# are noisy).
 #   TRACERS (default none,lw,printf,lttng-ust; lttng-ust is left out when `tracebench list`
-#   says it cannot run here), ROUNDS (default 6, at least 4), N (kept calls per cell, 20000),
+#   says it cannot run here), ROUNDS (default 12, at least 4), N (kept calls per cell, 20000),
 #   EVERY (the sentinel period tried, 32), BIN (target/release/tracebench).
 set -euo pipefail
 BIN=${BIN:-target/release/tracebench}
-ROUNDS=${ROUNDS:-6}
+ROUNDS=${ROUNDS:-12}
 N=${N:-20000}
 EVERY=${EVERY:-32}
 if [ "$ROUNDS" -lt 4 ]; then echo "sentinel-cost: ROUNDS must be at least 4 (got $ROUNDS)" >&2; exit 2; fi
@@ -35,16 +36,20 @@ done
 python3 - "$tmp" "$ROUNDS" "$TRACERS" "$EVERY" "$N" <<'PY'
 import csv, statistics, sys
 d, rounds, tracers, every, n = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4], sys.argv[5]
-def col(setting, tracer, name):
+def per_round(setting, tracer, name):
     out = []
     for r in range(1, rounds + 1):
         rows = {x["tracer"]: x for x in csv.DictReader(open(f"{d}/{setting}-{r}/summary.csv"))}
         out.append(float(rows[tracer][name]))
-    return statistics.median(out)
+    return out
 print(f"sentinel cost: {rounds} interleaved rounds of `run -n {n}`, --sentinel-every {every} (on) vs 0 (off);")
-print("medians over rounds of each round's mean_ns and p50_ns")
-print(f"{'tracer':<12} {'mean on':>9} {'mean off':>9} {'on/off':>7}   {'p50 on':>8} {'p50 off':>8} {'on/off':>7}")
+print("medians over rounds of each round's mean_ns and p50_ns, their ratio, and the median of the")
+print("per-round ratios of means (on and off of one round ran back to back)")
+print(f"{'tracer':<12} {'mean on':>9} {'mean off':>9} {'on/off':>7}   {'p50 on':>8} {'p50 off':>8} {'on/off':>7}   {'paired':>7}")
 for t in tracers:
-    mon, moff, pon, poff = col("on", t, "mean_ns"), col("off", t, "mean_ns"), col("on", t, "p50_ns"), col("off", t, "p50_ns")
-    print(f"{t:<12} {mon:>9.2f} {moff:>9.2f} {mon / moff:>7.3f}   {pon:>8.2f} {poff:>8.2f} {pon / poff:>7.3f}")
+    on, off = per_round("on", t, "mean_ns"), per_round("off", t, "mean_ns")
+    mon, moff = statistics.median(on), statistics.median(off)
+    pon, poff = statistics.median(per_round("on", t, "p50_ns")), statistics.median(per_round("off", t, "p50_ns"))
+    paired = statistics.median(a / b for a, b in zip(on, off))
+    print(f"{t:<12} {mon:>9.2f} {moff:>9.2f} {mon / moff:>7.3f}   {pon:>8.2f} {poff:>8.2f} {pon / poff:>7.3f}   {paired:>7.3f}")
 PY
