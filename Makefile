@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost
 
 all: build
 
@@ -55,6 +55,10 @@ docs:
 # Precision figures of the measurement core (docs/validation.md, "Precision").
 precision: build
 	bash scripts/bench-precision.sh
+
+# Do sentinel windows move a tracer's cost? Interleaved runs with and without them (docs/method.md).
+sentinel-cost: build
+	BIN=$(BIN) bash scripts/sentinel-cost.sh
 
 # Validation figures of the regression gate (docs/ci-gate.md): false alarms and power.
 bench-gate: build

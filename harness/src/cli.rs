@@ -131,6 +131,11 @@ pub struct RunArgs {
     /// its exact user-space instruction count and kernel entries (no PMU needed, no timing).
     #[arg(long, value_parser = ["singlestep"])]
     pub instructions: Option<String>,
+    /// Every K-th timed window times an empty call (the `none` tracer) instead, written to
+    /// sentinels.csv: the machine's speed beside the tracer's calls; 0 turns them off (always off
+    /// with --kernel and --instructions).
+    #[arg(long, value_name = "K", default_value_t = crate::runner::timed::DEFAULT_SENTINEL_EVERY)]
+    pub sentinel_every: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -270,6 +275,7 @@ impl RunArgs {
             probe_site: a.probe_site,
             export: a.export,
             singlestep: a.instructions.is_some(),
+            sentinel_every: a.sentinel_every,
         }
     }
 }

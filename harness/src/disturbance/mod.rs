@@ -432,6 +432,14 @@ impl Detector {
         unsafe { std::ptr::read_volatile(self.base.add(off) as *const u64) }
     }
 
+    /// Tests only: where the head lives, so a fake tracer can move it by one empty record as a
+    /// disturbance would (`classify` then names it `Lost`, and the window is discarded).
+    #[cfg(test)]
+    pub(crate) fn head_ptr_for_test(&self) -> *mut u64 {
+        // SAFETY: as in `head`; a test's detector is `disabled`, an anonymous private mapping.
+        unsafe { self.base.add(DATA_HEAD_OFFSET) as *mut u64 }
+    }
+
     /// Names what moved the head from `from` to `to`, and consumes those records. Call it outside
     /// the timed window, only when the head moved.
     pub fn classify(&mut self, from: u64, to: u64) -> u16 {

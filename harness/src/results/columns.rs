@@ -3,7 +3,14 @@
 
 /// events.csv: these, then one column per counter read in the run, then [`EVENTS_TAIL`].
 pub const EVENTS_HEAD: [&str; 6] = ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns"];
-pub const EVENTS_TAIL: [&str; 2] = ["repetition", "counter_set"];
+/// `t_ns` (appended last): the start of the call's window, ns from the start of the cell's first
+/// timed window, on the run's clock; empty where the cell has no time (`--kernel`). A stepped
+/// run's events.csv ([`STEPPED_EVENTS`]) has no timing column, this one included.
+pub const EVENTS_TAIL: [&str; 3] = ["repetition", "counter_set", T_NS];
+pub const T_NS: &str = "t_ns";
+/// sentinels.csv (with `--sentinel-every K` > 0): one row per kept sentinel window, an empty
+/// call timed between the tracer's; `iteration` is the tracer call it precedes.
+pub const SENTINELS: [&str; 8] = ["tracer", "threads", "thread", "cpu", "iteration", T_NS, "latency_ns", "repetition"];
 /// discarded.csv.
 pub const DISCARDS: [&str; 8] =
     ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns", "reason", "repetition"];
@@ -89,7 +96,7 @@ pub const KERNEL_ENTRIES: &str = "kernel_entries";
 /// the (slow, stepped) read forces them; unstepped they are a rare accident (see
 /// `singlestep::stepper::Vdso`).
 pub const CLOCK_RETRIES: &str = "clock_retries";
-/// events.csv of a stepped run.
+/// events.csv of a stepped run (no `t_ns` either: a stepped run has no timing column at all).
 pub const STEPPED_EVENTS: [&str; 10] = [
     "tracer",
     "threads",

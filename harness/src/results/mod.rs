@@ -9,6 +9,7 @@
 //! OUT/repetitions.csv            one row per tracer x thread count x repetition
 //! OUT/<tracer dir>/events.csv    every kept call
 //! OUT/<tracer dir>/discarded.csv every discarded call, with its reasons
+//! OUT/<tracer dir>/sentinels.csv every kept sentinel window (--sentinel-every K > 0)
 //! ```
 pub mod atomic;
 pub mod columns;
@@ -28,6 +29,7 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 pub const REPETITIONS_CSV: &str = "repetitions.csv";
 pub const EVENTS_CSV: &str = "events.csv";
 pub const DISCARDED_CSV: &str = "discarded.csv";
+pub const SENTINELS_CSV: &str = "sentinels.csv";
 /// A sweep's table, beside its `KNOB=VALUE/` results directories.
 pub const SWEEP_CSV: &str = "sweep.csv";
 

@@ -21,6 +21,8 @@ pub struct EventRow<'a> {
     pub counters: &'a [Option<u64>],
     pub repetition: usize,
     pub counter_set: usize,
+    /// The window's start (`columns::T_NS`); None where the cell has no time.
+    pub t_ns: Option<f64>,
 }
 
 /// One discarded call (a line of discarded.csv).
@@ -59,7 +61,11 @@ impl EventsWriter {
                     None => write!(f, ",")?,
                 }
             }
-            writeln!(f, ",{},{}", r.repetition, r.counter_set)
+            write!(f, ",{},{},", r.repetition, r.counter_set)?;
+            match r.t_ns {
+                Some(t) => writeln!(f, "{t:.0}"),
+                None => writeln!(f),
+            }
         })();
         res.map_err(|e| Error::io(&self.path, e))
     }
@@ -90,6 +96,48 @@ impl DiscardsWriter {
             self.f,
             "{},{},{},{},{},{:.2},{},{}",
             r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.latency_ns, r.reason, r.repetition
+        )
+        .map_err(|e| Error::io(&self.path, e))
+    }
+    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
+        append_body(&mut self.f, other, &self.path)
+    }
+    pub fn commit(self) -> Result<(), Error> {
+        self.f.commit()
+    }
+}
+
+/// One kept sentinel window (a line of sentinels.csv).
+#[derive(Debug, Clone, Copy)]
+pub struct SentinelRow<'a> {
+    pub tracer: &'a str,
+    pub threads: usize,
+    pub thread: usize,
+    pub cpu: u32,
+    /// The tracer iteration this sentinel precedes.
+    pub iteration: u64,
+    pub t_ns: f64,
+    pub latency_ns: f64,
+    pub repetition: usize,
+}
+
+/// sentinels.csv, written atomically.
+pub struct SentinelsWriter {
+    f: AtomicFile,
+    path: PathBuf,
+}
+
+impl SentinelsWriter {
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let mut f = AtomicFile::create(path)?;
+        writeln!(f, "{}", columns::SENTINELS.join(",")).map_err(|e| Error::io(path, e))?;
+        Ok(SentinelsWriter { f, path: path.to_path_buf() })
+    }
+    pub fn row(&mut self, r: &SentinelRow) -> Result<(), Error> {
+        writeln!(
+            self.f,
+            "{},{},{},{},{},{:.0},{:.2},{}",
+            r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.t_ns, r.latency_ns, r.repetition
         )
         .map_err(|e| Error::io(&self.path, e))
     }
@@ -333,14 +381,15 @@ mod tests {
             counters: &[Some(800), None],
             repetition: 0,
             counter_set: 1,
+            t_ns: Some(1234.4),
         };
         w.row(&row).unwrap();
         w.commit().unwrap();
         let text = std::fs::read_to_string(&a).unwrap();
         assert_eq!(
             text,
-            "tracer,threads,thread,cpu,iteration,latency_ns,task-clock,cycles,repetition,counter_set\n\
-             lw,1,0,1,7,40.06,800,,0,1\n"
+            "tracer,threads,thread,cpu,iteration,latency_ns,task-clock,cycles,repetition,counter_set,t_ns\n\
+             lw,1,0,1,7,40.06,800,,0,1,1234\n"
         );
         let b = d.path().join("b.csv");
         let mut w = EventsWriter::create(&b, &counters).unwrap();

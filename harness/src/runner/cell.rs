@@ -10,13 +10,13 @@ use std::sync::Barrier;
 use tracebench_tracers::Tracer;
 
 use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_RESULT, CELL_STOP};
-use super::timed::{self, Buffers, STOP};
+use super::timed::{self, Buffers, Sentinel, STOP};
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::{CounterGroup, CounterRead, NoCounters};
 use crate::disturbance::{Detector, Reason, Sources, ALL_REASONS};
 use crate::error::Error;
-use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter};
-use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV};
+use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter, SentinelRow, SentinelsWriter};
+use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, SENTINELS_CSV};
 use crate::steady_state::{self, Window};
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -65,7 +65,9 @@ pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
         return crate::runner::singlestep::cell_main(&spec);
     }
     let tracer = tracebench_tracers::create(&spec.spec, &spec.create_options())?;
-    let outs = measure(&spec, tracer.as_ref());
+    // The sentinel: the `none` tracer, called through the same `&dyn Tracer` as the tracer.
+    let none = tracebench_tracers::create("none", &spec.create_options())?;
+    let outs = measure(&spec, tracer.as_ref(), none.as_ref());
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
     // Tear the tracer down before writing: the system is restored even if writing fails.
@@ -104,14 +106,15 @@ pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
     Ok(if result.stopped { 130 } else { 0 })
 }
 
-fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<ThreadOut>, Error> {
+fn measure(spec: &CellSpec, tracer: &dyn Tracer, none: &dyn Tracer) -> Result<Vec<ThreadOut>, Error> {
     let barrier = Barrier::new(spec.threads);
     let failed = AtomicBool::new(false);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..spec.threads)
             .map(|t| {
                 let (barrier, failed) = (&barrier, &failed);
-                s.spawn(move || thread_main(spec, tracer, t, barrier, failed))
+                let sentinel = Sentinel { tracer: none, every: spec.sentinel_every };
+                s.spawn(move || thread_main(spec, tracer, sentinel, t, barrier, failed))
             })
             .collect();
         let mut outs = Vec::new();
@@ -135,6 +138,7 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<ThreadOut>, Error
 fn thread_main(
     spec: &CellSpec,
     tracer: &dyn Tracer,
+    sentinel: Sentinel,
     t: usize,
     barrier: &Barrier,
     failed: &AtomicBool,
@@ -146,8 +150,10 @@ fn thread_main(
         let det = Detector::open_ignoring(tolerated_mask(tracer))?;
         let group = if spec.counters.is_empty() { None } else { Some(CounterGroup::open(&spec.counters)?) };
         // Room for a generous share of discarded rows; beyond it, reasons are still counted.
-        let buf = Buffers::new(spec.iterations, spec.iterations * 2 + 1000);
-        let scratch = Buffers::new(steady_state::WINDOW, 0);
+        let every = spec.sentinel_every;
+        let buf =
+            Buffers::new(spec.iterations, spec.iterations * 2 + 1000, timed::sentinel_rows(spec.iterations, every));
+        let scratch = Buffers::new(steady_state::WINDOW, 0, timed::sentinel_rows(steady_state::WINDOW, every));
         Ok::<_, Error>((det, group, buf, scratch))
     })();
     if setup.is_err() {
@@ -164,7 +170,7 @@ fn thread_main(
     macro_rules! go {
         ($clock:expr, $ctr:expr) => {{
             let ctr = $ctr;
-            let r = body($clock, &ctr, spec, tracer, &mut det, &mut buf, &mut scratch, barrier, t, cpu);
+            let r = body($clock, &ctr, spec, tracer, sentinel, &mut det, &mut buf, &mut scratch, barrier, t, cpu);
             (r, ctr.method())
         }};
     }
@@ -194,6 +200,7 @@ fn body<C: Clock, R: CounterRead>(
     ctr: &R,
     spec: &CellSpec,
     tracer: &dyn Tracer,
+    sentinel: Sentinel,
     det: &mut Detector,
     buf: &mut Buffers,
     scratch: &mut Buffers,
@@ -215,7 +222,8 @@ fn body<C: Clock, R: CounterRead>(
         if STOP.load(Ordering::Relaxed) {
             break;
         }
-        let o = timed::run(clock, ctr, tracer, det, scratch, w, 0, (w as u64) * 50, false, tolerated);
+        // Warm-up interleaves the sentinels too: the steady state is the one that is measured.
+        let o = timed::run(clock, ctr, tracer, sentinel, det, scratch, w, 0, (w as u64) * 50, false, tolerated);
         warmup_calls += o.attempts;
         lat.clear();
         lat.extend(scratch.samples[..o.kept].iter().map(|s| to_ns(s.ticks, hz)));
@@ -231,7 +239,7 @@ fn body<C: Clock, R: CounterRead>(
     // Threads start measuring together (survey 6.2.1: 5,000 iterations per core, in parallel).
     barrier.wait();
     let max_attempts = spec.iterations as u64 * 50 + 100_000;
-    let o = timed::run(clock, ctr, tracer, det, buf, spec.iterations, 0, max_attempts, true, tolerated);
+    let o = timed::run(clock, ctr, tracer, sentinel, det, buf, spec.iterations, 0, max_attempts, true, tolerated);
     let mut reasons = BTreeMap::new();
     for r in ALL_REASONS {
         let n = buf.reason_counts[(r as u16).trailing_zeros() as usize];
@@ -256,6 +264,9 @@ fn body<C: Clock, R: CounterRead>(
         counter_scheduled_fraction: None,
         blocked: buf.blocked,
         blocked_ns: to_ns(buf.blocked_ticks, hz),
+        sentinels: buf.sentinels.len() as u64,
+        sentinels_dropped: buf.sentinels_dropped,
+        sentinels_unstored: buf.sentinels_unstored,
     }
 }
 
@@ -265,6 +276,9 @@ fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error>
     let columns = if spec.columns.is_empty() { &spec.counters } else { &spec.columns };
     let slot: Vec<Option<usize>> = columns.iter().map(|c| spec.counters.iter().position(|x| x == c)).collect();
     let mut values: Vec<Option<u64>> = vec![None; columns.len()];
+    // t_ns's origin: the first timed window of any of the cell's threads (they start together).
+    let origin = outs.iter().filter_map(|o| o.buf.first_t0).min().unwrap_or(0);
+    let t_ns = |t0: u64| to_ns(t0.saturating_sub(origin), hz);
     let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), columns)?;
     for o in outs {
         for s in &o.buf.samples {
@@ -281,10 +295,14 @@ fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error>
                 counters: &values,
                 repetition: spec.repetition,
                 counter_set: spec.counter_set,
+                t_ns: Some(t_ns(s.t0)),
             })?;
         }
     }
     ev.commit()?;
+    if spec.sentinel_every > 0 {
+        write_sentinels(spec, outs, hz, &t_ns)?;
+    }
     let mut ds = DiscardsWriter::create(&spec.dir.join(DISCARDED_CSV))?;
     for o in outs {
         for d in &o.buf.discards {
@@ -301,4 +319,24 @@ fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error>
         }
     }
     ds.commit()
+}
+
+/// The cell's sentinels.csv (`--sentinel-every K` > 0), on the same `t_ns` origin as its events.
+fn write_sentinels(spec: &CellSpec, outs: &[ThreadOut], hz: f64, t_ns: &dyn Fn(u64) -> f64) -> Result<(), Error> {
+    let mut w = SentinelsWriter::create(&spec.dir.join(SENTINELS_CSV))?;
+    for o in outs {
+        for s in &o.buf.sentinels {
+            w.row(&SentinelRow {
+                tracer: &spec.label,
+                threads: spec.threads,
+                thread: o.result.thread,
+                cpu: if s.cpu == u32::MAX { o.result.cpu as u32 } else { s.cpu },
+                iteration: s.iteration,
+                t_ns: t_ns(s.t0),
+                latency_ns: to_ns(s.ticks, hz),
+                repetition: spec.repetition,
+            })?;
+        }
+    }
+    w.commit()
 }

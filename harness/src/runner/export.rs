@@ -76,6 +76,9 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         },
         "iterations": args.iterations,
         "repeats": args.repeats,
+        // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
+        // stepped runs never have them).
+        "sentinel_every": args.effective_sentinel_every(),
         "threads": plan.threads,
         "cpus": plan.cpus,
         "payload": if args.kernel {
@@ -175,6 +178,8 @@ fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
             "per_thread": c.result.as_ref().map(|x| x.threads.iter().map(|t| json!({
                 "thread": t.thread, "cpu": t.cpu, "kept": t.kept, "discarded": t.discarded, "reasons": t.reasons,
                 "blocked": t.blocked,
+                "sentinels": t.sentinels, "sentinels_dropped": t.sentinels_dropped,
+                "sentinels_unstored": t.sentinels_unstored,
                 "blocked_mean_ns": (t.blocked > 0).then(|| t.blocked_ns / t.blocked as f64),
                 "warmup_calls": t.warmup_calls, "wrap_calls": t.wrap_calls, "steady": t.steady,
                 "drift_windows": t.windows, "discard_rows_dropped": t.discard_rows_dropped,

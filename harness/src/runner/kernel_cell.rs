@@ -179,6 +179,8 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
                 counters: &values,
                 repetition: spec.repetition,
                 counter_set: spec.counter_set,
+                // The module's samples hold no window start: kernel rows have no time.
+                t_ns: None,
             })?;
         }
         let mut reasons = BTreeMap::new();
@@ -204,6 +206,9 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             counter_scheduled_fraction: None,
             blocked: 0,
             blocked_ns: 0.0,
+            sentinels: 0,
+            sentinels_dropped: 0,
+            sentinels_unstored: 0,
         });
     }
     ev.commit()?;

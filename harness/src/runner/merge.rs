@@ -1,5 +1,5 @@
 //! Stage 4, merge: the cells' rows become one events.csv and discarded.csv per tracer (by
-//! concatenation: the cells wrote them in final form), and the summaries per tracer x thread
+//! concatenation: the cells wrote them in final form; sentinels.csv too when the run has them), and the summaries per tracer x thread
 //! count (summary.csv) and per repetition (repetitions.csv). A group with no kept call (a cell a
 //! Ctrl-C stopped before its first) writes no row: a kept-0 row with NaN statistics would read as
 //! data; run.json says the run was interrupted and where (`export`).
@@ -9,8 +9,8 @@ use std::path::Path;
 use super::plan::Plan;
 use super::supervise::CellRun;
 use crate::error::Error;
-use crate::results::rows::{self, DiscardsWriter, EventsWriter, SummaryRow};
-use crate::results::{ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, SentinelsWriter, SummaryRow};
+use crate::results::{ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SENTINELS_CSV, SUMMARY_CSV};
 use crate::stats;
 
 /// Blocks of `mom_ns`: a stall must hit 5 of 10 blocks to move it.
@@ -136,8 +136,34 @@ pub fn concatenate<G: Group>(
     Ok((summary_rows, rep_rows))
 }
 
+/// Each tracer's sentinels.csv: its cells' files concatenated in the order of its events.csv. A
+/// cell that measured wrote one (headers only when it kept no sentinel).
+fn merge_sentinels(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
+    for (ri, row) in plan.rows.iter().enumerate() {
+        let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut w = SentinelsWriter::create(&out.tracer_dir(&row.dir)?.join(SENTINELS_CSV))?;
+        for c in mine {
+            w.append_body_of(&c.spec.dir.join(SENTINELS_CSV))?;
+        }
+        w.commit()?;
+    }
+    Ok(())
+}
+
 /// Merges the cells into the results directory; returns the summary rows (per tracer x threads).
-pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun], columns: &[String]) -> Result<Vec<SummaryRow>, Error> {
+pub fn merge(
+    out: &ResultsDir,
+    plan: &Plan,
+    runs: &[CellRun],
+    columns: &[String],
+    sentinels: bool,
+) -> Result<Vec<SummaryRow>, Error> {
+    if sentinels {
+        merge_sentinels(out, plan, runs)?;
+    }
     let (summary_rows, rep_rows) = concatenate(
         out,
         plan,

@@ -101,7 +101,11 @@ fn finish(
 ) -> Result<Vec<SummaryRow>, Error> {
     // --instructions singlestep: its own columns and table (issue 19, `crate::runner::singlestep`).
     let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
-    let summaries = if stepped.is_some() { Vec::new() } else { merge::merge(&p.out, &p.plan, runs, &p.columns)? };
+    let summaries = if stepped.is_some() {
+        Vec::new()
+    } else {
+        merge::merge(&p.out, &p.plan, runs, &p.columns, p.opts.effective_sentinel_every() > 0)?
+    };
     let facts = export::RunFacts {
         opts: &p.opts,
         mode: p.mode,
@@ -138,7 +142,10 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let shared = Shared::measure(opts, plan.cpus[0])?;
     let avail = probe_counters(&plan.sets)?;
     let counters = plan::counter_columns(&avail).len();
-    space::check(&plan.out, space::estimate(&plan, opts.iterations, opts.repeats, counters))?;
+    space::check(
+        &plan.out,
+        space::estimate(&plan, opts.iterations, opts.repeats, counters, opts.effective_sentinel_every()),
+    )?;
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;

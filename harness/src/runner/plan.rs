@@ -38,9 +38,19 @@ pub struct Options {
     pub export: Vec<String>,
     /// `--instructions singlestep`: exact user-space instruction counts, no timing (`singlestep`).
     pub singlestep: bool,
+    /// `--sentinel-every K`: every K-th timed window times the `none` call (0: off).
+    pub sentinel_every: u64,
 }
 
 impl Options {
+    /// The sentinel period the cells use: kernel-lab and stepped cells have none (0).
+    pub fn effective_sentinel_every(&self) -> u64 {
+        if self.kernel || self.singlestep {
+            0
+        } else {
+            self.sentinel_every
+        }
+    }
     pub fn tracer_opts(&self) -> TracerOpts {
         TracerOpts {
             ftrace_clock: self.ftrace_clock.clone(),
@@ -79,6 +89,11 @@ pub struct Plan {
 pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     if args.iterations == 0 {
         return Err(Error::Usage("--iterations must be at least 1 (the survey keeps 5000)".into()));
+    }
+    if args.sentinel_every == 1 {
+        return Err(Error::Usage(
+            "--sentinel-every 1 would time only empty calls; give 0 (no sentinels) or at least 2 (default 32)".into(),
+        ));
     }
     if args.repeats == 0 {
         return Err(Error::Usage("--repeats must be at least 1".into()));
@@ -245,6 +260,7 @@ impl Plan {
                                 kernel: opts.kernel,
                                 payload_size: Some(opts.payload_size),
                                 singlestep: opts.singlestep,
+                                sentinel_every: opts.effective_sentinel_every(),
                             },
                         ));
                     }

@@ -10,6 +10,7 @@
 //! parent -> cell   stop         the stop mark (then a signal), see `supervise`
 //! cell -> parent   result.json  the CellResult: per-thread counts, tracer facts, warnings
 //! cell -> merge    events.csv, discarded.csv   rows in their final form (`results::rows`)
+//! cell -> merge    sentinels.csv               with --sentinel-every K > 0 (timed cells only)
 //! ```
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -76,6 +77,10 @@ pub struct CellSpec {
     /// `--instructions singlestep`: the cell is stepped, not timed (`crate::runner::singlestep`).
     #[serde(default)]
     pub singlestep: bool,
+    /// `--sentinel-every K`: every K-th window of the timed loop times the `none` call (0: none;
+    /// always 0 for kernel and stepped cells).
+    #[serde(default)]
+    pub sentinel_every: u64,
 }
 
 impl CellSpec {
@@ -117,6 +122,14 @@ pub struct ThreadResult {
     pub blocked: u64,
     #[serde(default)]
     pub blocked_ns: f64,
+    /// Sentinel windows kept (written to sentinels.csv), dropped as disturbed, and kept but past
+    /// the preallocated buffer (counted, not written).
+    #[serde(default)]
+    pub sentinels: u64,
+    #[serde(default)]
+    pub sentinels_dropped: u64,
+    #[serde(default)]
+    pub sentinels_unstored: u64,
 }
 
 /// What the cell reports (written as `result.json`).

@@ -18,6 +18,9 @@ pub struct Estimate {
     pub rows: u64,
     /// Upper bound of one events.csv row, in bytes.
     pub row_bytes: u64,
+    /// sentinels.csv rows (one per K - 1 kept calls, with `--sentinel-every K`), and their bound.
+    pub sentinel_rows: u64,
+    pub sentinel_row_bytes: u64,
     /// Peak bytes: each cell's rows are written once by the cell and once more by the merge
     /// before the cells' files are removed.
     pub bytes: u64,
@@ -27,29 +30,36 @@ fn digits(n: u64) -> u64 {
     n.max(1).ilog10() as u64 + 1
 }
 
-/// Rows x row size for `plan` with `iterations` kept calls per thread, `repeats` repetitions
-/// and `counters` counter columns (those the probe found: a counter the machine lacks gets no
-/// column).
-pub fn estimate(plan: &Plan, iterations: usize, repeats: usize, counters: usize) -> Estimate {
+/// A `t_ns` value: up to 12 digits (1000 s of one cell) and its comma.
+const T_NS_BYTES: u64 = 13;
+
+/// Rows x row size for `plan` with `iterations` kept calls per thread, `repeats` repetitions,
+/// `counters` counter columns (those the probe found: a counter the machine lacks gets no
+/// column) and a sentinel every `sentinel_every` windows (0: none).
+pub fn estimate(plan: &Plan, iterations: usize, repeats: usize, counters: usize, sentinel_every: u64) -> Estimate {
     let threads_calls: u64 = plan.threads.iter().map(|&n| n as u64).sum::<u64>() * iterations as u64;
     let cells_per_row = plan.sets.len().max(1) as u64 * repeats as u64;
     let counters = counters as u64;
     let name = plan.rows.iter().map(|r| r.name.len() as u64).max().unwrap_or(8);
     let most_threads = plan.threads.iter().copied().max().unwrap_or(1) as u64;
-    // tracer,threads,thread,cpu,iteration,latency_ns,<counters>,repetition,counter_set\n; an
-    // iteration index can run past the kept count by the discards (2x is generous), a latency
+    // tracer,threads,thread,cpu,iteration,latency_ns,<counters>,repetition,counter_set,t_ns\n;
+    // an iteration index can run past the kept count by the discards (2x is generous), a latency
     // takes up to 7 digits (10 ms), a counter value up to 10.
-    let row_bytes = name
-        + 2 * digits(most_threads)
-        + 4
-        + digits(2 * iterations as u64)
-        + 7
-        + 11 * counters
-        + digits(repeats as u64)
-        + 1
-        + 9;
+    let key = name + 2 * digits(most_threads) + 4 + digits(2 * iterations as u64) + 7;
+    let row_bytes = key + T_NS_BYTES + 11 * counters + digits(repeats as u64) + 1 + 9;
     let rows = plan.rows.len() as u64 * cells_per_row * threads_calls;
-    Estimate { rows, row_bytes, bytes: 2 * rows * row_bytes }
+    // sentinels.csv: tracer,threads,thread,cpu,iteration,t_ns,latency_ns,repetition\n, one row
+    // per K - 1 kept calls (`timed::sentinel_rows` bounds what a thread keeps).
+    let sentinel_rows = if sentinel_every < 2 { 0 } else { rows / (sentinel_every - 1) };
+    // A latency's 3 decimals and the commas and newline: 6 + 2.
+    let sentinel_row_bytes = key + 6 + T_NS_BYTES + digits(repeats as u64) + 2;
+    Estimate {
+        rows,
+        row_bytes,
+        sentinel_rows,
+        sentinel_row_bytes,
+        bytes: 2 * (rows * row_bytes + sentinel_rows * sentinel_row_bytes),
+    }
 }
 
 /// Free bytes for an unprivileged writer on the filesystem that holds `path` (or would: the
@@ -123,19 +133,29 @@ mod tests {
 
     #[test]
     fn rows_scale_with_tracers_threads_sets_and_repeats() {
-        let one = estimate(&plan(1, vec![1], vec![vec![]]), 1000, 1, 0);
+        let one = estimate(&plan(1, vec![1], vec![vec![]]), 1000, 1, 0, 0);
         assert_eq!(one.rows, 1000);
-        let more = estimate(&plan(2, vec![1, 2], vec![vec!["a".into()], vec!["b".into()]]), 1000, 3, 2);
+        let more = estimate(&plan(2, vec![1, 2], vec![vec!["a".into()], vec!["b".into()]]), 1000, 3, 2, 0);
         assert_eq!(more.rows, 2 * 3 * 2 * 3 * 1000);
         assert!(more.row_bytes > one.row_bytes);
         assert_eq!(one.bytes, 2 * one.rows * one.row_bytes);
         // An events.csv row as the cell writes it fits the bound.
-        assert!("lttng-ust0,1,0,1,1999,1234567,0,0\n".len() as u64 <= one.row_bytes);
+        assert!("lttng-ust0,1,0,1,1999,1234567,0,0,999999999999\n".len() as u64 <= one.row_bytes);
+        assert_eq!(one.sentinel_rows, 0);
+    }
+
+    #[test]
+    fn sentinels_add_a_row_per_k_minus_one_calls() {
+        let p = plan(1, vec![1], vec![vec![]]);
+        let (off, on) = (estimate(&p, 3100, 1, 0, 0), estimate(&p, 3100, 1, 0, 32));
+        assert_eq!((on.rows, on.sentinel_rows), (3100, 100));
+        assert_eq!(on.bytes, off.bytes + 2 * 100 * on.sentinel_row_bytes);
+        assert!("lttng-ust0,1,0,1,3099,999999999999,1234567.89,0\n".len() as u64 <= on.sentinel_row_bytes);
     }
 
     #[test]
     fn refuses_what_cannot_fit_and_warns_when_close() {
-        let e = Estimate { rows: 1000, row_bytes: 50, bytes: 100_000 };
+        let e = Estimate { rows: 1000, row_bytes: 50, sentinel_rows: 0, sentinel_row_bytes: 0, bytes: 100_000 };
         let err = judge(Path::new("o"), e, 99_999).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("filesystem has 0.1 MiB free"), "{err}");

@@ -33,13 +33,15 @@ fn usage(s: String) -> Error {
 
 /// The disk check over every value's run: they all exist at once until the sweep ends.
 fn check_space(root: &Path, plans: &[(Options, plan::Plan)], counters: usize) -> Result<(), Error> {
-    let total =
-        plans.iter().map(|(o, p)| super::space::estimate(p, o.iterations, o.repeats, counters)).reduce(|a, b| {
-            super::space::Estimate {
-                rows: a.rows + b.rows,
-                row_bytes: a.row_bytes.max(b.row_bytes),
-                bytes: a.bytes + b.bytes,
-            }
+    let total = plans
+        .iter()
+        .map(|(o, p)| super::space::estimate(p, o.iterations, o.repeats, counters, o.effective_sentinel_every()))
+        .reduce(|a, b| super::space::Estimate {
+            rows: a.rows + b.rows,
+            row_bytes: a.row_bytes.max(b.row_bytes),
+            sentinel_rows: a.sentinel_rows + b.sentinel_rows,
+            sentinel_row_bytes: a.sentinel_row_bytes.max(b.sentinel_row_bytes),
+            bytes: a.bytes + b.bytes,
         });
     match total {
         Some(e) => super::space::check(root, e),

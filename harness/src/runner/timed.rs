@@ -1,6 +1,37 @@
 //! The timed loop: survey Algorithm 1 in user space, per iteration.
 //!
 //! ```text
+//! every K-th window (K = --sentinel-every; never when K = 0):
+//!     target = the sentinel (the `none` tracer)      (chosen before the window; no branch in it;
+//! else                                                a copy of the same inlined window code, so
+//!     target = the tracer                             each call site has one target only)
+//! head0 = detector head        (one load; outside the window)
+//! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
+//! t0 = clock start             (lfence; rdtsc)
+//! target.fire(iteration)       (the only thing in the window, through the same &dyn Tracer call)
+//! t1 = clock end               (lfence; rdtsc)
+//! counters -> c1               (rdpmc only, counter numbers preloaded; or read() of the group)
+//! head1 = detector head
+//! delta = c1 - c0, valid only if every counter counted the whole call (see `counters`)
+//! keep the sample only if head1 == head0 and the delta is valid
+//! a tracer window: store (iteration, t0, t1 - t0, counters, cpu); iteration += 1
+//! a sentinel window: store (the iteration it precedes, t0, t1 - t0, cpu) apart, or count it
+//!     dropped; the iteration number does not move, so the tracer's periods (LTTng's sub-buffer
+//!     switch every N calls) stay in the tracer's own call count
+//! ```
+//! The clock's fences are described in `clock`; the counters' in `counters::rdpmc`.
+//! Interrupts cannot be masked in user space, so instead every iteration that an interrupt,
+//! softirq, NMI, context switch, migration or page fault touched is *seen* (see
+//! `disturbance`) and discarded with its reason, per iteration (the survey's code checked NMIs
+//! once per run). The loop is generic over the clock and the counter reader so that each
+//! combination is compiled without a branch on the mode, and it writes only into buffers that
+//! were allocated and touched before warm-up: no allocation, I/O or system call of ours enters
+//! the window. Sentinel windows (docs/method.md) time an empty call between the tracer's calls,
+//! with the same window code ([`window`]), so they measure what the floor measures at the same
+//! moment: the machine's speed over the run, beside the tracer's.
+//! The timed loop: survey Algorithm 1 in user space, per iteration.
+//!
+//! ```text
 //! head0 = detector head        (one load; outside the window)
 //! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
 //! t0 = clock start             (lfence; rdtsc)
@@ -32,6 +63,9 @@ use tracebench_tracers::reason::KEPT;
 /// tracer's teardown runs and what was measured is written.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// `--sentinel-every`'s default: one window in 32 is a sentinel (about 3% more calls).
+pub const DEFAULT_SENTINEL_EVERY: u64 = 32;
+
 /// One kept call.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
@@ -39,6 +73,18 @@ pub struct Sample {
     pub iteration: u64,
     pub ticks: u64,
     pub counters: [u64; MAX],
+    pub cpu: u32,
+    /// The clock's start read of the window (raw units; stored after the window closes).
+    pub t0: u64,
+}
+
+/// One kept sentinel window (an empty call timed between the tracer's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SentinelSample {
+    /// The tracer iteration this sentinel precedes (it consumes none of its own).
+    pub iteration: u64,
+    pub t0: u64,
+    pub ticks: u64,
     pub cpu: u32,
 }
 
@@ -55,6 +101,15 @@ pub struct Discard {
 pub struct Buffers {
     pub samples: Vec<Sample>,
     pub discards: Vec<Discard>,
+    /// Kept sentinel windows (capacity fixed before warm-up; full, later ones are only counted).
+    pub sentinels: Vec<SentinelSample>,
+    /// Sentinel windows the detector saw disturbed (dropped by the tracer's rule).
+    pub sentinels_dropped: u64,
+    /// Kept sentinel windows that found `sentinels` full.
+    pub sentinels_unstored: u64,
+    /// t0 of the first window of the last [`run`] (kept or not; None when none ran): the origin
+    /// of `t_ns`.
+    pub first_t0: Option<u64>,
     /// Discards per reason bit (counted even when `discards` is full).
     pub reason_counts: [u64; 16],
     /// Samples discarded because counter k did not count the whole call.
@@ -66,10 +121,20 @@ pub struct Buffers {
     pub blocked_ticks: u64,
 }
 
+/// Rows for the sentinels of `want` kept calls at one sentinel every `every` windows: one per
+/// `every - 1` tracer windows, plus slack for a sentinel discard rate below the tracer's.
+pub fn sentinel_rows(want: usize, every: u64) -> usize {
+    if every < 2 {
+        return 0;
+    }
+    want / (every as usize - 1) + want / 16 + 64
+}
+
 impl Buffers {
-    pub fn new(kept: usize, discard_rows: usize) -> Self {
+    pub fn new(kept: usize, discard_rows: usize, sentinel_rows: usize) -> Self {
         let mut samples = vec![Sample::default(); kept];
         let mut discards = Vec::with_capacity(discard_rows);
+        let mut sentinels = Vec::with_capacity(sentinel_rows);
         // Touch every page now: a first-touch page fault inside the window would be the harness's
         // cost, not the tracer's (survey 6.2.4).
         for s in samples.iter_mut() {
@@ -78,9 +143,15 @@ impl Buffers {
         }
         discards.resize(discard_rows, Discard::default());
         discards.clear();
+        sentinels.resize(sentinel_rows, SentinelSample::default());
+        sentinels.clear();
         Buffers {
             samples,
             discards,
+            sentinels,
+            sentinels_dropped: 0,
+            sentinels_unstored: 0,
+            first_t0: None,
             reason_counts: [0; 16],
             counter_not_running: [0; MAX],
             discarded: 0,
@@ -97,14 +168,58 @@ pub struct Outcome {
     pub attempts: u64,
 }
 
+/// The sentinel: an empty call timed every `every`-th window (0: never).
+#[derive(Clone, Copy)]
+pub struct Sentinel<'a> {
+    pub tracer: &'a dyn Tracer,
+    pub every: u64,
+}
+
+/// What one window measured, before the detector's verdict.
+struct Window {
+    t0: u64,
+    ticks: u64,
+    cpu: u32,
+    h0: u64,
+    h1: u64,
+    not_running: u8,
+}
+
+/// One timed window around `target.fire(arg)`: the same code for the tracer and the sentinel.
+#[inline(always)]
+fn window<C: Clock, R: CounterRead>(
+    clock: &C,
+    counters: &R,
+    target: &dyn Tracer,
+    arg: u32,
+    det: &Detector,
+    c: &mut (Reading, Reading),
+    delta: &mut [u64; MAX],
+) -> Window {
+    let h0 = det.head();
+    compiler_fence(Ordering::SeqCst);
+    counters.start(&mut c.0);
+    let t0 = clock.start();
+    target.fire(arg);
+    let (t1, cpu) = clock.end_cpu();
+    counters.end(&c.0, &mut c.1);
+    compiler_fence(Ordering::SeqCst);
+    let h1 = det.head();
+    let not_running = counters.delta(&c.0, &c.1, delta);
+    Window { t0, ticks: t1.wrapping_sub(t0), cpu, h0, h1, not_running }
+}
+
 /// Fires the tracer until `want` undisturbed samples are in `buf.samples[..want]`, or `max_attempts`
-/// calls were made, or [`STOP`] is set. Iteration numbers start at `first_iteration`.
+/// calls of the tracer were made, or [`STOP`] is set; every `sentinel.every`-th window times the
+/// sentinel instead (into `buf.sentinels`, not counted in the attempts). Iteration numbers start
+/// at `first_iteration`.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn run<C: Clock, R: CounterRead>(
     clock: &C,
     counters: &R,
     tracer: &dyn Tracer,
+    sentinel: Sentinel,
     det: &mut Detector,
     buf: &mut Buffers,
     want: usize,
@@ -113,46 +228,55 @@ pub fn run<C: Clock, R: CounterRead>(
     record_discards: bool,
     tolerated: u16,
 ) -> Outcome {
-    let mut c0 = Reading::default();
-    let mut c1 = Reading::default();
+    let mut c = (Reading::default(), Reading::default());
     let mut delta = [0u64; MAX];
     let mut kept = 0usize;
     let mut it = first_iteration;
     let end = first_iteration + max_attempts;
     let ncount = counters.len();
+    let mut first_t0 = None;
+    // Windows since the last sentinel: the next is one when it reaches every - 1. every = 1
+    // would time only sentinels (the plan refuses it); it means none here.
+    let every = if sentinel.every > 1 { sentinel.every } else { u64::MAX };
+    let mut since = 0u64;
     while kept < want && it < end {
         if STOP.load(Ordering::Relaxed) {
             break;
         }
-        let h0 = det.head();
-        compiler_fence(Ordering::SeqCst);
-        counters.start(&mut c0);
-        let t0 = clock.start();
-        tracer.fire(it as u32);
-        let (t1, cpu) = clock.end_cpu();
-        counters.end(&c0, &mut c1);
-        compiler_fence(Ordering::SeqCst);
-        let h1 = det.head();
-        let ticks = t1.wrapping_sub(t0);
-        let not_running = counters.delta(&c0, &c1, &mut delta);
-        // Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`) do not discard, nor
-        // does a sleep inside the call (`reason::KEPT`): both are the tracer's cost.
-        let mut mask = if h1 == h0 { 0 } else { det.classify(h0, h1) };
-        if not_running != 0 {
-            mask |= Reason::CounterNotRunning as u16;
+        // The choice is made before the window. The sentinel's window is its own inlined copy of
+        // `window`, so its indirect call site only ever goes to `none` and the tracer's only to
+        // the tracer: neither call pays a mispredicted target for the other's sake.
+        if since + 1 == every {
+            since = 0;
+            let w = window(clock, counters, sentinel.tracer, it as u32, det, &mut c, &mut delta);
+            let keep = verdict(det, &w) & !(tolerated | KEPT) == 0;
+            keep_sentinel(
+                buf,
+                keep,
+                SentinelSample { iteration: it - first_iteration, t0: w.t0, ticks: w.ticks, cpu: w.cpu },
+            );
+            continue;
+        }
+        let w = window(clock, counters, tracer, it as u32, det, &mut c, &mut delta);
+        first_t0 = first_t0.or(Some(w.t0));
+        let mask = verdict(det, &w);
+        let keep = mask & !(tolerated | KEPT) == 0;
+        since += 1;
+        if w.not_running != 0 {
             for (k, n) in buf.counter_not_running.iter_mut().enumerate() {
-                *n += u64::from(not_running >> k & 1);
+                *n += u64::from(w.not_running >> k & 1);
             }
         }
-        if mask & !(tolerated | KEPT) == 0 {
+        if keep {
             if mask & KEPT != 0 {
                 buf.blocked += 1;
-                buf.blocked_ticks += ticks;
+                buf.blocked_ticks += w.ticks;
             }
             let s = &mut buf.samples[kept];
             s.iteration = it - first_iteration;
-            s.ticks = ticks;
-            s.cpu = cpu;
+            s.ticks = w.ticks;
+            s.cpu = w.cpu;
+            s.t0 = w.t0;
             s.counters[..ncount].copy_from_slice(&delta[..ncount]);
             kept += 1;
         } else {
@@ -163,12 +287,38 @@ pub fn run<C: Clock, R: CounterRead>(
                 }
             }
             if record_discards && buf.discards.len() < buf.discards.capacity() {
-                buf.discards.push(Discard { iteration: it - first_iteration, ticks, mask, cpu });
+                buf.discards.push(Discard { iteration: it - first_iteration, ticks: w.ticks, mask, cpu: w.cpu });
             }
         }
         it += 1;
     }
+    buf.first_t0 = first_t0;
     Outcome { kept, attempts: it - first_iteration }
+}
+
+/// The detector's reasons for a window, and `CounterNotRunning` when a counter missed part of
+/// it. Reasons the tracer causes itself (`Tracer::intrinsic_disturbances`, in `tolerated`) do not
+/// discard, nor does a sleep inside the call (`reason::KEPT`): both are the tracer's cost.
+#[inline(always)]
+fn verdict(det: &mut Detector, w: &Window) -> u16 {
+    let mut mask = if w.h1 == w.h0 { 0 } else { det.classify(w.h0, w.h1) };
+    if w.not_running != 0 {
+        mask |= Reason::CounterNotRunning as u16;
+    }
+    mask
+}
+
+/// A sentinel window's verdict: kept into the preallocated buffer (never past its capacity), or
+/// counted.
+#[inline(always)]
+fn keep_sentinel(buf: &mut Buffers, keep: bool, s: SentinelSample) {
+    if !keep {
+        buf.sentinels_dropped += 1;
+    } else if buf.sentinels.len() < buf.sentinels.capacity() {
+        buf.sentinels.push(s);
+    } else {
+        buf.sentinels_unstored += 1;
+    }
 }
 
 /// The untimed part of warm-up: `n` plain calls, so the tracer's buffer wraps (survey 6.2.4).
@@ -181,3 +331,7 @@ pub fn fire_untimed(tracer: &dyn Tracer, n: u64) {
         tracer.fire(i as u32);
     }
 }
+
+#[cfg(test)]
+#[path = "timed_tests.rs"]
+mod tests;

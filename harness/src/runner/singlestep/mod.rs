@@ -190,6 +190,9 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
         counter_scheduled_fraction: None,
         blocked: 0,
         blocked_ns: 0.0,
+        sentinels: 0,
+        sentinels_dropped: 0,
+        sentinels_unstored: 0,
     };
     Ok((result, records, detector))
 }
@@ -205,7 +208,7 @@ fn warm_up<C: Clock>(
     let tolerated = tracer.intrinsic_disturbances().iter().fold(0u16, |m, r| m | *r as u16);
     let mut det = Detector::open_ignoring(tolerated)?;
     let detector = serde_json::to_value(det.sources.clone()).unwrap_or_default();
-    let mut scratch = Buffers::new(steady_state::WINDOW, 0);
+    let mut scratch = Buffers::new(steady_state::WINDOW, 0, 0);
     let wrap = steady_state::wrap_calls(tracer.buffer_events());
     timed::fire_untimed(tracer, wrap);
     let mut warmup_calls = wrap;
@@ -216,7 +219,21 @@ fn warm_up<C: Clock>(
         if STOP.load(Ordering::Relaxed) {
             break;
         }
-        let o = timed::run(clock, &NoCounters, tracer, &mut det, &mut scratch, w, 0, (w as u64) * 50, false, tolerated);
+        // A stepped run has no sentinels (`sentinel_every` 0 in run.json).
+        let none = timed::Sentinel { tracer, every: 0 };
+        let o = timed::run(
+            clock,
+            &NoCounters,
+            tracer,
+            none,
+            &mut det,
+            &mut scratch,
+            w,
+            0,
+            (w as u64) * 50,
+            false,
+            tolerated,
+        );
         warmup_calls += o.attempts;
         lat.clear();
         lat.extend(scratch.samples[..o.kept].iter().map(|s| s.ticks as f64 * 1e9 / hz));
