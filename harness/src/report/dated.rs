@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::paths::CodePaths;
-use super::segments::{
-    self, load_calls, load_sentinels, Call, Outcome, PeriodicPath, SegmentInput, SegmentReport, SeqKey,
-};
+use super::segments::{self, load_calls, load_sentinels, Call, PeriodicPath, SegmentInput, SegmentReport, SeqKey};
 use super::ReportError;
 
 /// Fewest calls above the cut on one residue for the path to be located in a sequence (one call
@@ -58,11 +56,6 @@ fn residue(calls: &[Call], period: u64, cut: f64) -> Option<u64> {
     }
     let (r, n) = count.iter().enumerate().max_by_key(|(_, n)| **n)?;
     (*n >= MIN_ON_RESIDUE).then_some(r as u64)
-}
-
-/// True when the run had sentinel windows and times (not old data).
-pub fn is_dated(r: &SegmentReport) -> bool {
-    matches!(r.outcome, Outcome::Dated { .. })
 }
 
 #[cfg(test)]
