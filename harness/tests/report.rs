@@ -78,7 +78,8 @@ fn claimed_paths_reads_every_path_of_a_line() {
     assert_eq!(claimed_paths(l), ["slow path every 64 events", "middle path every 97 events", "irregular path"]);
     assert!(claimed_paths("x: single code path (99.9% of calls, median 20.7 ns); 12 outliers (0.06%) on no path")
         .is_empty());
-    let levels = "x: fast path 98.8% (median 31.3 ns), middle path every 97 events (52 calls, +440 ns); two speed levels \
+    let levels =
+        "x: fast path 98.8% (median 31.3 ns), middle path every 97 events (52 calls, +440 ns); two speed levels \
                   in stretches of calls, not single-call paths: its 64-call windows average 30.9 ns or 35.1 ns (33% of \
                   them at the higher, in 8 stretches; no sentinel windows); 5 outliers (0.10%) on no path";
     assert_eq!(claimed_paths(levels), ["middle path every 97 events"]);

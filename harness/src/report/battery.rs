@@ -246,10 +246,13 @@ fn events(seqs: &[Vec<f64>]) -> Source {
 pub struct Verdict {
     pub claimed_exact: bool,
     pub found: bool,
+    /// An irregular path said at a regular spacing (a claim of regularity without a period).
+    pub irregular: bool,
 }
 
 fn judge(kind: Kind, cp: &CodePaths, planted: &Planted) -> Verdict {
     let claimed_exact = !cp.periodic.is_empty();
+    let irregular = cp.irregular.iter().any(|p| !p.is_phase());
     let has = |p: u64| cp.periodic.iter().any(|x| x.phases <= 1 && x.period == p);
     let found = match kind {
         Kind::FiveOccurrences | Kind::Coprime => planted.periods.iter().all(|&p| has(p)),
@@ -262,7 +265,7 @@ fn judge(kind: Kind, cp: &CodePaths, planted: &Planted) -> Verdict {
         }
         _ => false,
     };
-    Verdict { claimed_exact, found }
+    Verdict { claimed_exact, found, irregular }
 }
 
 /// Runs one seeded run of `kind`.
@@ -271,7 +274,11 @@ pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReportError> {
     let (seqs, planted) = generate(kind, &mut g);
     let a = analyze_source(&events(&seqs), None, 0, 0)?;
     let cp = a.code_paths.iter().find(|c| c.metric == "latency");
-    Ok(cp.map(|cp| judge(kind, cp, &planted)).unwrap_or(Verdict { claimed_exact: false, found: false }))
+    Ok(cp.map(|cp| judge(kind, cp, &planted)).unwrap_or(Verdict {
+        claimed_exact: false,
+        found: false,
+        irregular: false,
+    }))
 }
 
 /// Counts per kind: runs, runs with an exact-period claim, runs with the planted path found.
@@ -280,20 +287,30 @@ pub struct Tally {
     pub runs: u32,
     pub claimed: u32,
     pub found: u32,
+    /// Runs with an irregular path said at a spacing ("about every N events").
+    pub irregular: u32,
+    /// Seconds this kind's runs took (one thread each).
+    pub secs: f64,
 }
 
 /// Runs `runs` seeded runs of each kind (one thread per kind: the runs are independent, and the
 /// tallies do not depend on the order they finish in).
 pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReportError> {
-    let kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
+    let mut kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
+    if let Ok(k) = std::env::var("TB_KIND") {
+        kinds.retain(|x| format!("{x:?}") == k);
+    } // TEMP
     let one_kind = |k: usize, kind: Kind| -> Result<Tally, ReportError> {
         let mut t = Tally::default();
+        let t0 = std::time::Instant::now();
         for r in 0..runs {
             let v = run_one(kind, seed ^ ((k as u64) << 40) ^ r as u64)?;
             t.runs += 1;
             t.claimed += v.claimed_exact as u32;
             t.found += v.found as u32;
+            t.irregular += v.irregular as u32;
         }
+        t.secs = t0.elapsed().as_secs_f64();
         Ok(t)
     };
     let tallies: Vec<Result<Tally, ReportError>> = std::thread::scope(|s| {
@@ -321,7 +338,10 @@ pub fn table(res: &[(Kind, Tally)], seed: u64, secs: f64) -> (String, bool) {
     };
     let _ = writeln!(s, "calibration battery: seed {seed}, {secs:.1} s; a period is claimed below p = 0.001");
     line(&mut s, "null runs with an exact-period claim", nc, nr, "<= 1%", nc as f64 <= 0.01 * nr as f64);
-    let detail: Vec<String> = nulls.iter().map(|(k, t)| format!("{k:?} {}/{}", t.claimed, t.runs)).collect();
+    let detail: Vec<String> = nulls
+        .iter()
+        .map(|(k, t)| format!("{k:?} {}/{} irr {} {:.1}s", t.claimed, t.runs, t.irregular, t.secs))
+        .collect();
     let _ = writeln!(s, "  by kind: {}", detail.join(", "));
     let planted = [
         (Kind::FiveOccurrences, "planted period, 5 occurrences, found", Some(0.95)),
@@ -338,6 +358,7 @@ pub fn table(res: &[(Kind, Tally)], seed: u64, secs: f64) -> (String, bool) {
             None => ("-".to_string(), true),
         };
         line(&mut s, what, t.found, t.runs, &tt, met);
+        let _ = writeln!(s, "  {:.1}s", t.secs);
     }
     let _ = writeln!(s, "{}", if ok { "all targets met" } else { "TARGETS MISSED" });
     (s, ok)
