@@ -64,9 +64,18 @@ pub(super) fn paths(
         }
         let iters =
             |v: &[Vec<(u64, usize)>]| v.iter().map(|s| s.iter().map(|c| c.0).collect()).collect::<Vec<Vec<u64>>>();
+        // A costlier mode is a path only when its calls recur at a nearly fixed spacing, more
+        // regularly than calls at random positions would (regular_spacing's binomial test):
+        // memoryless slow calls (interrupts, a busy neighbour) form a mode too, and the
+        // calibration battery's null runs counted them as irregular paths. Its calls stay
+        // outliers on no path.
+        let regular = regular_spacing(&iters(&seqs));
+        if x.median > base && regular.is_none() {
+            continue;
+        }
         // A nearly fixed spacing: a slow call one spacing (within 10 %) from a call of the path is
         // the path's.
-        if let Some((med, _)) = spacing(&iters(&seqs)).filter(|s| s.1 >= 0.5 && s.0 >= 2.0) {
+        if let Some((med, _)) = regular.or_else(|| spacing(&iters(&seqs)).filter(|s| s.1 >= 0.5 && s.0 >= 2.0)) {
             for (s, o) in seqs.iter_mut().zip(&others) {
                 let own: Vec<u64> = s.iter().map(|c| c.0).collect();
                 let near_one = |it: u64| own.iter().any(|&p| ((it as f64 - p as f64).abs() - med).abs() <= 0.1 * med);
@@ -81,7 +90,7 @@ pub(super) fn paths(
             mode: x.clone(),
             delta: x.median - base,
             calls,
-            spacing: spacing(&its),
+            spacing: regular_spacing(&its).or_else(|| spacing(&its)),
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
         });
     }

@@ -328,6 +328,16 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
         if (slow as f64) < 0.5 * min_slots as f64 {
             continue;
         }
+        // An upper bound of the margin below, before any call is counted: the lattice holds at
+        // most one call per slot, and the log-likelihood ratio is at most hits * ln(1 / q). A
+        // candidate that cannot beat the best so far (or the bar) is skipped: the same winner,
+        // far fewer counts (candidates are tried smallest first, and multiples of the true
+        // period, frequent among the differences, hold fewer slots).
+        let most: usize = seqs.iter().map(|s| s.calls.len().min(((s.last - s.first) / p + 1) as usize)).sum();
+        let bound = most as f64 * (1.0 / q).ln() - ln_cands;
+        if bound < 1000f64.ln() || best.as_ref().is_some_and(|b| bound <= b.0) {
+            continue;
+        }
         let mut residues = Vec::with_capacity(seqs.len());
         let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
         for s in seqs {
