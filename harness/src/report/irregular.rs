@@ -90,12 +90,23 @@ pub(super) fn paths(
             mode: x.clone(),
             delta: x.median - base,
             calls,
-            spacing: regular_spacing(&its).or_else(|| spacing(&its)),
+            spacing: typical_spacing(&its),
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
         });
     }
     out.extend(rare(scan, &mut explained, &skip, threshold, base, on_lattice));
     (out, explained)
+}
+
+/// The spacing a path is said at (and the sweep's slow period, issue 24): the median of all its
+/// consecutive gaps, and the share within 10 % of it or one call, whichever is wider (a flush every
+/// 7 to 9 calls is "about every 8", all of its gaps within one call of that).
+fn typical_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let (med, _) = spacing(its)?;
+    let g: Vec<f64> =
+        its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    let near = g.iter().filter(|&&x| (x - med).abs() <= (0.1 * med).max(1.0)).count();
+    Some((med, near as f64 / g.len() as f64))
 }
 
 /// Spacings a rare path needs before its regularity says anything: random slow calls put about
