@@ -69,7 +69,7 @@ pub(super) fn paths(
         // memoryless slow calls (interrupts, a busy neighbour) form a mode too, and the
         // calibration battery's null runs counted them as irregular paths. Its calls stay
         // outliers on no path.
-        let regular = regular_spacing(&iters(&seqs));
+        let regular = regular_spacing(&iters(&seqs), MODE_MIN_GAPS);
         if x.median > base && regular.is_none() {
             continue;
         }
@@ -113,6 +113,10 @@ fn typical_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
 /// one gap in ten within 10 % of their median, so half of ten or more is not chance.
 const RARE_MIN_GAPS: usize = 10;
 
+/// A mode's calls (a cost of their own already sets them apart) need no more gaps than the
+/// binomial test below asks for: five of five in one window is already below its 1e-3.
+const MODE_MIN_GAPS: usize = 3;
+
 /// The chance that a gap between randomly placed calls falls in the best window of +-10 %
 /// (geometric gaps put about 7 % there; a margin for other shapes).
 const RANDOM_IN_WINDOW: f64 = 0.15;
@@ -130,12 +134,12 @@ fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
 
 /// The spacing of calls that recur at a nearly fixed spacing with interlopers among them: the
 /// window of +-10 % that holds most consecutive gaps, when it holds half of them or more, at
-/// least RARE_MIN_GAPS, and more than random gaps would put in any window (binomial tail, times
+/// least `min_gaps`, and more than random gaps would put in any window (binomial tail, times
 /// the windows tried, below 1e-3). Returns the median gap in the window and its share.
-fn regular_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
+fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64, f64)> {
     let mut g: Vec<f64> =
         its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
-    if g.len() < RARE_MIN_GAPS {
+    if g.len() < min_gaps {
         return None;
     }
     g.sort_by(f64::total_cmp);
@@ -197,7 +201,7 @@ fn rare(
             })
             .collect();
         let its: Vec<Vec<u64>> = members.iter().map(|m| m.iter().map(|&i| entries[i].1).collect()).collect();
-        let Some(sp) = regular_spacing(&its) else { continue };
+        let Some(sp) = regular_spacing(&its, RARE_MIN_GAPS) else { continue };
         let mut v: Vec<f32> = members.iter().flatten().map(|&i| entries[i].2).collect();
         v.sort_by(f32::total_cmp);
         let med = v[v.len() / 2] as f64;
