@@ -309,7 +309,6 @@ pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReportError> {
         if let Some(cp) = cp {
             eprintln!("{kind:?} {seed}: {}", super::paths::describe("x", cp, None));
         }
-    } // TEMP
     Ok(cp.map(|cp| judge(kind, cp, &planted)).unwrap_or(Verdict {
         claimed_exact: false,
         found: false,
@@ -332,10 +331,9 @@ pub struct Tally {
 /// Runs `runs` seeded runs of each kind (one thread per kind: the runs are independent, and the
 /// tallies do not depend on the order they finish in).
 pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReportError> {
-    let mut kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
+    let kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
     if let Ok(k) = std::env::var("TB_KIND") {
         kinds.retain(|x| format!("{x:?}") == k);
-    } // TEMP
     let one_kind = |k: usize, kind: Kind| -> Result<Tally, ReportError> {
         let mut t = Tally::default();
         let t0 = std::time::Instant::now();
