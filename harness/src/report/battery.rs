@@ -274,7 +274,7 @@ fn events(seqs: &[Vec<f64>]) -> Source {
 pub struct Verdict {
     pub claimed_exact: bool,
     pub found: bool,
-    /// An irregular path said at a regular spacing (a claim of regularity without a period).
+    /// An irregular path claimed (a path without an exact period, not a phase).
     pub irregular: bool,
 }
 
@@ -305,10 +305,6 @@ pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReportError> {
     let (seqs, planted) = generate(kind, &mut g);
     let a = analyze_source(&events(&seqs), None, 0, 0)?;
     let cp = a.code_paths.iter().find(|c| c.metric == "latency");
-    if std::env::var("TB_DEBUG").is_ok() {
-        if let Some(cp) = cp {
-            eprintln!("{kind:?} {seed}: {}", super::paths::describe("x", cp, None));
-        }
     Ok(cp.map(|cp| judge(kind, cp, &planted)).unwrap_or(Verdict {
         claimed_exact: false,
         found: false,
@@ -322,7 +318,7 @@ pub struct Tally {
     pub runs: u32,
     pub claimed: u32,
     pub found: u32,
-    /// Runs with an irregular path said at a spacing ("about every N events").
+    /// Runs with an irregular path claimed (said as a path, not a phase).
     pub irregular: u32,
     /// Seconds this kind's runs took (one thread each).
     pub secs: f64,
@@ -332,8 +328,6 @@ pub struct Tally {
 /// tallies do not depend on the order they finish in).
 pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReportError> {
     let kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
-    if let Ok(k) = std::env::var("TB_KIND") {
-        kinds.retain(|x| format!("{x:?}") == k);
     let one_kind = |k: usize, kind: Kind| -> Result<Tally, ReportError> {
         let mut t = Tally::default();
         let t0 = std::time::Instant::now();
