@@ -64,9 +64,18 @@ pub(super) fn paths(
         }
         let iters =
             |v: &[Vec<(u64, usize)>]| v.iter().map(|s| s.iter().map(|c| c.0).collect()).collect::<Vec<Vec<u64>>>();
+        // A costlier mode is a path only when its calls recur at a nearly fixed spacing, more
+        // regularly than calls at random positions would (regular_spacing's binomial test):
+        // memoryless slow calls (interrupts, a busy neighbour) form a mode too, and the
+        // calibration battery's null runs counted them as irregular paths. Its calls stay
+        // outliers on no path.
+        let regular = regular_spacing(&iters(&seqs), MODE_MIN_GAPS);
+        if x.median > base && regular.is_none() {
+            continue;
+        }
         // A nearly fixed spacing: a slow call one spacing (within 10 %) from a call of the path is
         // the path's.
-        if let Some((med, _)) = spacing(&iters(&seqs)).filter(|s| s.1 >= 0.5 && s.0 >= 2.0) {
+        if let Some((med, _)) = regular.or_else(|| spacing(&iters(&seqs)).filter(|s| s.1 >= 0.5 && s.0 >= 2.0)) {
             for (s, o) in seqs.iter_mut().zip(&others) {
                 let own: Vec<u64> = s.iter().map(|c| c.0).collect();
                 let near_one = |it: u64| own.iter().any(|&p| ((it as f64 - p as f64).abs() - med).abs() <= 0.1 * med);
@@ -81,7 +90,7 @@ pub(super) fn paths(
             mode: x.clone(),
             delta: x.median - base,
             calls,
-            spacing: spacing(&its).map(Into::into),
+            spacing: typical_spacing(&its).map(Into::into),
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
         });
     }
@@ -89,9 +98,24 @@ pub(super) fn paths(
     (out, explained)
 }
 
+/// The spacing a path is said at (and the sweep's slow period, issue 24): the median of all its
+/// consecutive gaps, and the share within 10 % of it or one call, whichever is wider (a flush every
+/// 7 to 9 calls is "about every 8", all of its gaps within one call of that).
+fn typical_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let (med, _) = spacing(its)?;
+    let g: Vec<f64> =
+        its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    let near = g.iter().filter(|&&x| (x - med).abs() <= (0.1 * med).max(1.0)).count();
+    Some((med, near as f64 / g.len() as f64))
+}
+
 /// Spacings a rare path needs before its regularity says anything: random slow calls put about
 /// one gap in ten within 10 % of their median, so half of ten or more is not chance.
 const RARE_MIN_GAPS: usize = 10;
+
+/// A mode's calls (a cost of their own already sets them apart) need no more gaps than the
+/// binomial test below asks for: five of five in one window is already below its 1e-3.
+const MODE_MIN_GAPS: usize = 3;
 
 /// The chance that a gap between randomly placed calls falls in the best window of +-10 %
 /// (geometric gaps put about 7 % there; a margin for other shapes).
@@ -110,12 +134,12 @@ fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
 
 /// The spacing of calls that recur at a nearly fixed spacing with interlopers among them: the
 /// window of +-10 % that holds most consecutive gaps, when it holds half of them or more, at
-/// least RARE_MIN_GAPS, and more than random gaps would put in any window (binomial tail, times
+/// least `min_gaps`, and more than random gaps would put in any window (binomial tail, times
 /// the windows tried, below 1e-3). Returns the median gap in the window and its share.
-fn regular_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
+fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64, f64)> {
     let mut g: Vec<f64> =
         its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
-    if g.len() < RARE_MIN_GAPS {
+    if g.len() < min_gaps {
         return None;
     }
     g.sort_by(f64::total_cmp);
@@ -177,7 +201,7 @@ fn rare(
             })
             .collect();
         let its: Vec<Vec<u64>> = members.iter().map(|m| m.iter().map(|&i| entries[i].it).collect()).collect();
-        let Some(sp) = regular_spacing(&its) else { continue };
+        let Some(sp) = regular_spacing(&its, RARE_MIN_GAPS) else { continue };
         let mut v: Vec<f32> = members.iter().flatten().map(|&i| entries[i].v).collect();
         v.sort_by(f32::total_cmp);
         let med = v[v.len() / 2] as f64;

@@ -128,46 +128,96 @@ pub struct Lattice {
     pub log10_chance: f64,
 }
 
-/// The most frequent residue of calls modulo a period (the smallest among equals): counted in a
-/// reused table for periods up to 2^16, by sorting above.
+/// Scratch tables of the search, reused across candidates and calls (the permutation null reruns
+/// the search a thousand times: allocating and sorting were most of its time).
 #[derive(Default)]
-struct ResidueCounts {
+struct Scratch {
+    /// Count per residue (periods up to 2^16) or per difference (up to 2^22).
     table: Vec<u32>,
-    sorted: Vec<u64>,
+    /// Residues of the calls, or the values counted, in order.
+    keys: Vec<u64>,
 }
 
-impl ResidueCounts {
+/// Tables are used up to this size; above, values are counted by sorting.
+const TABLE_MAX: u64 = 1 << 22;
+
+impl Scratch {
+    /// The most frequent residue of calls modulo a period (the smallest among equals), one
+    /// division per call.
     fn most_frequent(&mut self, calls: &[(u64, f32)], p: u64) -> Option<(u64, usize)> {
+        self.keys.clear();
+        self.keys.extend(calls.iter().map(|c| c.0 % p));
+        if p > TABLE_MAX {
+            return self.count_best(p, 1).first().copied();
+        }
+        if self.table.len() < p as usize {
+            self.table.resize(p as usize, 0);
+        }
+        // One pass: a residue that reaches the top count first, or as a smaller residue, leads.
         let mut best: Option<(u64, usize)> = None;
-        let mut better = |r: u64, n: usize| {
+        for &r in &self.keys {
+            let n = &mut self.table[r as usize];
+            *n += 1;
+            let n = *n as usize;
             if best.is_none_or(|b| n > b.1 || (n == b.1 && r < b.0)) {
                 best = Some((r, n));
             }
-        };
-        if p <= 1 << 16 {
-            if self.table.len() < p as usize {
-                self.table.resize(p as usize, 0);
+        }
+        self.keys.iter().for_each(|&r| self.table[r as usize] = 0);
+        best
+    }
+
+    /// The `keep` most frequent of `keys` below `limit` (count first, then the smaller value),
+    /// as (value, count), each at least `min_count` times. Clears `keys`' counts after.
+    fn count_best_of(&mut self, limit: u64, keep: usize, min_count: usize, min_value: u64) -> Vec<(u64, usize)> {
+        let mut v: Vec<(u64, usize)> = Vec::new();
+        if limit <= TABLE_MAX {
+            if self.table.len() < limit as usize {
+                self.table.resize(limit as usize, 0);
             }
-            for c in calls {
-                self.table[(c.0 % p) as usize] += 1;
+            for &k in &self.keys {
+                self.table[k as usize] += 1;
             }
-            for c in calls {
-                let r = c.0 % p;
-                better(r, self.table[r as usize] as usize);
+            for &k in &self.keys {
+                let n = std::mem::take(&mut self.table[k as usize]) as usize;
+                if n >= min_count && k >= min_value {
+                    v.push((k, n));
+                }
             }
-            calls.iter().for_each(|c| self.table[(c.0 % p) as usize] = 0);
         } else {
-            self.sorted.clear();
-            self.sorted.extend(calls.iter().map(|c| c.0 % p));
-            self.sorted.sort_unstable();
+            self.keys.sort_unstable();
             let mut i = 0;
-            while i < self.sorted.len() {
-                let j = i + self.sorted[i..].partition_point(|&x| x == self.sorted[i]);
-                better(self.sorted[i], j - i);
+            while i < self.keys.len() {
+                let j = i + self.keys[i..].partition_point(|&x| x == self.keys[i]);
+                if j - i >= min_count && self.keys[i] >= min_value {
+                    v.push((self.keys[i], j - i));
+                }
                 i = j;
             }
         }
-        best
+        // Most frequent first, the smaller value among equals (a total order: no stable sort
+        // needed), the first `keep` selected before they are sorted.
+        let order = |a: &(u64, usize), b: &(u64, usize)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if v.len() > keep && keep > 0 {
+            v.select_nth_unstable_by(keep - 1, order);
+            v.truncate(keep);
+        }
+        v.sort_unstable_by(order);
+        v.truncate(keep);
+        v
+    }
+
+    fn count_best(&mut self, limit: u64, keep: usize) -> Vec<(u64, usize)> {
+        self.count_best_of(limit, keep, 1, 0)
+    }
+
+    /// The `keep` most frequent differences in `m` seen at least three times (periods of 2 or
+    /// more), most frequent first, the smaller among equals.
+    fn top(&mut self, m: &[u64], keep: usize) -> Vec<(u64, usize)> {
+        self.keys.clear();
+        self.keys.extend_from_slice(m);
+        let limit = m.iter().max().map_or(0, |&x| x + 1);
+        self.count_best_of(limit, keep, 3, 2)
     }
 }
 
@@ -227,23 +277,9 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     }
     // The most frequent of each kind: among many outliers the nearest-neighbour differences are
     // dominated by small random gaps, while the like-cost ones still single out the period.
-    let top = |mut m: Vec<u64>, keep: usize| {
-        m.sort_unstable();
-        let mut v: Vec<(u64, usize)> = Vec::new();
-        let mut i = 0;
-        while i < m.len() {
-            let j = i + m[i..].partition_point(|&x| x == m[i]);
-            if j - i >= 3 && m[i] >= 2 {
-                v.push((m[i], j - i));
-            }
-            i = j;
-        }
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        v.truncate(keep);
-        v
-    };
-    let mut cands = top(diffs, 24);
-    cands.extend(top(like_diffs, 24));
+    let mut scratch = Scratch::default();
+    let mut cands = scratch.top(&diffs, 24);
+    cands.extend(scratch.top(&like_diffs, 24));
     // Per cost band (a factor of 4 wide, on log2 steps): a rare costly path among many cheaper
     // slow calls (a sub-buffer switch of ~2 us among hundreds of +150 ns calls) has its period
     // between successive calls of its own band, which the frequent cheap pairs crowd out above.
@@ -265,13 +301,13 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
                 }
             }
         }
-        cands.extend(top(in_band, 8));
+        cands.extend(scratch.top(&in_band, 8));
     }
     // A path whose calls vary in cost pairs up with its second or third successor more often
     // than with the next one (a switch of 1.6 us and one of 2.5 us are not "like"), so 2P and 3P
     // can be frequent where P is not: the pairwise GCDs of the most frequent are candidates too.
     let mut base = cands.clone();
-    base.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    base.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     base.dedup_by_key(|c| c.0);
     base.truncate(GCD_OF);
     for (i, &(a, _)) in base.iter().enumerate() {
@@ -286,17 +322,26 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     cands.dedup_by_key(|c| c.0);
     let ln_cands = (cands.len().max(1) as f64).ln();
     let mut best: Option<(f64, Lattice)> = None;
-    let mut counts = ResidueCounts::default();
     for &(p, _) in &cands {
         // Fewer calls than half the lattice's slots: it cannot reach the fill below.
         let min_slots: u64 = seqs.iter().map(|s| (s.last - s.first + 1) / p).sum();
         if (slow as f64) < 0.5 * min_slots as f64 {
             continue;
         }
+        // An upper bound of the margin below, before any call is counted: the lattice holds at
+        // most one call per slot, and the log-likelihood ratio is at most hits * ln(1 / q). A
+        // candidate that cannot beat the best so far (or the bar) is skipped: the same winner,
+        // far fewer counts (candidates are tried smallest first, and multiples of the true
+        // period, frequent among the differences, hold fewer slots).
+        let most: usize = seqs.iter().map(|s| s.calls.len().min(((s.last - s.first) / p + 1) as usize)).sum();
+        let bound = most as f64 * (1.0 / q).ln() - ln_cands;
+        if bound < 1000f64.ln() || best.as_ref().is_some_and(|b| bound <= b.0) {
+            continue;
+        }
         let mut residues = Vec::with_capacity(seqs.len());
         let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
         for s in seqs {
-            let best_rn = counts.most_frequent(&s.calls, p);
+            let best_rn = scratch.most_frequent(&s.calls, p);
             // A sequence without a call on the lattice counts its slots as misses (issue 23:
             // dropping it made two calls in one sequence a lattice).
             match best_rn {
