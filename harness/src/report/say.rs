@@ -5,6 +5,7 @@
 use super::findings::*;
 use super::null::ALPHA;
 use super::paths::{CodePaths, Expected};
+use super::segments::Interval;
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
 /// (inside <pre>) escapes it.
@@ -206,17 +207,23 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
             continue;
         }
         let t = median(of.iter().map(|l| l.tracer_shift).collect());
-        let s: Vec<f64> = of.iter().filter_map(|l| l.sentinel_shift.map(|i| i.estimate)).collect();
-        let sent = if s.is_empty() {
-            "too few sentinels in them".to_string()
-        } else {
-            format!("their sentinels {}", shift_pct(median(s)))
+        // The sentinels' evidence: the interval of the level whose sentinel shift is the median.
+        let mut with: Vec<Interval> = of.iter().filter_map(|l| l.sentinel_shift).collect();
+        with.sort_by(|a, b| a.estimate.total_cmp(&b.estimate));
+        let sent = match with.get(with.len() / 2) {
+            Some(i) => format!(
+                " while their sentinels moved {} (99% interval {} to {})",
+                shift_pct(i.estimate),
+                shift_pct(i.low),
+                shift_pct(i.high)
+            ),
+            None => String::new(),
         };
         let why = match (&owner, of[0].attribution.clone()) {
             (None, Attribution::Undecided { why }) => format!("; {why}"),
             _ => String::new(),
         };
-        groups.push(format!("{} {words} (median {} while {sent}{why})", of.len(), shift_pct(t)));
+        groups.push(format!("{} {words} (median {}{sent}{why})", of.len(), shift_pct(t)));
     }
     let mut s = format!(
         "{} {} over time in {} of {} sequences (change points on its {}-call window means, held against the sentinel \

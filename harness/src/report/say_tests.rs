@@ -150,3 +150,39 @@ fn report_json_tags_each_finding_with_its_kind() {
     assert_eq!(f[2]["attribution"]["by"], "undecided");
     assert_eq!(f[2]["attribution"]["why"], NO_SENTINELS);
 }
+
+#[test]
+fn dated_levels_say_whose_with_the_sentinels_evidence() {
+    use super::segments::{Interval, PathLock};
+    let level = |rep, shift, sent: Option<(f64, f64, f64)>, attribution| DatedLevel {
+        repetition: rep,
+        thread: 0,
+        above: shift > 0.0,
+        segments: 4,
+        windows: 40,
+        tracer_shift: shift,
+        sentinel_shift: sent.map(|(estimate, low, high)| Interval { estimate, low, high }),
+        sentinels_in: 80,
+        attribution,
+        lock: None,
+    };
+    let mut tracer = level(0, 0.30, Some((0.004, -0.02, 0.03)), Attribution::Tracer);
+    tracer.lock = Some(PathLock { period: 810, lag_calls: 2, length_calls: 300, extra_ns: 150.4, segments: 5 });
+    let d = DatedLevels {
+        sequences: 3,
+        levels: vec![
+            tracer,
+            level(1, 0.2, Some((0.19, 0.12, 0.25)), Attribution::Machine),
+            level(1, 0.08, None, Attribution::Undecided { why: "too few sentinels".into() }),
+        ],
+    };
+    assert_eq!(
+        say(vec![fast(true), Finding::DatedLevels(d)]),
+        "t: single code path (99.8% of calls, median 70.1 ns); 3 levels over time in 2 of 3 sequences (change points \
+         on its 64-call window means, held against the sentinel windows of the same spans): 1 the tracer's (median \
+         +30% while their sentinels moved +0.4% (99% interval -2.0% to +3.0%)), 1 the machine's (median +20% while \
+         their sentinels moved +19% (99% interval +12% to +25%)), 1 undecided (median +8.0%; too few sentinels); the \
+         tracer's slower stretch keeps a path's phase: ~300 calls at +150 ns from 2 calls after each path's call, every \
+         810 events"
+    );
+}
