@@ -406,3 +406,65 @@ fn commensurate_paths_at_two_phases_stay_apart() {
     let line = say::describe("x", &cp, None);
     assert_eq!(cp.periodic.iter().filter(|p| p.period == 100).count(), 2, "{line}");
 }
+
+/// A `none` row of 2 x 30000 calls with `t_ns` and sentinels every 32 calls, slower for the
+/// stretches 6000-12000 and 18000-24000 of each repetition: by 20 % for the tracer and its
+/// sentinels alike (`machine`), or by +300 ns for the tracer alone.
+fn dated_run(dir: &std::path::Path, machine: bool) {
+    synth(dir, 1, 200, vec![1], false);
+    let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set,t_ns\n");
+    let mut se = String::from("tracer,threads,thread,cpu,iteration,t_ns,latency_ns,repetition\n");
+    let mut rnd = xorshift();
+    let mut noise = move |sd: f64| sd * ((0..4).map(|_| (rnd() % 1000) as f64 / 1000.0).sum::<f64>() - 2.0) * 1.73;
+    for rep in 0..2 {
+        let mut t = 0.0f64;
+        for i in 0..30_000u64 {
+            let on = (i / 6000) % 2 == 1;
+            let speed = if machine && on { 1.2 } else { 1.0 };
+            if i % 32 == 0 {
+                let v = ((50.0 * speed + noise(5.0)) / 10.0).round() * 10.0;
+                se.push_str(&format!("none,1,0,1,{i},{},{v:.2},{rep}\n", t as u64));
+                t += v + 200.0;
+            }
+            let extra = if !machine && on { 300.0 } else { 0.0 };
+            let v = ((1000.0 * speed + extra + noise(20.0)) / 10.0).round() * 10.0;
+            ev.push_str(&format!("none,1,0,1,{i},{v:.2},{rep},0,{}\n", t as u64));
+            t += v + 200.0;
+        }
+    }
+    std::fs::write(dir.join("none/events.csv"), ev).unwrap();
+    std::fs::write(dir.join("none/sentinels.csv"), se).unwrap();
+}
+
+#[test]
+fn dated_levels_reach_the_line_and_report_json() {
+    for (machine, owner, words) in [
+        (true, findings::Attribution::Machine, "the machine's"),
+        (false, findings::Attribution::Tracer, "the tracer's"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        dated_run(d.path(), machine);
+        let r = build(d.path(), 100, 100).unwrap();
+        let line = r.code_paths.iter().find(|l| l.starts_with("none:")).unwrap();
+        let dated = r.findings[0].metrics[0]
+            .findings
+            .iter()
+            .find_map(|f| match f {
+                findings::Finding::DatedLevels(d) => Some(d.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no dated levels: {line}"));
+        assert_eq!(dated.sequences, 2, "{line}");
+        assert!(!dated.levels.is_empty() && dated.levels.iter().all(|l| l.attribution == owner), "{line}");
+        assert!(
+            line.contains(&format!("the sentinel windows of the same spans): {} {words}", dated.levels.len())),
+            "{line}"
+        );
+        // The same run without its sentinels (a directory from before them) cannot tell.
+        std::fs::remove_file(d.path().join("none/sentinels.csv")).unwrap();
+        let r = build(d.path(), 100, 100).unwrap();
+        let line = r.code_paths.iter().find(|l| l.starts_with("none:")).unwrap();
+        assert!(!line.contains("levels over time"), "{line}");
+        assert!(line.contains(findings::NO_SENTINELS), "{line}");
+    }
+}
