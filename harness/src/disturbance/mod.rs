@@ -104,6 +104,8 @@ pub struct Detector {
     len: usize,
     /// The fallback: the head is packed getrusage counts (see [`rusage_head`]), not the ring's.
     rusage: bool,
+    /// What was last written to data_tail: the ring is read up to here.
+    tail: u64,
     pub sources: Sources,
 }
 
@@ -320,7 +322,7 @@ impl Detector {
         for c in events.iter_mut() {
             c.enable().map_err(|e| Error::Disturbance(format!("enable: {e}")))?;
         }
-        Ok(Detector { _events: events, ids, switch, base: base as *mut u8, len, rusage: false, sources })
+        Ok(Detector { _events: events, ids, switch, base: base as *mut u8, len, rusage: false, tail: 0, sources })
     }
 
     /// The fallback when no perf source can be opened: getrusage(RUSAGE_THREAD) around each
@@ -381,6 +383,7 @@ impl Detector {
             base: base as *mut u8,
             len,
             rusage: false,
+            tail: 0,
             sources,
         })
     }
@@ -435,6 +438,12 @@ impl Detector {
     /// Tests only: where the head lives, so a fake tracer can move it by one empty record as a
     /// disturbance would (`classify` then names it `Lost`, and the window is discarded).
     #[cfg(test)]
+    pub(crate) fn tail_for_test(&self) -> u64 {
+        // SAFETY: data_tail is a u64 at a fixed offset of the control page.
+        unsafe { std::ptr::read_volatile(self.base.add(DATA_TAIL_OFFSET) as *const u64) }
+    }
+
+    #[cfg(test)]
     pub(crate) fn head_ptr_for_test(&self) -> *mut u64 {
         // SAFETY: as in `head`; a test's detector is `disabled`, an anonymous private mapping.
         unsafe { self.base.add(DATA_HEAD_OFFSET) as *mut u64 }
@@ -475,11 +484,25 @@ impl Detector {
         mask
     }
 
+    /// Frees the ring up to `to` after an undisturbed window: records that came between two
+    /// windows (a timer tick while the loop stores a sample, a switch between iterations) are
+    /// never classified, and left unread they would fill the ring. A full ring stops moving its
+    /// head, so every later disturbance inside a window would go unseen: a 200,000-call run with
+    /// a CPU hog on the measuring core kept a 4.1 ms preempted call and discarded nothing.
+    /// Outside the window; one compare when nothing came.
+    #[inline(always)]
+    pub fn release(&mut self, to: u64) {
+        if to != self.tail {
+            self.consume(to);
+        }
+    }
+
     /// Marks everything up to `to` as read, so the kernel can reuse the space.
     pub fn consume(&mut self, to: u64) {
         if self.rusage {
             return;
         }
+        self.tail = to;
         fence(Ordering::Release);
         // SAFETY: data_tail is ours to write in a read-write mapping.
         unsafe { std::ptr::write_volatile(self.base.add(DATA_TAIL_OFFSET) as *mut u64, to) };

@@ -301,7 +301,12 @@ pub fn run<C: Clock, R: CounterRead>(
 /// discard, nor does a sleep inside the call (`reason::KEPT`): both are the tracer's cost.
 #[inline(always)]
 fn verdict(det: &mut Detector, w: &Window) -> u16 {
-    let mut mask = if w.h1 == w.h0 { 0 } else { det.classify(w.h0, w.h1) };
+    let mut mask = if w.h1 == w.h0 {
+        det.release(w.h1);
+        0
+    } else {
+        det.classify(w.h0, w.h1)
+    };
     if w.not_running != 0 {
         mask |= Reason::CounterNotRunning as u16;
     }
