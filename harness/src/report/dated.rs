@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::paths::CodePaths;
-use super::segments::{self, load_calls, load_sentinels, Call, PeriodicPath, SegmentInput, SegmentReport, SeqKey};
+use super::segments::{
+    self, load_calls, load_discards, load_sentinels, Attribution, Call, Outcome, Outside, PeriodicPath, SegmentInput,
+    SegmentReport, SeqKey, SequenceSegments, Side,
+};
 use super::ReportError;
 
 /// Fewest calls above the cut on one residue for the path to be located in a sequence (one call
@@ -32,7 +35,66 @@ pub fn dated(
     let paths = calls.as_ref().map_or_else(Vec::new, |c| located_paths(c, cp));
     let slow_threshold = cp.periodic.iter().map(|p| p.cut).fold(f64::INFINITY, f64::min);
     let input = SegmentInput { tracer: name.into(), threads, slow_threshold, calls, sentinels, paths };
-    Ok(segments::segments(&input))
+    let mut report = segments::segments(&input);
+    if let (Outcome::Dated { sequences }, Some(discards)) =
+        (&mut report.outcome, load_discards(dir, tracer_dir, threads)?)
+    {
+        for s in sequences.iter_mut() {
+            neighbour(s, discards.get(&s.key).map_or(&[][..], Vec::as_slice));
+        }
+    }
+    Ok(report)
+}
+
+/// A level whose spans hold clearly more calls disturbed from outside than its base's (below
+/// NEIGHBOUR_P, and at least NEIGHBOUR_RATIO times the rate) had a neighbour on the core: the
+/// machine's, even where an empty sentinel call did not feel it (a neighbour's cache and TLB
+/// damage slows a call that touches memory, not an empty one). A CPU hog that came and went on
+/// the measuring core had its levels said the tracer's in 1 of 10 runs without this rule
+/// (scripts/machine-phase.sh).
+fn neighbour(s: &mut SequenceSegments, discards: &[u64]) {
+    let spans = |side: Side| -> (u64, u64) {
+        let segs = s.segments.iter().filter(|g| g.side == side);
+        let calls = segs.clone().map(|g| g.end_iteration - g.start_iteration).sum();
+        let hits = discards
+            .iter()
+            .filter(|&&i| segs.clone().any(|g| (g.start_iteration..g.end_iteration).contains(&i)))
+            .count() as u64;
+        (hits, calls)
+    };
+    let (base, base_calls) = spans(Side::Base);
+    for l in s.levels.iter_mut() {
+        let (level, level_calls) = spans(l.side);
+        if level_calls == 0 || base_calls == 0 {
+            continue;
+        }
+        let share = level_calls as f64 / (level_calls + base_calls) as f64;
+        let p = binomial_tail(level, level + base, share);
+        l.outside = Some(Outside { level, level_calls, base, base_calls, p });
+        let ratio = (level as f64 / level_calls as f64) / ((base as f64 + 0.5) / base_calls as f64);
+        if p < NEIGHBOUR_P && ratio >= NEIGHBOUR_RATIO {
+            l.attribution = Attribution::Machine;
+        }
+    }
+}
+
+/// The chance that a level with the base's rate of outside disturbances holds this many of them
+/// or more: the report's other claims stand at 0.001 too (null.rs).
+const NEIGHBOUR_P: f64 = 0.001;
+/// ... and their rate at least this multiple of the base's (a large run makes any small rise
+/// significant; a neighbour raises it several-fold).
+const NEIGHBOUR_RATIO: f64 = 2.0;
+
+/// P(X >= k) for X ~ Binomial(n, p), summed in log space.
+fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if p <= 0.0 {
+        return 0.0;
+    }
+    let ln_choose = |n: u64, j: u64| -> f64 { (1..=j).map(|i| ((n - j + i) as f64).ln() - (i as f64).ln()).sum() };
+    (k..=n).map(|j| (ln_choose(n, j) + j as f64 * p.ln() + (n - j) as f64 * (1.0 - p).ln()).exp()).sum::<f64>().min(1.0)
 }
 
 /// Each periodic path of `cp` with its residue in every sequence where it can be located.
@@ -61,6 +123,14 @@ fn residue(calls: &[Call], period: u64, cut: f64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binomial_tail_matches_exact_values() {
+        // P(X >= 3), X ~ B(4, 0.5) = 5/16; P(X >= 0) = 1; P(X >= 10), X ~ B(10, 0.1) = 1e-10.
+        assert!((binomial_tail(3, 4, 0.5) - 5.0 / 16.0).abs() < 1e-12);
+        assert_eq!(binomial_tail(0, 7, 0.3), 1.0);
+        assert!((binomial_tail(10, 10, 0.1) - 1e-10).abs() < 1e-20);
+    }
 
     #[test]
     fn the_residue_is_where_the_slow_calls_sit() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::load::SummaryRow;
 use super::paths::{self, CodePaths};
 pub use super::paths::{Expected, Follower, Spacing};
-use super::segments::{self, Interval, Outcome, PathLock, SegmentReport, Side};
+use super::segments::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
 /// measure of the machine's speed beside the tracer's, so a level may be either's.
@@ -142,6 +142,8 @@ pub struct DatedLevel {
     pub attribution: Attribution,
     /// A tracer level that keeps a periodic path's phase ("~300 slower calls after each switch").
     pub lock: Option<PathLock>,
+    /// Calls disturbed from outside in the level's spans and in the base's.
+    pub outside: Option<Outside>,
 }
 
 /// The levels found over time in a run with sentinel windows. `sequences`: how many sequences
@@ -174,6 +176,7 @@ impl DatedLevels {
                         segments::Attribution::Undecided { reason } => Attribution::Undecided { why: reason.clone() },
                     },
                     lock: l.lock,
+                    outside: l.outside,
                 })
             })
             .collect();

@@ -223,6 +223,18 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
             (None, Attribution::Undecided { why }) => format!("; {why}"),
             _ => String::new(),
         };
+        // The detector's evidence of a neighbour, where it decided the owner.
+        let (hits, calls, base, base_calls) = of
+            .iter()
+            .filter_map(|l| l.outside)
+            .fold((0, 0, 0, 0), |a, o| (a.0 + o.level, a.1 + o.level_calls, a.2 + o.base, a.3 + o.base_calls));
+        let why = if owner == Some(Attribution::Machine) && hits > 0 && calls > 0 && base_calls > 0 {
+            format!(
+                "{why}; {hits} of their {calls} calls disturbed from outside, against {base} of the base's {base_calls}"
+            )
+        } else {
+            why
+        };
         groups.push(format!("{} {words} (median {}{sent}{why})", of.len(), shift_pct(t)));
     }
     let mut s = format!(

@@ -25,7 +25,7 @@ use crate::stats::changepoint::{self, Options};
 mod load;
 #[path = "segments_lock.rs"]
 mod lock;
-pub use load::{load_calls, load_sentinels, SENTINELS_CSV, T_NS};
+pub use load::{load_calls, load_discards, load_sentinels, SENTINELS_CSV, T_NS};
 pub use lock::PathLock;
 
 /// Iterations per window (as phases.rs): 64 calls average out the clock's 10 ns steps.
@@ -178,6 +178,21 @@ pub struct Level {
     pub sentinels_base: usize,
     pub attribution: Attribution,
     pub lock: Option<PathLock>,
+    /// Calls disturbed from outside (discarded.csv) in the level's spans and in the base's, when
+    /// the run has them (report/dated.rs).
+    pub outside: Option<Outside>,
+}
+
+/// Calls the detector discarded (an interrupt, a preemption, ... from outside the tracer) in a
+/// level's spans and in its base's, and the chance of at least that many in the level if both
+/// had the same rate (one-sided binomial, given their sum).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Outside {
+    pub level: u64,
+    pub level_calls: u64,
+    pub base: u64,
+    pub base_calls: u64,
+    pub p: f64,
 }
 
 /// Levels of a row by attribution (what a sentence about the row rests on).
@@ -394,6 +409,7 @@ fn level(
         sentinels_base: outside.len(),
         attribution: attribute(tracer_shift, shift, inside.len().min(outside.len())),
         lock: None,
+        outside: None,
     }
 }
 

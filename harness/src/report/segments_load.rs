@@ -122,3 +122,33 @@ pub fn load_calls(
     }
     Ok(Some(out))
 }
+
+/// The iterations of the calls `dir/tracer_dir/discarded.csv` holds at `threads` threads (each
+/// disturbed from outside the tracer: its reasons are the detector's), by sequence; None when
+/// the file is absent.
+pub fn load_discards(
+    dir: &Path,
+    tracer_dir: &str,
+    threads: u32,
+) -> Result<Option<BTreeMap<SeqKey, Vec<u64>>>, ReportError> {
+    let path = dir.join(tracer_dir).join("discarded.csv");
+    let Some(Csv { reader: mut r, header: h }) = open(&path)? else { return Ok(None) };
+    let c = |n: &str| col(&h, n, &path);
+    let (cth, ct, ci) = (c(columns::THREADS)?, c(columns::THREAD)?, c(columns::ITERATION)?);
+    let cr = h.iter().position(|n| n == columns::REPETITION);
+    let mut out: BTreeMap<SeqKey, Vec<u64>> = BTreeMap::new();
+    let mut rec = csv::StringRecord::new();
+    while r.read_record(&mut rec).map_err(|e| csv_err(&path, e))? {
+        let row = Row { rec: &rec, path: &path };
+        if row.num::<u32>(cth, columns::THREADS)? != threads {
+            continue;
+        }
+        let repetition = match cr {
+            Some(i) => row.num(i, columns::REPETITION)?,
+            None => 0,
+        };
+        let key = SeqKey { repetition, thread: row.num(ct, columns::THREAD)? };
+        out.entry(key).or_default().push(row.num(ci, columns::ITERATION)?);
+    }
+    Ok(Some(out))
+}
