@@ -43,8 +43,8 @@ pub use tracebench_tracers::reason::{Reason, ALL_REASONS};
 
 mod sources;
 mod switch;
-use sources::{tracefs_events, tracepoint_sources};
 pub use sources::KeepAlive;
+use sources::{tracefs_events, tracepoint_sources};
 use switch::{parse_prev_state, rusage_head, rusage_reasons, switch_reason, PrevState};
 
 /// What the detector watches, for run.json.

@@ -190,14 +190,20 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
     let mut groups = Vec::new();
-    for (owner, words) in [
+    let owners = [
         (Some(Attribution::Tracer), "the tracer's"),
         (Some(Attribution::Machine), "the machine's"),
         (None, "undecided"),
-    ] {
+    ];
+    // Slower and faster levels apart: a median of both signs would say neither.
+    for ((owner, whose), (above, side)) in
+        owners.into_iter().flat_map(|o| [(true, "slower"), (false, "faster")].map(move |a| (o.clone(), a)))
+    {
+        let words = format!("{whose}, {side}");
         let of: Vec<&DatedLevel> = d
             .levels
             .iter()
+            .filter(|l| l.above == above)
             .filter(|l| match &owner {
                 Some(a) => &l.attribution == a,
                 None => matches!(l.attribution, Attribution::Undecided { .. }),
@@ -224,10 +230,15 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
             _ => String::new(),
         };
         // The detector's evidence of a neighbour, where it decided the owner.
-        let (hits, calls, base, base_calls) = of
-            .iter()
-            .filter_map(|l| l.outside)
-            .fold((0, 0, 0, 0), |a, o| (a.0 + o.level, a.1 + o.level_calls, a.2 + o.base, a.3 + o.base_calls));
+        // Each sequence's base once, however many of its levels are in the group.
+        let mut bases = std::collections::BTreeMap::new();
+        let (mut hits, mut calls) = (0, 0);
+        for (l, o) in of.iter().filter_map(|l| l.outside.map(|o| (l, o))) {
+            hits += o.level;
+            calls += o.level_calls;
+            bases.insert((l.repetition, l.thread), (o.base, o.base_calls));
+        }
+        let (base, base_calls) = bases.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         let why = if owner == Some(Attribution::Machine) && hits > 0 && calls > 0 && base_calls > 0 {
             format!(
                 "{why}; {hits} of their {calls} calls disturbed from outside, against {base} of the base's {base_calls}"

@@ -180,9 +180,9 @@ fn dated_levels_say_whose_with_the_sentinels_evidence() {
     assert_eq!(
         say(vec![fast(true), Finding::DatedLevels(d)]),
         "t: single code path (99.8% of calls, median 70.1 ns); 3 levels over time in 2 of 3 sequences (change points \
-         on its 64-call window means, held against the sentinel windows of the same spans): 1 the tracer's (median \
-         +30% while their sentinels moved +0.4% (99% interval -2.0% to +3.0%)), 1 the machine's (median +20% while \
-         their sentinels moved +19% (99% interval +12% to +25%)), 1 undecided (median +8.0%; too few sentinels); the \
+         on its 64-call window means, held against the sentinel windows of the same spans): 1 the tracer's, slower (median \
+         +30% while their sentinels moved +0.4% (99% interval -2.0% to +3.0%)), 1 the machine's, slower (median +20% while \
+         their sentinels moved +19% (99% interval +12% to +25%)), 1 undecided, slower (median +8.0%; too few sentinels); the \
          tracer's slower stretch keeps a path's phase: ~300 calls at +150 ns from 2 calls after each path's call, every \
          810 events"
     );
