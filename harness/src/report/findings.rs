@@ -193,6 +193,8 @@ impl DatedLevels {
             Attribution::Machine
         } else if self.levels.is_empty() {
             Attribution::Undecided { why: NO_DATED_LEVEL.into() }
+        } else if self.levels.iter().all(|l| matches!(l.attribution, Attribution::Undecided { .. })) {
+            Attribution::Undecided { why: UNDECIDED_LEVELS.into() }
         } else {
             Attribution::Undecided { why: MIXED_LEVELS.into() }
         }
@@ -203,6 +205,8 @@ impl DatedLevels {
 pub const NO_DATED_LEVEL: &str =
     "whose: not decided, the change points over time find no lasting level in any sequence to hold against the \
      sentinel windows";
+/// ... when every dated level is itself undecided.
+pub const UNDECIDED_LEVELS: &str = "whose: not decided, nor are the dated levels (below)";
 /// ... and when the dated levels are not all one owner's.
 pub const MIXED_LEVELS: &str = "whose: not decided here, the dated levels differ (below)";
 
