@@ -85,6 +85,32 @@ pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Opti
     Ok(Some(out))
 }
 
+/// Walks the rows of an open CSV at `threads` threads, handing each its sequence (repetition,
+/// thread; repetition 0 where the file has no such column) and the row; by column name.
+fn by_sequence(
+    csv: Csv,
+    path: &Path,
+    threads: u32,
+    mut each: impl FnMut(SeqKey, &Row) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
+    let Csv { reader: mut r, header: h } = csv;
+    let (cth, ct) = (col(&h, columns::THREADS, path)?, col(&h, columns::THREAD, path)?);
+    let cr = h.iter().position(|n| n == columns::REPETITION);
+    let mut rec = csv::StringRecord::new();
+    while r.read_record(&mut rec).map_err(|e| csv_err(path, e))? {
+        let row = Row { rec: &rec, path };
+        if row.num::<u32>(cth, columns::THREADS)? != threads {
+            continue;
+        }
+        let repetition = match cr {
+            Some(i) => row.num(i, columns::REPETITION)?,
+            None => 0,
+        };
+        each(SeqKey { repetition, thread: row.num(ct, columns::THREAD)? }, &row)?;
+    }
+    Ok(())
+}
+
 /// The calls of `dir/tracer_dir/events.csv` at `threads` threads, by sequence, in file order;
 /// None when events.csv has no `t_ns` column (old data). Counter sets of one repetition and
 /// thread are one sequence: `t_ns` restarts with the cell, iterations do not collide in a run
@@ -95,31 +121,20 @@ pub fn load_calls(
     threads: u32,
 ) -> Result<Option<BTreeMap<SeqKey, Vec<Call>>>, ReportError> {
     let path = dir.join(tracer_dir).join(crate::results::EVENTS_CSV);
-    let Some(Csv { reader: mut r, header: h }) = open(&path)? else {
+    let Some(csv) = open(&path)? else {
         return Err(ReportError::NotResults { dir: dir.join(tracer_dir), missing: crate::results::EVENTS_CSV.into() });
     };
-    let Some(ctn) = h.iter().position(|n| n == T_NS) else { return Ok(None) };
-    let c = |n: &str| col(&h, n, &path);
-    let (cth, ct, ci, cl) = (c(columns::THREADS)?, c(columns::THREAD)?, c(columns::ITERATION)?, c(columns::LATENCY)?);
-    let cr = h.iter().position(|n| n == columns::REPETITION);
+    let Some(ctn) = csv.header.iter().position(|n| n == T_NS) else { return Ok(None) };
+    let (ci, cl) = (col(&csv.header, columns::ITERATION, &path)?, col(&csv.header, columns::LATENCY, &path)?);
     let mut out: BTreeMap<SeqKey, Vec<Call>> = BTreeMap::new();
-    let mut rec = csv::StringRecord::new();
-    while r.read_record(&mut rec).map_err(|e| csv_err(&path, e))? {
-        let row = Row { rec: &rec, path: &path };
-        if row.num::<u32>(cth, columns::THREADS)? != threads {
-            continue;
-        }
-        let repetition = match cr {
-            Some(i) => row.num(i, columns::REPETITION)?,
-            None => 0,
-        };
-        let key = SeqKey { repetition, thread: row.num(ct, columns::THREAD)? };
+    by_sequence(csv, &path, threads, |key, row| {
         out.entry(key).or_default().push(Call {
             t_ns: row.num(ctn, T_NS)?,
             iteration: row.num(ci, columns::ITERATION)?,
             latency: row.num(cl, columns::LATENCY)?,
         });
-    }
+        Ok(())
+    })?;
     Ok(Some(out))
 }
 
@@ -132,23 +147,12 @@ pub fn load_discards(
     threads: u32,
 ) -> Result<Option<BTreeMap<SeqKey, Vec<u64>>>, ReportError> {
     let path = dir.join(tracer_dir).join("discarded.csv");
-    let Some(Csv { reader: mut r, header: h }) = open(&path)? else { return Ok(None) };
-    let c = |n: &str| col(&h, n, &path);
-    let (cth, ct, ci) = (c(columns::THREADS)?, c(columns::THREAD)?, c(columns::ITERATION)?);
-    let cr = h.iter().position(|n| n == columns::REPETITION);
+    let Some(csv) = open(&path)? else { return Ok(None) };
+    let ci = col(&csv.header, columns::ITERATION, &path)?;
     let mut out: BTreeMap<SeqKey, Vec<u64>> = BTreeMap::new();
-    let mut rec = csv::StringRecord::new();
-    while r.read_record(&mut rec).map_err(|e| csv_err(&path, e))? {
-        let row = Row { rec: &rec, path: &path };
-        if row.num::<u32>(cth, columns::THREADS)? != threads {
-            continue;
-        }
-        let repetition = match cr {
-            Some(i) => row.num(i, columns::REPETITION)?,
-            None => 0,
-        };
-        let key = SeqKey { repetition, thread: row.num(ct, columns::THREAD)? };
+    by_sequence(csv, &path, threads, |key, row| {
         out.entry(key).or_default().push(row.num(ci, columns::ITERATION)?);
-    }
+        Ok(())
+    })?;
     Ok(Some(out))
 }
