@@ -127,7 +127,14 @@ pub fn load_calls(
     let Some(ctn) = csv.header.iter().position(|n| n == T_NS) else { return Ok(None) };
     let (ci, cl) = (col(&csv.header, columns::ITERATION, &path)?, col(&csv.header, columns::LATENCY, &path)?);
     let mut out: BTreeMap<SeqKey, Vec<Call>> = BTreeMap::new();
+    let mut untimed = false;
     by_sequence(csv, &path, threads, |key, row| {
+        // A kernel cell's rows leave t_ns empty (the module's samples carry no start time): a
+        // run without times, as old data.
+        if row.rec.get(ctn).is_none_or(|s| s.trim().is_empty()) {
+            untimed = true;
+            return Ok(());
+        }
         out.entry(key).or_default().push(Call {
             t_ns: row.num(ctn, T_NS)?,
             iteration: row.num(ci, columns::ITERATION)?,
@@ -135,7 +142,7 @@ pub fn load_calls(
         });
         Ok(())
     })?;
-    Ok(Some(out))
+    Ok((!untimed).then_some(out))
 }
 
 /// The iterations of the calls `dir/tracer_dir/discarded.csv` holds at `threads` threads (each

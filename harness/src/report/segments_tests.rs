@@ -202,4 +202,11 @@ fn sentinels_and_dated_calls_are_read_by_column_name_and_old_data_is_none() {
     std::fs::write(row.join(SENTINELS_CSV), "tracer,threads\nlw,1\n").unwrap();
     let e = load_sentinels(dir.path(), "lw", 1).unwrap_err().to_string();
     assert!(e.contains("column 'thread' is missing"), "{e}");
+    // A kernel cell's events.csv has the column, empty: a run without times, not bad input.
+    std::fs::write(
+        row.join(crate::results::EVENTS_CSV),
+        "tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set,t_ns\nlw,1,0,0,0,90,0,0,\n",
+    )
+    .unwrap();
+    assert_eq!(load_calls(dir.path(), "lw", 1).unwrap(), None);
 }
