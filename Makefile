@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost footprint
 
 all: build
 
@@ -59,6 +59,11 @@ precision: build
 # Do sentinel windows move a tracer's cost? Interleaved runs with and without them (docs/method.md).
 sentinel-cost: build
 	BIN=$(BIN) bash scripts/sentinel-cost.sh
+
+# Does the harness move what it measures? Slow calls on the harness's own cycles, and the tail of
+# one long run against the same calls split into repetitions, interleaved (docs/method.md).
+footprint: build plugins
+	BIN=$(BIN) bash scripts/footprint.sh
 
 # Validation figures of the regression gate (docs/ci-gate.md): false alarms and power.
 bench-gate: build

@@ -5,6 +5,7 @@
 #   target/plugins/libnone_plugin.so   the built-in `none` (empty call) as a plugin (same)
 #   target/plugins/libring_plugin.so   a small per-thread ring-buffer tracer in C
 #   target/plugins/libtwopath_plugin.so two periodic slow paths (report tests, survey section 7.1)
+#   target/plugins/libstores_plugin.so  stores into 16 cache lines per call (the footprint check)
 #   target/plugins/librust_plugin.so   a per-CPU rdtsc ring in Rust (cdylib, standalone crate)
 #   target/plugins/broken-*.so         deliberately broken plugins for the tests
 #
@@ -19,7 +20,7 @@ PLUGIN_CFLAGS   ?= -O2 -g -fPIC -fno-plt -Wall -Wextra -Werror -std=gnu11
 PLUGIN_LDFLAGS  ?= -shared -Wl,-z,now
 BROKEN_KINDS    := segv abort hang abi nosym init
 
-PLUGINS := $(PLUGIN_DIR)/liblw_plugin.so $(PLUGIN_DIR)/libnone_plugin.so $(PLUGIN_DIR)/libring_plugin.so $(PLUGIN_DIR)/libtwopath_plugin.so $(PLUGIN_DIR)/librust_plugin.so \
+PLUGINS := $(PLUGIN_DIR)/liblw_plugin.so $(PLUGIN_DIR)/libnone_plugin.so $(PLUGIN_DIR)/libring_plugin.so $(PLUGIN_DIR)/libtwopath_plugin.so $(PLUGIN_DIR)/libstores_plugin.so $(PLUGIN_DIR)/librust_plugin.so \
            $(BROKEN_KINDS:%=$(PLUGIN_DIR)/broken-%.so)
 
 .PHONY: plugins plugins-clean plugin-bench

@@ -415,6 +415,7 @@ mod tests {
             rep_by_threads: Default::default(),
             analysis: None,
             dated: None,
+            footprint: Vec::new(),
             note: None,
         }
     }

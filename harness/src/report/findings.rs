@@ -250,6 +250,8 @@ pub enum Finding {
     MissingPeriod(MissingPeriod),
     Outliers(Outliers),
     DatedLevels(DatedLevels),
+    /// Slow calls on the harness's own cycle (footprint.rs).
+    HarnessCycle(super::footprint::HarnessCycle),
 }
 
 impl Finding {

@@ -14,6 +14,7 @@ mod compare;
 mod dated;
 mod figures;
 pub mod findings;
+mod footprint;
 mod fractional;
 mod irregular;
 pub mod load;
@@ -126,6 +127,8 @@ pub struct TracerReport {
     pub analysis: Option<TracerAnalysis>,
     /// Its levels dated over time and held against its sentinel windows (None: no analysis).
     pub dated: Option<segments::SegmentReport>,
+    /// Slow calls that gather on the harness's own cycles (empty: none, or no analysis).
+    pub footprint: Vec<footprint::HarnessCycle>,
     pub note: Option<String>,
 }
 
@@ -348,6 +351,10 @@ fn tracer_reports(
                 Some((a, cp)) => Some(dated::dated(dir, &m.dir, &m.name, a.threads, cp)?),
                 None => None,
             };
+        let footprint = match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
+            Some((a, cp)) => footprint::check(&load::Source::File(events.clone()), a.threads, cp, &footprint::cycles(run))?,
+            None => Vec::new(),
+        };
         let label = match survey::ftrace_clock(&m.config) {
             Some(c) if survey::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
@@ -365,6 +372,7 @@ fn tracer_reports(
             rep_by_threads,
             analysis,
             dated,
+            footprint,
             note,
         });
     }
@@ -380,7 +388,11 @@ fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
             .iter()
             .map(|cp| {
                 let latency = cp.metric == "latency";
-                findings::of(cp, expected.as_ref().filter(|_| latency), t.dated.as_ref().filter(|_| latency))
+                let mut f = findings::of(cp, expected.as_ref().filter(|_| latency), t.dated.as_ref().filter(|_| latency));
+                if latency {
+                    f.findings.extend(t.footprint.iter().cloned().map(findings::Finding::HarnessCycle));
+                }
+                f
             })
             .collect()
     });

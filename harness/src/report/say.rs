@@ -3,6 +3,7 @@
 //! (...)". The terminal, report.md and report.html say the same words; they differ only in
 //! markup (`Markup`).
 use super::findings::*;
+use super::footprint::HarnessCycle;
 use super::null::ALPHA;
 use super::paths::{CodePaths, Expected};
 use super::segments::Interval;
@@ -58,6 +59,7 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::RefusedPeriods(r) => tail.push(refused(r)),
             Finding::Outliers(o) => tail.push(outliers(o)),
             Finding::DatedLevels(d) => tail.push(dated(d, m.unit)),
+            Finding::HarnessCycle(h) => tail.push(harness_cycle(h)),
         }
     }
     let mut s = format!("{tracer}{what}: {}", head.join(", "));
@@ -355,4 +357,23 @@ fn refused(r: &RefusedPeriods) -> String {
 
 fn outliers(o: &Outliers) -> String {
     format!("{} {} ({}%) on no path", o.count, plural(o.count, "outlier", "outliers"), small_pct(o.share))
+}
+
+fn harness_cycle(h: &HarnessCycle) -> String {
+    let whose = if h.tracer_path_with_this_period {
+        format!("the harness's {} or the tracer's own path of that period (the data cannot tell them apart)", h.cycle)
+    } else {
+        format!("the harness's {}: a measurement artifact", h.cycle)
+    };
+    format!(
+        "{:.1}% of the {} slow calls that no other path of the tracer explains fall on {} consecutive residues of every {} {} ({:.1}% if spread evenly; binomial p {}, bounded over the residues and the {} cycles tested): {whose}",
+        100.0 * h.share,
+        h.slow_calls,
+        h.residues,
+        h.length,
+        h.counted_in,
+        100.0 * h.even_share,
+        if h.p_value < 1e-12 { "< 1e-12".to_string() } else { format!("= {:.1e}", h.p_value) },
+        h.cycles_tested
+    )
 }

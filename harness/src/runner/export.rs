@@ -79,6 +79,10 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
         // stepped runs never have them).
         "sentinel_every": args.effective_sentinel_every(),
+        // The harness's own cycles in the calls it measures: the sample buffer enters a new page
+        // every `sample_page` kept calls. The report checks that slow calls do not gather on
+        // them (docs/method.md, "The harness's footprint").
+        "harness_cycles": { "sample_page": crate::runner::timed::samples_per_page() },
         "threads": plan.threads,
         "cpus": plan.cpus,
         "payload": if args.kernel {

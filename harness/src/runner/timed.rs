@@ -5,6 +5,7 @@
 //!     target = the sentinel (the `none` tracer)      (chosen before the window; no branch in it;
 //! else                                                a copy of the same inlined window code, so
 //!     target = the tracer                             each call site has one target only)
+//! full fence                  (the harness's stores since the last window drain here, not in it)
 //! head0 = detector head        (one load; outside the window)
 //! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
 //! t0 = clock start             (lfence; rdtsc)
@@ -26,31 +27,15 @@
 //! once per run). The loop is generic over the clock and the counter reader so that each
 //! combination is compiled without a branch on the mode, and it writes only into buffers that
 //! were allocated and touched before warm-up: no allocation, I/O or system call of ours enters
-//! the window. Sentinel windows (docs/method.md) time an empty call between the tracer's calls,
+//! the window. Each sample is one cache line, aligned to one, and the full fence before each
+//! window drains the harness's stores (the sample, the ring's data_tail) before the clock starts:
+//! `lfence` does not wait for stores, and a sample store that missed (the first lines of each new
+//! page of the sample buffer, where the hardware prefetcher stops) used to commit inside the next
+//! window, so slow calls clustered on every 64th kept call (issue 33; docs/method.md, "The
+//! harness's footprint"). Sentinel windows (docs/method.md) time an empty call between the tracer's calls,
 //! with the same window code ([`window`]), so they measure what the floor measures at the same
 //! moment: the machine's speed over the run, beside the tracer's.
-//! The timed loop: survey Algorithm 1 in user space, per iteration.
-//!
-//! ```text
-//! head0 = detector head        (one load; outside the window)
-//! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
-//! t0 = clock start             (lfence; rdtsc)
-//! tracer.fire(iteration)       (the only thing in the window)
-//! t1 = clock end               (lfence; rdtsc)
-//! counters -> c1               (rdpmc only, counter numbers preloaded; or read() of the group)
-//! head1 = detector head
-//! delta = c1 - c0, valid only if every counter counted the whole call (see `counters`)
-//! keep the sample only if head1 == head0 and the delta is valid
-//! ```
-//! The clock's fences are described in `clock`; the counters' in `counters::rdpmc`.
-//! Interrupts cannot be masked in user space, so instead every iteration that an interrupt,
-//! softirq, NMI, context switch, migration or page fault touched is *seen* (see
-//! `disturbance`) and discarded with its reason, per iteration (the survey's code checked NMIs
-//! once per run). The loop is generic over the clock and the counter reader so that each
-//! combination is compiled without a branch on the mode, and it writes only into buffers that
-//! were allocated and touched before warm-up: no allocation, I/O or system call of ours enters
-//! the window.
-use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
 
 use tracebench_tracers::Tracer;
 
@@ -66,9 +51,10 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 /// `--sentinel-every`'s default: one window in 32 is a sentinel (about 3% more calls).
 pub const DEFAULT_SENTINEL_EVERY: u64 = 32;
 
-/// One kept call.
+/// One kept call: one cache line, aligned to it, so that each call's store touches one line of
+/// the sample buffer, never two (docs/method.md, "The harness's footprint").
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Sample {
     pub iteration: u64,
     pub ticks: u64,
@@ -76,6 +62,16 @@ pub struct Sample {
     pub cpu: u32,
     /// The clock's start read of the window (raw units; stored after the window closes).
     pub t0: u64,
+}
+
+// One cache line per sample, on a line of its own: the footprint the docs state (method.md).
+const _: () = assert!(std::mem::size_of::<Sample>() == 64 && std::mem::align_of::<Sample>() == 64);
+
+/// Kept calls per page of the sample buffer: the harness's cycle in the calls it measures.
+pub fn samples_per_page() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    (page.max(4096) as u64) / std::mem::size_of::<Sample>() as u64
 }
 
 /// One kept sentinel window (an empty call timed between the tracer's).
@@ -196,6 +192,12 @@ fn window<C: Clock, R: CounterRead>(
     c: &mut (Reading, Reading),
     delta: &mut [u64; MAX],
 ) -> Window {
+    // The harness's stores since the last window (the sample, the ring's data_tail) leave the
+    // store buffer here, outside the window: a store that misses (a new sample line, the first
+    // lines of a new page, where the prefetcher stops) would otherwise commit during the next
+    // window and delay the tracer's own stores behind it. `lfence` in the clock read does not
+    // wait for stores; a full fence does (docs/method.md, "The harness's footprint").
+    fence(Ordering::SeqCst);
     let h0 = det.head();
     compiler_fence(Ordering::SeqCst);
     counters.start(&mut c.0);

@@ -2,8 +2,10 @@
 //!
 //! Everything here works on plain slices so that the report and the gate can re-make any
 //! number from the CSV files alone.
+pub mod binomial;
 pub mod bootstrap;
 pub mod changepoint;
+pub mod cycles;
 pub mod hist;
 pub mod period;
 

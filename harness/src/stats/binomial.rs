@@ -1,0 +1,54 @@
+//! The binomial distribution's upper tail, for tests of counts against a known rate.
+
+/// P(X >= k) for X ~ Binomial(n, p): the terms from k up, each from the last by the ratio
+/// (n - j) / (j + 1) * p / (1 - p), the first one in log space (no overflow at large n).
+pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > n || p <= 0.0 {
+        return 0.0;
+    }
+    if p >= 1.0 {
+        return 1.0;
+    }
+    let ln_first: f64 =
+        (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>() + k as f64 * p.ln() + (n - k) as f64 * (1.0 - p).ln();
+    let (mut term, mut sum) = (ln_first.exp(), 0.0);
+    let odds = p / (1.0 - p);
+    for j in k..=n {
+        sum += term;
+        // Past the mode the terms fall at least geometrically: stop once they no longer count.
+        if term < sum * 1e-17 && (j as f64) > n as f64 * p {
+            break;
+        }
+        term *= (n - j) as f64 / (j + 1) as f64 * odds;
+    }
+    sum.min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upper_tail;
+
+    #[test]
+    fn matches_exact_values() {
+        // P(X >= 2), n = 3, p = 0.5: (3 + 1) / 8.
+        assert!((upper_tail(3, 2, 0.5) - 0.5).abs() < 1e-12);
+        // P(X >= 1) = 1 - (1 - p)^n.
+        assert!((upper_tail(10, 1, 0.1) - (1.0 - 0.9f64.powi(10))).abs() < 1e-12);
+        assert_eq!(upper_tail(10, 0, 0.3), 1.0);
+        assert_eq!(upper_tail(10, 11, 0.3), 0.0);
+        // Large n: P(X >= 60) for Binomial(1000, 0.047) is well below 1e-2 and above 1e-4.
+        let t = upper_tail(1000, 75, 0.047);
+        assert!(t > 1e-6 && t < 1e-2, "{t}");
+    }
+
+    #[test]
+    fn sums_to_one_with_the_lower_part() {
+        let (n, p) = (200u64, 0.03);
+        let pmf = |j: u64| upper_tail(n, j, p) - upper_tail(n, j + 1, p);
+        let total: f64 = (0..=n).map(pmf).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+    }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Does the harness move what it measures? (docs/method.md, "The harness's footprint"; issue 33.)
+# For none, lw, printf, lttng-ust (when `tracebench list` says it can run here) and the store-heavy
+# example plugin (16 cache lines per call), ROUNDS interleaved rounds of:
+#   run -n N                      for N in NS (default 5000 20000 1000000)
+#   run -n N/5 --repeats 5        the same calls split into five repetitions
+# then prints, per tracer and size, the medians over rounds of p50, p99 and p99.9 for both, their
+# ratio, and the share of slow calls (above 1.5x the median) on the worst three consecutive
+# residues of each harness cycle (scripts/footprint.py). Figures only, no threshold: the 2-vCPU
+# VM's noise is larger than some of the effects (read the ratios, not single runs).
+#   ROUNDS (default 3), NS, BIN (target/release/tracebench), PLUGIN (the stores plugin's path).
+set -euo pipefail
+BIN=${BIN:-target/release/tracebench}
+ROUNDS=${ROUNDS:-3}
+NS=${NS:-5000 20000 1000000}
+PLUGIN=${PLUGIN:-target/plugins/libstores_plugin.so}
+if [ "$ROUNDS" -lt 1 ]; then echo "footprint: ROUNDS must be at least 1 (got $ROUNDS)" >&2; exit 2; fi
+[ -f "$PLUGIN" ] || { echo "footprint: $PLUGIN is missing; build it with: make plugins" >&2; exit 2; }
+TRACERS=none,lw,printf
+if "$BIN" list 2>/dev/null | grep -Eq '^lttng-ust +available'; then
+  TRACERS=$TRACERS,lttng-ust
+else
+  echo "footprint: lttng-ust cannot run here (see \`tracebench list\`); measuring without it" >&2
+fi
+TRACERS=$TRACERS,plugin:$PLUGIN
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+for r in $(seq 1 "$ROUNDS"); do
+  for n in $NS; do
+    order="one split"; [ $((r % 2)) -eq 0 ] && order="split one"
+    for s in $order; do
+      if [ "$s" = one ]; then args=(-n "$n"); else args=(-n $((n / 5)) --repeats 5); fi
+      "$BIN" run --tracer "$TRACERS" "${args[@]}" --quiet --out "$tmp/$s-$n-$r" \
+        2> >(grep -v '^tracebench: counters .* unavailable' >&2)
+    done
+  done
+done
+python3 "$(dirname "$0")/footprint.py" --table "$tmp" "$ROUNDS" $NS
