@@ -255,3 +255,43 @@ fn report_header_is_prose() {
     assert!(header.contains("task-clock (set 1) read with"), "{header}");
     assert!(header.contains("[run.json](run.json)"), "{header}");
 }
+
+/// The harness-cycle findings of `row` in report.json (the footprint self-check).
+fn harness_cycles(out: &std::path::Path, row: &str) -> Vec<serde_json::Value> {
+    latency_findings(out, row).into_iter().filter(|f| f["kind"] == "harness_cycle").collect()
+}
+
+#[test]
+fn footprint_check_flags_slow_calls_on_every_64th_call_and_not_on_every_61st() {
+    // twopath_plugin.c with its first path every 64 (or 61) calls, +400 ns, and its second out of
+    // reach. 64 is the sample buffer's page in kept calls: the check must say so, and that the
+    // data cannot tell the harness from a tracer path of that very period. 61 is no harness
+    // cycle: silent.
+    let so = twopath_plugin();
+    for (period, want) in [(64u64, true), (61, false)] {
+        let spec = format!("plugin:{so}:p1={period}+ns1=400+p2=1000000+ns2=0");
+        let (_d, out) = run_ok(&["--tracer", &spec, "-n", "20000"]);
+        let (line, _) = report_line(&out, "twopath-plugin");
+        let found = harness_cycles(&out, "twopath-plugin");
+        if want {
+            let f = found.iter().find(|f| f["length"] == 64).unwrap_or_else(|| panic!("every {period}: {line}"));
+            assert_eq!(f["tracer_path_with_this_period"], true, "{f}");
+            assert!(f["share"].as_f64().unwrap() > 0.5 && f["p_value"].as_f64().unwrap() < 1e-3, "{f}");
+            assert!(line.contains("consecutive residues of every 64"), "{line}");
+        } else {
+            assert!(found.is_empty(), "every {period}: a harness cycle claimed: {found:?}\n{line}");
+        }
+    }
+}
+
+#[test]
+fn footprint_check_is_silent_on_a_store_heavy_tracer() {
+    // tracers/examples/stores_plugin.c stores into 16 cache lines per call and has no slow path:
+    // with the harness's stores drained before each window, its slow calls (the machine's) must
+    // not gather on the harness's cycles. Before the fence, 36% of them fell on three residues
+    // of 64 (issue 33).
+    let so = example_plugins::plugin("libstores_plugin.so");
+    let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "20000"]);
+    let (line, _) = report_line(&out, "stores-plugin");
+    assert!(harness_cycles(&out, "stores-plugin").is_empty(), "{line}");
+}
