@@ -30,6 +30,7 @@ test: setup build
 	python3 scripts/tests/check_structure_test.py
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
+	python3 scripts/check-docs.py $(BIN)
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
 
 # Mutation testing of the pure modules (docs/testing.md): how many of cargo-mutants' changes to
