@@ -5,7 +5,7 @@
 //!     target = the sentinel (the `none` tracer)      (chosen before the window; no branch in it;
 //! else                                                a copy of the same inlined window code, so
 //!     target = the tracer                             each call site has one target only)
-//! full fence                  (the harness's stores since the last window drain here, not in it)
+//! mfence                      (the harness's stores since the last window drain here, not in it)
 //! head0 = detector head        (one load; outside the window)
 //! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
 //! t0 = clock start             (lfence; rdtsc)
@@ -27,15 +27,18 @@
 //! once per run). The loop is generic over the clock and the counter reader so that each
 //! combination is compiled without a branch on the mode, and it writes only into buffers that
 //! were allocated and touched before warm-up: no allocation, I/O or system call of ours enters
-//! the window. Each sample is one cache line, aligned to one, and the full fence before each
-//! window drains the harness's stores (the sample, the ring's data_tail) before the clock starts:
+//! the window. Each sample is one cache line, aligned to one, written past the caches
+//! (non-temporal stores on x86-64, see [`store`]), and the fence before each window drains the
+//! harness's stores (the sample, the ring's data_tail) before the clock starts:
 //! `lfence` does not wait for stores, and a sample store that missed (the first lines of each new
 //! page of the sample buffer, where the hardware prefetcher stops) used to commit inside the next
 //! window, so slow calls clustered on every 64th kept call (issue 33; docs/method.md, "The
 //! harness's footprint"). Sentinel windows (docs/method.md) time an empty call between the tracer's calls,
 //! with the same window code ([`window`]), so they measure what the floor measures at the same
 //! moment: the machine's speed over the run, beside the tracer's.
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
+#[cfg(not(target_arch = "x86_64"))]
+use std::sync::atomic::fence;
 
 use tracebench_tracers::Tracer;
 
@@ -60,6 +63,8 @@ pub struct Sample {
     pub ticks: u64,
     pub counters: [u64; MAX],
     pub cpu: u32,
+    /// Makes the line whole (no padding bytes): [`store`] writes it as eight 8-byte words.
+    pub spare: u32,
     /// The clock's start read of the window (raw units; stored after the window closes).
     pub t0: u64,
 }
@@ -197,7 +202,7 @@ fn window<C: Clock, R: CounterRead>(
     // lines of a new page, where the prefetcher stops) would otherwise commit during the next
     // window and delay the tracer's own stores behind it. `lfence` in the clock read does not
     // wait for stores; a full fence does (docs/method.md, "The harness's footprint").
-    fence(Ordering::SeqCst);
+    drain_stores();
     let h0 = det.head();
     compiler_fence(Ordering::SeqCst);
     counters.start(&mut c.0);
@@ -274,12 +279,9 @@ pub fn run<C: Clock, R: CounterRead>(
                 buf.blocked += 1;
                 buf.blocked_ticks += w.ticks;
             }
-            let s = &mut buf.samples[kept];
-            s.iteration = it - first_iteration;
-            s.ticks = w.ticks;
-            s.cpu = w.cpu;
-            s.t0 = w.t0;
+            let mut s = Sample { iteration: it - first_iteration, ticks: w.ticks, cpu: w.cpu, t0: w.t0, ..Sample::default() };
             s.counters[..ncount].copy_from_slice(&delta[..ncount]);
+            store(&mut buf.samples[kept], &s);
             kept += 1;
         } else {
             buf.discarded += 1;
@@ -296,6 +298,42 @@ pub fn run<C: Clock, R: CounterRead>(
     }
     buf.first_t0 = first_t0;
     Outcome { kept, attempts: it - first_iteration }
+}
+
+/// Writes one sample past the caches: on x86-64 as eight non-temporal 8-byte stores, which fill
+/// one write-combining buffer and go to memory without reading the line, without evicting a line
+/// of the tracer's from L1 and without training the prefetcher to walk the sample buffer into its
+/// next page (a plain store stream left a few slow calls on a fixed residue of each page, 8
+/// lines before its end, even with the fence). The fence before the next window drains the
+/// write-combining buffer, so its cost stays outside the windows (docs/method.md).
+#[inline(always)]
+fn store(dst: &mut Sample, s: &Sample) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let src = s as *const Sample as *const i64;
+        let d = dst as *mut Sample as *mut i64;
+        for i in 0..8 {
+            // SAFETY: Sample is 64 bytes of u64/u32 fields without padding (asserted above), so
+            // both pointers cover eight aligned i64 words; SSE2 is part of x86-64.
+            unsafe { std::arch::x86_64::_mm_stream_si64(d.add(i), *src.add(i)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *dst = *s;
+    }
+}
+
+/// Waits for the harness's stores, non-temporal ones included, before a window opens.
+#[inline(always)]
+fn drain_stores() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: mfence has no preconditions; SSE2 is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_mfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    fence(Ordering::SeqCst);
 }
 
 /// The detector's reasons for a window, and `CounterNotRunning` when a counter missed part of
