@@ -102,6 +102,9 @@ pub struct RunArgs {
     /// No progress bar and no table.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Print where the run's wall time went, phase by phase, on stderr (run.json's `timings`).
+    #[arg(long)]
+    pub timings: bool,
     /// ftrace clock: local, global, counter, x86-tsc, mono.
     #[arg(long)]
     pub ftrace_clock: Option<String>,
@@ -267,6 +270,7 @@ impl RunArgs {
             out: a.out,
             timeout: a.timeout,
             quiet: a.quiet,
+            timings: a.timings,
             ftrace_clock: a.ftrace_clock,
             subbuf_size: a.subbuf_size,
             num_subbuf: a.num_subbuf,
