@@ -174,6 +174,7 @@ pub fn run() -> i32 {
         Command::Gate(a) => {
             let mut a = a.clone();
             a.precheck = Some(precheck_gate_command);
+            a.hold = Some(gate_hold);
             finish(crate::gate::run(&a))
         }
         Command::Report(a) => finish(crate::report::run(a)),
@@ -207,6 +208,33 @@ pub fn precheck_gate_command(cmd: &str, flag: &str) -> Result<(), String> {
         _ => return Ok(()),
     };
     crate::runner::plan::plan(&a.options(), mode).map(|_| ()).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// What an interleaved gate holds for all its runs of `cmd` when it is plainly `tracebench
+/// run|scale ...`: each of its tracers' parent-side guards (LTTng's session daemon). Best effort:
+/// a guard that cannot be made is left to each run, which then reports why.
+pub fn gate_hold(cmd: &str) -> Vec<Box<dyn std::any::Any + Send>> {
+    let Some(mut words) = crate::gate::plain_words(cmd) else { return Vec::new() };
+    if !words.first().is_some_and(|w| std::path::Path::new(w).file_name().is_some_and(|n| n == "tracebench")) {
+        return Vec::new();
+    }
+    words.extend(["--repeats", "1", "--out", "tracebench-gate-hold"].map(String::from));
+    let Ok(Cli { command: Command::Run(a) | Command::Scale(a), .. }) = Cli::try_parse_from(&words) else {
+        return Vec::new();
+    };
+    let opts = a.options();
+    let copts = opts.tracer_opts().create_options(0.0, "gate", opts.payload_size);
+    let specs: Vec<String> = crate::runner::plan::plan(&opts, crate::runner::Mode::Run)
+        .map(|p| p.rows.iter().map(|r| r.spec.clone()).collect())
+        .unwrap_or_default();
+    if opts.kernel {
+        return Vec::new();
+    }
+    specs
+        .iter()
+        .filter_map(|s| tracebench_tracers::registry::parent_guard(s, &copts).ok().flatten())
+        .map(|g| g as _)
+        .collect()
 }
 
 /// Whether a command line parses, without running it: Ok for a valid line, or one that asks for

@@ -82,6 +82,8 @@ pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
     mark("measure", &mut phases);
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
+    // What the tracer reports itself (LTTng: a snapshot read back with babeltrace2).
+    mark("after_run", &mut phases);
     // Tear the tracer down before writing: the system is restored even if writing fails.
     drop(tracer);
     mark("tracer_teardown", &mut phases);
