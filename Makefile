@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost bench-overhead
 
 all: build
 
@@ -59,6 +59,11 @@ precision: build
 # Do sentinel windows move a tracer's cost? Interleaved runs with and without them (docs/method.md).
 sentinel-cost: build
 	BIN=$(BIN) bash scripts/sentinel-cost.sh
+
+# The fixed cost of a measuring process (issue 39): wall time of `run -n 5000` for none, lw,
+# printf and lttng-ust against a --repeats run, the seconds per phase, the gate's pairs per second.
+bench-overhead: build
+	BIN=$(BIN) bash scripts/bench-overhead.sh
 
 # Validation figures of the regression gate (docs/ci-gate.md): false alarms and power.
 bench-gate: build

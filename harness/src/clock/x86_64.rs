@@ -34,20 +34,20 @@ pub fn invariant_tsc() -> bool {
     flags.split_whitespace().any(|f| f == "constant_tsc") && flags.split_whitespace().any(|f| f == "nonstop_tsc")
 }
 
-/// Calibrates the TSC against CLOCK_MONOTONIC_RAW: three 5 ms busy windows, median frequency.
+/// Calibrates the TSC against CLOCK_MONOTONIC_RAW: three 2 ms busy windows, median frequency.
 /// Busy rather than sleeping, so that an idle state or a descheduling cannot stretch one side.
 ///
 /// Each end of a window is one CLOCK_MONOTONIC_RAW read bracketed by two TSC reads, the
 /// tightest of 5 tries, and the TSC taken at the bracket's middle: a pair is then off by at
 /// most half a bracket (tens of ns) instead of whatever fell between two unbracketed reads.
-/// That lets a window be 5 ms instead of 30 (issue 39: the 90 ms of three 30 ms windows were
-/// the largest fixed cost of a run after the detector's teardown); over 5 ms, a 50 ns error is
-/// 1e-5 of the rate, 0.001 ns on a 100 ns call.
+/// That lets a window be 2 ms instead of 30 (issue 39: the 90 ms of three 30 ms windows were
+/// the largest fixed cost of a run after the detector's teardown); over 2 ms, a 50 ns error is
+/// 2.5e-5 of the rate, 0.0025 ns on a 100 ns call.
 pub fn calibrate_tsc() -> f64 {
     let mut est: Vec<f64> = (0..3)
         .map(|_| {
             let (m0, t0) = bracketed_pair();
-            let until = Instant::now() + Duration::from_millis(5);
+            let until = Instant::now() + Duration::from_millis(2);
             while Instant::now() < until {
                 std::hint::spin_loop();
             }
