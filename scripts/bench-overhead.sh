@@ -104,7 +104,12 @@ for t in tracers:
                     phases.setdefault((t, "cell." + c), []).append(x)
             else:
                 phases.setdefault((t, name), []).append(v)
-names = list(dict.fromkeys(n for (_, n) in phases))
+# The run's order (run.json's keys are sorted); any other name after them.
+order = ["plan", "reap_leftovers", "detector_hold", "calibrate", "host", "counters", "prepare", "guards", "cells",
+         "cell.tracer_setup", "cell.thread_setup", "cell.warmup", "cell.timed", "cell.threads", "cell.after_run",
+         "cell.tracer_teardown", "cell.write_rows", "cell.process", "guards_release", "merge", "system_checks", "total"]
+names = [n for n in order if any(k == n for (_, k) in phases)]
+names += [n for n in dict.fromkeys(k for (_, k) in phases) if n not in names]
 if not names:
     print("(no run.json timings: this tracebench predates --timings)")
 else:
