@@ -64,7 +64,19 @@ wall() {
     echo "$t1 - $t0" | bc -l
 }
 
+# Other processes that hold perf events (another run's detector or held tracepoints): while one
+# holds the detector's tracepoints, closing ours costs no grace period, so a run without the
+# background release looks as cheap as one with it. Said, so that two tables can be compared.
+holders() {
+    local p n out=""
+    for p in /proc/[0-9]*; do
+        n=$(find "$p/fd" -maxdepth 1 -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)
+        [ "$n" -gt 0 ] && out="$out $(basename "$p")($(cat "$p/comm" 2>/dev/null), $n)"
+    done
+    echo "${out:- none}"
+}
 echo "bench-overhead: $BIN, -n $N, --repeats $K, $ROUNDS rounds; load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs" >&2
+echo "bench-overhead: processes holding perf events before:$(holders)" >&2
 : >"$WORK/walls.tsv"
 for r in $(seq "$ROUNDS"); do
     for t in "${picked[@]}"; do
@@ -122,4 +134,4 @@ else:
 EOF
 echo
 echo "$gate_line"
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); processes holding perf events after:$(holders)"
