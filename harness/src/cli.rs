@@ -331,4 +331,21 @@ mod tests {
         // Not plainly tracebench: left to the shell.
         assert!(precheck_gate_command("./bench.sh --subbuf-size 3", "--baseline-cmd").is_ok());
     }
+
+    /// Issue 39: an interleaved gate holds its commands' parent guards (LTTng's session daemon)
+    /// for all its runs; a command that is not plainly tracebench, or a tracer without a guard,
+    /// holds nothing.
+    #[test]
+    fn an_interleaved_gate_holds_what_its_commands_tracers_need() {
+        assert!(gate_hold("tracebench run --tracer lw").is_empty());
+        assert!(gate_hold("./bench.sh run --tracer lttng-ust").is_empty());
+        assert!(gate_hold("tracebench run --tracer $T").is_empty());
+        if tracebench_tracers::lttng::availability().is_err() {
+            println!("SKIP an_interleaved_gate_holds_what_its_commands_tracers_need: LTTng is not installed");
+            return;
+        }
+        let held = gate_hold("tracebench run -q --tracer lttng-ust,lw --label a,b -n 100");
+        assert_eq!(held.len(), 1, "one guard: lttng-ust's");
+        assert!(tracebench_tracers::lttng::running_sessiond().is_some(), "no session daemon while held");
+    }
 }
