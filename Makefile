@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost footprint
+.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost footprint bench-overhead
 
 all: build
 
@@ -65,6 +65,11 @@ sentinel-cost: build
 # one long run against the same calls split into repetitions, interleaved (docs/method.md).
 footprint: build plugins
 	BIN=$(BIN) bash scripts/footprint.sh
+
+# The fixed cost of a measuring process (issue 39): wall time of `run -n 5000` for none, lw,
+# printf and lttng-ust against a --repeats run, the seconds per phase, the gate's pairs per second.
+bench-overhead: build
+	BIN=$(BIN) bash scripts/bench-overhead.sh
 
 # Validation figures of the regression gate (docs/ci-gate.md): false alarms and power.
 bench-gate: build

@@ -102,6 +102,9 @@ pub struct RunArgs {
     /// No progress bar and no table.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Print where the run's wall time went, phase by phase, on stderr (run.json's `timings`).
+    #[arg(long)]
+    pub timings: bool,
     /// ftrace clock: local, global, counter, x86-tsc, mono.
     #[arg(long)]
     pub ftrace_clock: Option<String>,
@@ -171,6 +174,7 @@ pub fn run() -> i32 {
         Command::Gate(a) => {
             let mut a = a.clone();
             a.precheck = Some(precheck_gate_command);
+            a.hold = Some(gate_hold);
             finish(crate::gate::run(&a))
         }
         Command::Report(a) => finish(crate::report::run(a)),
@@ -204,6 +208,33 @@ pub fn precheck_gate_command(cmd: &str, flag: &str) -> Result<(), String> {
         _ => return Ok(()),
     };
     crate::runner::plan::plan(&a.options(), mode).map(|_| ()).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// What an interleaved gate holds for all its runs of `cmd` when it is plainly `tracebench
+/// run|scale ...`: each of its tracers' parent-side guards (LTTng's session daemon). Best effort:
+/// a guard that cannot be made is left to each run, which then reports why.
+pub fn gate_hold(cmd: &str) -> Vec<Box<dyn std::any::Any + Send>> {
+    let Some(mut words) = crate::gate::plain_words(cmd) else { return Vec::new() };
+    if !words.first().is_some_and(|w| std::path::Path::new(w).file_name().is_some_and(|n| n == "tracebench")) {
+        return Vec::new();
+    }
+    words.extend(["--repeats", "1", "--out", "tracebench-gate-hold"].map(String::from));
+    let Ok(Cli { command: Command::Run(a) | Command::Scale(a), .. }) = Cli::try_parse_from(&words) else {
+        return Vec::new();
+    };
+    let opts = a.options();
+    let copts = opts.tracer_opts().create_options(0.0, "gate", opts.payload_size);
+    let specs: Vec<String> = crate::runner::plan::plan(&opts, crate::runner::Mode::Run)
+        .map(|p| p.rows.iter().map(|r| r.spec.clone()).collect())
+        .unwrap_or_default();
+    if opts.kernel {
+        return Vec::new();
+    }
+    specs
+        .iter()
+        .filter_map(|s| tracebench_tracers::registry::parent_guard(s, &copts).ok().flatten())
+        .map(|g| g as _)
+        .collect()
 }
 
 /// Whether a command line parses, without running it: Ok for a valid line, or one that asks for
@@ -267,6 +298,7 @@ impl RunArgs {
             out: a.out,
             timeout: a.timeout,
             quiet: a.quiet,
+            timings: a.timings,
             ftrace_clock: a.ftrace_clock,
             subbuf_size: a.subbuf_size,
             num_subbuf: a.num_subbuf,
@@ -298,5 +330,22 @@ mod tests {
         assert!(precheck_gate_command("tracebench run --tracer lw --bogus", "--baseline-cmd").is_err());
         // Not plainly tracebench: left to the shell.
         assert!(precheck_gate_command("./bench.sh --subbuf-size 3", "--baseline-cmd").is_ok());
+    }
+
+    /// Issue 39: an interleaved gate holds its commands' parent guards (LTTng's session daemon)
+    /// for all its runs; a command that is not plainly tracebench, or a tracer without a guard,
+    /// holds nothing.
+    #[test]
+    fn an_interleaved_gate_holds_what_its_commands_tracers_need() {
+        assert!(gate_hold("tracebench run --tracer lw").is_empty());
+        assert!(gate_hold("./bench.sh run --tracer lttng-ust").is_empty());
+        assert!(gate_hold("tracebench run --tracer $T").is_empty());
+        if tracebench_tracers::lttng::availability().is_err() {
+            println!("SKIP an_interleaved_gate_holds_what_its_commands_tracers_need: LTTng is not installed");
+            return;
+        }
+        let held = gate_hold("tracebench run -q --tracer lttng-ust,lw --label a,b -n 100");
+        assert_eq!(held.len(), 1, "one guard: lttng-ust's");
+        assert!(tracebench_tracers::lttng::running_sessiond().is_some(), "no session daemon while held");
     }
 }

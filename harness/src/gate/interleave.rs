@@ -214,6 +214,10 @@ pub struct Interleaved {
     // Every run is a `tracebench run` that opens and closes a disturbance detector twice;
     // holding its tracepoints here makes that cost milliseconds instead of a second per run.
     _keep_alive: crate::disturbance::KeepAlive,
+    // The tracers' parent-side guards (`GateArgs::hold`): an LTTng run whose session daemon is
+    // already up neither starts it (76 ms here), nor its consumer daemon (136 ms), nor stops it
+    // (65 ms). Dropped after the last run, before the keep-alive.
+    _held: Vec<Box<dyn std::any::Any + Send>>,
 }
 
 impl Interleaved {
@@ -232,6 +236,7 @@ impl Interleaved {
             }
         }
         let work = WorkDir::new(args.out.as_deref())?;
+        let held = args.hold.map(|h| [ca, cb].into_iter().flat_map(h).collect()).unwrap_or_default();
         // SIGINT/SIGTERM only set STOP: the child is stopped (SIGTERM, so its tracer is torn
         // down), the work directory removed, and the gate exits 130. The handler is installed
         // without SA_RESTART, so a blocked waitpid returns EINTR.
@@ -244,6 +249,7 @@ impl Interleaved {
             b: None,
             done: 0,
             started: Instant::now(),
+            _held: held,
             _keep_alive: crate::disturbance::KeepAlive::hold(),
         })
     }

@@ -98,6 +98,11 @@ pub struct GateArgs {
     /// knows tracebench's own options); `Err` is the one line to print.
     #[arg(skip)]
     pub precheck: Option<fn(&str, &str) -> Result<(), String>>,
+    /// What an interleaved gate holds for all its runs (the CLI's `gate_hold`: each tracer's
+    /// parent-side guard, e.g. LTTng's session daemon), so that every run does not start and stop
+    /// it again (issue 39).
+    #[arg(skip)]
+    pub hold: Option<fn(&str) -> Vec<Box<dyn std::any::Any + Send>>>,
     /// Baseline results directory (the --out of `tracebench run --repeats K`).
     #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
     pub baseline: Option<PathBuf>,

@@ -39,6 +39,8 @@ struct ThreadOut {
     buf: Buffers,
     counter_read: &'static str,
     sources: Sources,
+    /// Seconds of set-up, warm-up and the timed loop (`runner::timings`).
+    phases: [f64; 3],
 }
 
 /// Entry point of the hidden `__cell DIR` subcommand: the spec comes on stdin (`protocol`); DIR,
@@ -64,17 +66,41 @@ pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
     if spec.singlestep {
         return crate::runner::singlestep::cell_main(&spec);
     }
+    // Where the cell's time goes (`runner::timings`): outside every timed window.
+    let mut phases = BTreeMap::new();
+    let mut lap = std::time::Instant::now();
+    let mut mark = |name: &str, phases: &mut BTreeMap<String, f64>| {
+        let now = std::time::Instant::now();
+        phases.insert(name.to_string(), (now - lap).as_secs_f64());
+        lap = now;
+    };
     let tracer = tracebench_tracers::create(&spec.spec, &spec.create_options())?;
     // The sentinel: the `none` tracer, called through the same `&dyn Tracer` as the tracer.
     let none = tracebench_tracers::create("none", &spec.create_options())?;
+    mark("tracer_setup", &mut phases);
     let outs = measure(&spec, tracer.as_ref(), none.as_ref());
+    mark("measure", &mut phases);
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
+    // What the tracer reports itself (LTTng: a snapshot read back with babeltrace2).
+    mark("after_run", &mut phases);
     // Tear the tracer down before writing: the system is restored even if writing fails.
     drop(tracer);
+    mark("tracer_teardown", &mut phases);
     let outs = outs?;
+    // `measure` split by its first thread: set-up (pin, detector, buffers), warm-up to steady
+    // state, the timed loop; what is left is the threads' start and join.
+    if let Some(first) = outs.first() {
+        let m = phases.remove("measure").unwrap_or(0.0);
+        let [setup, warmup, timed] = first.phases;
+        phases.insert("thread_setup".into(), setup);
+        phases.insert("warmup".into(), warmup);
+        phases.insert("timed".into(), timed);
+        phases.insert("threads".into(), (m - setup - warmup - timed).max(0.0));
+    }
     let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
     write_rows(&spec, &outs, hz)?;
+    mark("write_rows", &mut phases);
     let mut warnings = Vec::new();
     for o in &outs {
         let r = &o.result;
@@ -101,6 +127,7 @@ pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
         threads: outs.into_iter().map(|o| o.result).collect(),
         stopped: STOP.load(Ordering::Relaxed),
         warnings,
+        phases,
     };
     write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(if result.stopped { 130 } else { 0 })
@@ -144,6 +171,7 @@ fn thread_main(
     failed: &AtomicBool,
 ) -> Result<ThreadOut, Error> {
     let cpu = spec.cpus[t];
+    let t_setup = std::time::Instant::now();
     let setup = (|| {
         super::affinity::pin(cpu)?;
         tracer.thread_init(cpu)?;
@@ -167,10 +195,12 @@ fn thread_main(
         return Err(Error::Measurement("another measuring thread failed to set up".into()));
     }
     let sources = det.sources.clone();
+    let mut phases = [t_setup.elapsed().as_secs_f64(), 0.0, 0.0];
     macro_rules! go {
         ($clock:expr, $ctr:expr) => {{
             let ctr = $ctr;
-            let r = body($clock, &ctr, spec, tracer, sentinel, &mut det, &mut buf, &mut scratch, barrier, t, cpu);
+            let (det, buf, scratch, ph) = (&mut det, &mut buf, &mut scratch, &mut phases);
+            let r = body($clock, &ctr, spec, tracer, sentinel, det, buf, scratch, barrier, t, cpu, ph);
             (r, ctr.method())
         }};
     }
@@ -185,7 +215,7 @@ fn thread_main(
     };
     result.counter_not_running = buf.counter_not_running[..spec.counters.len()].to_vec();
     result.counter_scheduled_fraction = group.as_ref().and_then(|g| g.scheduled_fraction());
-    Ok(ThreadOut { result, buf, counter_read, sources })
+    Ok(ThreadOut { result, buf, counter_read, sources, phases })
 }
 
 /// The reasons `tracer` causes itself on every call (`Tracer::intrinsic_disturbances`), as a
@@ -207,7 +237,9 @@ fn body<C: Clock, R: CounterRead>(
     barrier: &Barrier,
     thread: usize,
     cpu: usize,
+    phases: &mut [f64; 3],
 ) -> ThreadResult {
+    let t_warm = std::time::Instant::now();
     let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
     let tolerated = tolerated_mask(tracer);
     // Steady state (see steady_state.rs): wrap the buffer, then wait for the drift to settle.
@@ -237,9 +269,13 @@ fn body<C: Clock, R: CounterRead>(
         }
     }
     // Threads start measuring together (survey 6.2.1: 5,000 iterations per core, in parallel).
+    // Warm-up ends at the barrier (the wait for the other threads' warm-ups is counted in it).
     barrier.wait();
+    let t_timed = std::time::Instant::now();
+    phases[1] = (t_timed - t_warm).as_secs_f64();
     let max_attempts = spec.iterations as u64 * 50 + 100_000;
     let o = timed::run(clock, ctr, tracer, sentinel, det, buf, spec.iterations, 0, max_attempts, true, tolerated);
+    phases[2] = t_timed.elapsed().as_secs_f64();
     let mut reasons = BTreeMap::new();
     for r in ALL_REASONS {
         let n = buf.reason_counts[(r as u16).trailing_zeros() as usize];

@@ -32,6 +32,8 @@ pub struct RunFacts<'a> {
     pub interrupted: bool,
     /// `tracebench system show`'s checks over the run (issue 25, `crate::system::for_run`).
     pub system: serde_json::Value,
+    /// Seconds per phase up to writing run.json (`runner::timings`, issue 39).
+    pub timings: serde_json::Value,
 }
 
 /// Writes run.json; returns it.
@@ -96,6 +98,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         "interrupted_at": if interrupted { interrupted_at(plan, runs) } else { serde_json::Value::Null },
         "instructions": crate::runner::singlestep::run_json(args),
         "system": &f.system,
+        "timings": &f.timings,
     });
     write_json(out.file(RUN_JSON), &run_json)?;
     Ok(run_json)

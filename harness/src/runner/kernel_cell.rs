@@ -229,6 +229,7 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
         threads,
         stopped: false,
         warnings,
+        phases: Default::default(),
     };
     write_json(spec.dir.join(CELL_RESULT), &result)?;
     Ok(0)

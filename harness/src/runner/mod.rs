@@ -23,6 +23,7 @@ pub mod space;
 pub mod supervise;
 pub mod sweep;
 pub mod timed;
+pub mod timings;
 
 use std::path::Path;
 use std::time::Duration;
@@ -49,11 +50,13 @@ struct Shared {
 }
 
 impl Shared {
-    fn measure(opts: &Options, first_cpu: usize) -> Result<Self, Error> {
+    fn measure(opts: &Options, first_cpu: usize, t: &mut timings::Timings) -> Result<Self, Error> {
         // Held until the run ends: the clock thread and every cell then open and close their
         // disturbance detectors in milliseconds instead of 0.5 s each (see `KeepAlive`).
         let keep_alive = (!opts.kernel).then(crate::disturbance::KeepAlive::hold);
+        t.mark("detector_hold");
         let (clock, floor) = calibrate::measure_clock(opts.clock, first_cpu)?;
+        t.mark("calibrate");
         Ok(Shared {
             run_id: format!("{}-{}", results::utc_stamp(), std::process::id()),
             clock,
@@ -98,6 +101,7 @@ fn finish(
     runs: &[supervise::CellRun],
     shared: &Shared,
     argv: &[String],
+    t: &mut timings::Timings,
 ) -> Result<Vec<SummaryRow>, Error> {
     // --instructions singlestep: its own columns and table (issue 19, `crate::runner::singlestep`).
     let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
@@ -106,6 +110,7 @@ fn finish(
     } else {
         merge::merge(&p.out, &p.plan, runs, &p.columns, p.opts.effective_sentinel_every() > 0)?
     };
+    t.mark("merge");
     let facts = export::RunFacts {
         opts: &p.opts,
         mode: p.mode,
@@ -121,39 +126,62 @@ fn finish(
         runs,
         interrupted: supervise::stopped(),
         system: crate::system::for_run(shared.system_since.clone(), &shared.clock, &p.plan.cpus),
+        timings: {
+            t.mark("system_checks");
+            t.json()
+        },
     };
     let run_json = export::write_run_json(&p.out, &facts)?;
     let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));
+    t.mark("run_json");
     match (&stepped, p.opts.quiet) {
         (_, true) => {}
         (Some(rows), false) => crate::runner::singlestep::print(&p.out.path, rows),
         (None, false) => export::print(&p.out, &facts, &run_json, &summaries),
     }
+    t.mark("print");
     Ok(summaries)
 }
 
 /// `run` and `scale`: the pipeline, once.
 pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
+    let mut t = timings::Timings::start();
     let plan = plan::plan(opts, mode)?;
     // Checked before any run: a bad --export is a usage error, not a late surprise.
     let exports = crate::export::parse_specs(&opts.export)?;
+    t.mark("plan");
     // After the plan (bad input leaves nothing, and touches nothing), before anything measures.
     tracebench_tracers::registry::reap_leftovers();
-    let shared = Shared::measure(opts, plan.cpus[0])?;
+    t.mark("reap_leftovers");
+    let shared = Shared::measure(opts, plan.cpus[0], &mut t)?;
+    t.mark("host");
     let avail = probe_counters(&plan.sets)?;
     let counters = plan::counter_columns(&avail).len();
     space::check(
         &plan.out,
         space::estimate(&plan, opts.iterations, opts.repeats, counters, opts.effective_sentinel_every()),
     )?;
+    t.mark("counters");
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
+    t.mark("prepare");
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    t.mark("guards");
     let runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
+    t.mark("cells");
+    t.add_cells(runs.iter().filter_map(|r| r.result.as_ref().map(|x| &x.phases)));
     drop(guards);
-    let summaries = finish(&prepared, &runs, &shared, argv)?;
+    t.mark("guards_release");
+    let summaries = finish(&prepared, &runs, &shared, argv, &mut t)?;
     export_history(&exports, &[(prepared.out.path.as_path(), None)], summaries.is_empty())?;
     warn_weak(&shared);
+    t.mark("export");
+    // Hands the detector's tracepoints to the background releaser (`KeepAlive`'s Drop).
+    drop(shared);
+    t.mark("release");
+    if opts.timings {
+        t.print();
+    }
     exit_code(&runs, &prepared.out.path)
 }
 

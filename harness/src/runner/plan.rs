@@ -28,6 +28,8 @@ pub struct Options {
     pub out: Option<PathBuf>,
     pub timeout: u64,
     pub quiet: bool,
+    /// `--timings`: print the seconds per phase on stderr (run.json has them anyway).
+    pub timings: bool,
     pub ftrace_clock: Option<String>,
     pub subbuf_size: Option<String>,
     pub num_subbuf: Option<u32>,

@@ -144,6 +144,10 @@ pub struct CellResult {
     pub threads: Vec<ThreadResult>,
     pub stopped: bool,
     pub warnings: Vec<String>,
+    /// Seconds per phase inside the cell (`runner::timings`): its first thread's for the
+    /// per-thread ones.
+    #[serde(default)]
+    pub phases: BTreeMap<String, f64>,
 }
 
 /// The descriptor on which the cell writes its pid (the parent holds the pipe's read end).

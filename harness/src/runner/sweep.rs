@@ -71,7 +71,9 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         plans.push((o, p));
     }
     tracebench_tracers::registry::reap_leftovers();
-    let shared = Shared::measure(opts, plans[0].1.cpus[0])?;
+    // The sweep's phases (`--timings`), shared by the run.json of each of its values.
+    let mut t = super::timings::Timings::start();
+    let shared = Shared::measure(opts, plans[0].1.cpus[0], &mut t)?;
     // Every value reads the same counter sets: probed and reported once.
     let avail = probe_counters(&plans[0].1.sets)?;
     check_space(&root, &plans, super::plan::counter_columns(&avail).len())?;
@@ -97,10 +99,12 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     for (vi, r) in values.into_iter().zip(run_cells(flat, opts)?) {
         runs[vi].push(r);
     }
+    t.mark("cells");
+    t.add_cells(runs.iter().flatten().filter_map(|r| r.result.as_ref().map(|x| &x.phases)));
     drop(guards);
     let mut rows = Vec::new();
     for (vi, p) in prepared.iter().enumerate() {
-        let summaries = finish(p, &runs[vi], &shared, argv)?;
+        let summaries = finish(p, &runs[vi], &shared, argv, &mut t)?;
         rows.push((vi, summaries));
     }
     let mut csv_rows: Vec<SweepRow> = Vec::new();

@@ -218,6 +218,16 @@ impl Lttng {
                  `lttng-sessiond --daemonize --no-kernel`)",
             ));
         }
+        // `lttng --version` runs while the session is made (one process's start less on the
+        // cell's path, issue 39); waited for at the end, or reaped on drop if set-up fails.
+        let version = Command::new("lttng")
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()
+            .map(Reaped);
         let session = session_name(&opts.run_id);
         let out_dir = crate::owned::private_workdir(SNAPSHOT_PREFIX)
             .map_err(|e| setup_err(mode, format!("cannot make a private snapshot directory: {e}")))?;
@@ -234,7 +244,7 @@ impl Lttng {
             subbuf_bytes,
             num_subbuf,
             ust_version: String::new(),
-            tools_version: lttng(&["--version"]).map(|v| v.trim().to_string()).unwrap_or_default(),
+            tools_version: String::new(),
             sentinel_cpus: std::sync::Mutex::new(Vec::new()),
             geometry: std::sync::Mutex::new(None),
         };
@@ -308,6 +318,7 @@ impl Lttng {
             (p, f)
         });
         me.ust_version = lib.ust_version.clone();
+        me.tools_version = version.and_then(|v| v.output()).unwrap_or_default();
         Ok(me)
     }
 
@@ -449,6 +460,25 @@ impl Tracer for Lttng {
 }
 
 extern "C" fn noop(_: u32) {}
+
+/// A child process that is waited for when dropped (no zombie if set-up fails first).
+struct Reaped(std::process::Child);
+
+impl Reaped {
+    /// Its stdout, trimmed, once it has exited successfully.
+    fn output(mut self) -> Option<String> {
+        let out = std::mem::replace(&mut self.0.stdout, None)?;
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::BufReader::new(out), &mut s).ok()?;
+        self.0.wait().ok().filter(|st| st.success()).map(|_| s.trim().to_string())
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.wait();
+    }
+}
 
 #[cfg(test)]
 mod tests;

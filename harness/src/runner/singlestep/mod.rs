@@ -151,6 +151,7 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
         threads: vec![result],
         stopped,
         warnings: Vec::new(),
+        phases: Default::default(),
     };
     write_json(spec.dir.join(CELL_RESULT), &res)?;
     Ok(if stopped { 130 } else { 0 })
