@@ -45,7 +45,11 @@ fn install(h: &hpc::Hpc, so: &Path, root: &Path) -> Result<PathBuf, String> {
     std::env::set_var(h.env[0], &prefix);
     match h.find() {
         Some(p) if p == lib => Ok(lib),
-        Some(p) => Err(format!("a real {} is installed here ({}): the backend loads it, not the stand-in", h.name, p.display())),
+        Some(p) => Err(format!(
+            "a real {} is installed here ({}): the backend loads it, not the stand-in",
+            h.name,
+            p.display()
+        )),
         None => panic!("{} does not find {} under {}={}", h.name, h.libs[0], h.env[0], prefix.display()),
     }
 }

@@ -105,9 +105,9 @@ impl Lib {
 /// A symbol of `lib` as the function-pointer type `T` of its C prototype.
 pub(crate) fn sym<T: Copy>(lib: &libloading::Library, name: &str, tracer: &str, path: &Path) -> Result<T, TracerError> {
     // SAFETY: T is the function-pointer type of the documented C prototype.
-    unsafe { lib.get::<T>(name.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|_| TracerError::setup(tracer, format!("{} has no symbol {name}: not the expected library", path.display())))
+    unsafe { lib.get::<T>(name.as_bytes()) }.map(|s| *s).map_err(|_| {
+        TracerError::setup(tracer, format!("{} has no symbol {name}: not the expected library", path.display()))
+    })
 }
 
 /// `8k`, `256K`, `1M`, `4096` -> bytes.
@@ -134,12 +134,13 @@ pub fn check_size(flag: &str, v: Option<&str>, default: u64, lo: u64, hi: u64) -
 
 /// The geometry a writer declares (survey 7.1: the slow path every BUFFER / EVENT events), read
 /// by the report (`report::against::expected_period`) to print the period it predicts.
-pub fn geometry(buffer_bytes: u64, record_bytes: u64, header_bytes: u64, how: &str) -> serde_json::Value {
-    let per = if record_bytes == 0 { 0 } else { buffer_bytes.saturating_sub(header_bytes) / record_bytes };
+/// `per`: the records between two flushes, not a whole number where a record can straddle two
+/// buffers (OTF 1 writes a record's lines one at a time).
+pub fn geometry(buffer_bytes: u64, record_bytes: u64, per: f64, how: &str) -> serde_json::Value {
+    let per = (per * 100.0).round() / 100.0;
     serde_json::json!({
         "buffer_bytes": buffer_bytes,
         "record_bytes": record_bytes,
-        "header_bytes": header_bytes,
         "events_per_flush": per,
         "how": how,
     })
@@ -156,7 +157,8 @@ pub struct TraceDir {
 impl TraceDir {
     pub fn new(name: &str, keep: bool) -> Result<TraceDir, TracerError> {
         let dir = owned::private_workdir(WORKDIR_PREFIX)
-            .map_err(|e| TracerError::setup(name, format!("private trace directory: {e}")))?;
+            // "no private state directory (...)": owned.rs says which directories it tried.
+            .map_err(|e| TracerError::setup(name, e.to_string()))?;
         Ok(TraceDir { dir: Some(dir), keep, kept: std::sync::Mutex::new(None) })
     }
 
@@ -241,11 +243,21 @@ mod tests {
     }
 
     #[test]
+    fn a_library_without_the_symbol_is_named_with_it() {
+        let path = Path::new("libc.so.6");
+        // SAFETY: libc is already loaded in this process.
+        let lib = unsafe { libloading::Library::new(path) }.unwrap();
+        let e = sym::<unsafe extern "C" fn()>(&lib, "OTF2_Archive_Open", "otf2", path).err().unwrap().to_string();
+        assert!(e.contains("libc.so.6 has no symbol OTF2_Archive_Open: not the expected library"), "{e}");
+        assert!(sym::<unsafe extern "C" fn()>(&lib, "getpid", "otf2", path).is_ok());
+    }
+
+    #[test]
     fn regions_take_the_same_bytes_whatever_the_payload() {
         for p in [0, 1, 255, 65_536, 0x00FF_FFFF, u32::MAX] {
             assert_eq!(format!("{:x}", region(p)).len(), 7, "{p}");
         }
-        let g = geometry(8192, 23, 0, "");
-        assert_eq!(g["events_per_flush"], 356);
+        let g = geometry(8192, 23, 8192.0 / 23.0, "");
+        assert_eq!(g["events_per_flush"], 356.17);
     }
 }

@@ -5,7 +5,7 @@
 //! OTF 1 is a text format. With an uncompressed stream one enter record is three lines: the
 //! timestamp in hex (when it changed), the process (`*1`), the record (`E1000005`), so its size
 //! follows from the timestamp's and the region's hex digits ([`record_bytes`]); the test
-//! `otf_writes_the_records_it_declares` checks it against the file written.
+//! `otf_writes_the_records_it_declares` (tests/otf.rs) checks it against the file written.
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -71,8 +71,9 @@ pub fn record_bytes(time: u64, process: u32, region: u32) -> u64 {
 
 impl Otf {
     pub fn new(o: &CreateOptions) -> Result<Otf, TracerError> {
-        let buffer = check_size("--otf-buffer-size", o.otf_buffer_size.as_deref(), DEFAULT_BUFFER, MIN_BUFFER, MAX_BUFFER)
-            .map_err(|why| TracerError::BadOption { spec: "otf".into(), why })?;
+        let buffer =
+            check_size("--otf-buffer-size", o.otf_buffer_size.as_deref(), DEFAULT_BUFFER, MIN_BUFFER, MAX_BUFFER)
+                .map_err(|why| TracerError::BadOption { spec: "otf".into(), why })?;
         let (lib, path) = OTF.open()?;
         let api = Api {
             fm_open: sym(&lib, "OTF_FileManager_open", "otf", &path)?,
@@ -94,7 +95,8 @@ impl Otf {
         let mut all = self.writers.lock().unwrap();
         let process = all.len() as u32 + 1;
         let prefix = self.dir.path().join(format!("cpu{cpu}-{process}"));
-        let prefix = CString::new(prefix.to_string_lossy().into_owned()).map_err(|e| TracerError::setup("otf", e.to_string()))?;
+        let prefix = CString::new(prefix.to_string_lossy().into_owned())
+            .map_err(|e| TracerError::setup("otf", e.to_string()))?;
         let name = CString::new(format!("cpu{cpu}")).unwrap();
         // SAFETY: the documented writer calls, in order, on handles this function made.
         unsafe {
@@ -163,11 +165,14 @@ impl Tracer for Otf {
         }
     }
     fn after_run(&self) -> serde_json::Value {
+        // The timestamp's hex digits now: they change only when CLOCK_MONOTONIC crosses a power
+        // of 16 (2^40 ns is 18 minutes of uptime, 2^44 ns 4.9 hours), rarely inside a run.
         let rec = record_bytes(now_ns(), 1, region(0));
+        let per = self.buffer as f64 / rec as f64;
         serde_json::json!({
-            "geometry": geometry(self.buffer, rec, 0,
-                "OTF 1 writes its buffer to the stream file when the next record does not fit: one flush every \
-                 floor(buffer / record) records"),
+            "geometry": geometry(self.buffer, rec, per,
+                "OTF 1 writes its buffer to the stream file when the next line of a record does not fit, \
+                 so a record may straddle two buffers: one flush every buffer / record records on average"),
         })
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! One enter record: a timestamp record (1 type byte + 8) and the enter (1 type byte + the region
 //! as a compressed integer: 1 length byte + 4), [`RECORD_BYTES`]; the test
-//! `otf2_writes_the_records_it_declares` checks it against the file written.
+//! `otf2_flushes_every_chunk_and_writes_the_records_it_declares` (tests/otf.rs) checks it against the file written.
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -181,14 +181,25 @@ impl Otf2 {
         let counts = Box::new(Counts::default());
         // SAFETY: the documented write-mode set-up, in the order of OTF2's writer example.
         let archive = unsafe {
-            let a = open(at.as_ptr(), c"trace".as_ptr(), FILEMODE_WRITE, chunk, CHUNK_SIZE_DEFINITIONS, SUBSTRATE_POSIX, COMPRESSION_NONE);
+            let a = open(
+                at.as_ptr(),
+                c"trace".as_ptr(),
+                FILEMODE_WRITE,
+                chunk,
+                CHUNK_SIZE_DEFINITIONS,
+                SUBSTRATE_POSIX,
+                COMPRESSION_NONE,
+            );
             if a.is_null() {
                 return Err(err(format!("OTF2_Archive_Open in {} failed", dir.path().display())));
             }
             let user = &*counts as *const Counts as *mut c_void;
             let steps = [
                 ("OTF2_Archive_SetFlushCallbacks", set_flush(a, &FLUSH_CALLBACKS as *const _ as *const c_void, user)),
-                ("OTF2_Archive_SetMemoryCallbacks", set_memory(a, &MEMORY_CALLBACKS as *const _ as *const c_void, std::ptr::null_mut())),
+                (
+                    "OTF2_Archive_SetMemoryCallbacks",
+                    set_memory(a, &MEMORY_CALLBACKS as *const _ as *const c_void, std::ptr::null_mut()),
+                ),
                 ("OTF2_Archive_SetSerialCollectiveCallbacks", serial(a)),
                 ("OTF2_Archive_OpenEvtFiles", open_evt_files(a)),
             ];
@@ -198,7 +209,17 @@ impl Otf2 {
             }
             a
         };
-        Ok(Otf2 { api, archive, instance: slot::new_instance(), chunk, counts, writers: Mutex::new(Vec::new()), dir, path, _lib: lib })
+        Ok(Otf2 {
+            api,
+            archive,
+            instance: slot::new_instance(),
+            chunk,
+            counts,
+            writers: Mutex::new(Vec::new()),
+            dir,
+            path,
+            _lib: lib,
+        })
     }
 
     /// This thread's event writer, location = the order threads asked for one.
@@ -261,7 +282,7 @@ impl Tracer for Otf2 {
     }
     fn after_run(&self) -> serde_json::Value {
         serde_json::json!({
-            "geometry": geometry(self.chunk, RECORD_BYTES, 0,
+            "geometry": geometry(self.chunk, RECORD_BYTES, (self.chunk / RECORD_BYTES) as f64,
                 "OTF2 flushes a location's chunk when the memory callbacks refuse a new one (one chunk per \
                  location): one flush every floor(chunk / record) records; the chunk's own header and the \
                  BufferFlush record after a flush take a record or two of it"),
