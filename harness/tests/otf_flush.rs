@@ -121,6 +121,10 @@ fn a_bad_writer_buffer_size_is_one_line_and_exit_2() {
             "--otf-buffer-size 12: 12 bytes is outside 1024..=16777216",
         ),
         (vec!["--tracer", "lw", "--otf2-chunk-size", "1M"], "--otf2-chunk-size: no tracer of this run reads it"),
+        (
+            vec!["--tracer", "lw", "--keep-trace"],
+            "--keep-trace: no tracer of this run reads it (lw); it applies to otf, otf2",
+        ),
     ] {
         if args[1] == "otf" && !available("a_bad_writer_buffer_size_is_one_line_and_exit_2", "otf") {
             continue;

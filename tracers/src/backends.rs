@@ -22,6 +22,9 @@ pub enum Knob {
     ProbeSite,
     OtfBufferSize,
     Otf2ChunkSize,
+    /// `--keep-trace`: a flag, not swept; declared so that a run without a tracer that writes a
+    /// trace refuses it rather than ignore it.
+    KeepTrace,
 }
 
 impl Knob {
@@ -39,6 +42,7 @@ impl Knob {
                 let v = opts.otf_buffer_size.as_deref();
                 otf::check_size("--otf-buffer-size", v, DEFAULT_BUFFER, MIN_BUFFER, MAX_BUFFER).map(|_| ()).map_err(bad)
             }
+            Knob::KeepTrace => Ok(()),
             Knob::Otf2ChunkSize => {
                 use otf::v2::{DEFAULT_CHUNK, MAX_CHUNK, MIN_CHUNK};
                 let v = opts.otf2_chunk_size.as_deref();
@@ -55,6 +59,7 @@ impl Knob {
             Knob::ProbeSite => "probe-site",
             Knob::OtfBufferSize => "otf-buffer-size",
             Knob::Otf2ChunkSize => "otf2-chunk-size",
+            Knob::KeepTrace => "keep-trace",
         }
     }
 }
@@ -121,8 +126,8 @@ const NO_KNOBS: &[Knob] = &[];
 const LTTNG_KNOBS: &[Knob] = &[Knob::SubbufSize, Knob::NumSubbuf];
 const FTRACE_KNOBS: &[Knob] = &[Knob::FtraceClock];
 const PROBE_KNOBS: &[Knob] = &[Knob::ProbeSite];
-const OTF_KNOBS: &[Knob] = &[Knob::OtfBufferSize];
-const OTF2_KNOBS: &[Knob] = &[Knob::Otf2ChunkSize];
+const OTF_KNOBS: &[Knob] = &[Knob::OtfBufferSize, Knob::KeepTrace];
+const OTF2_KNOBS: &[Knob] = &[Knob::Otf2ChunkSize, Knob::KeepTrace];
 const OPEN_NAME: Option<(u32, u32)> = Some((1, open::MAX_NAME));
 // `--payload-size` ranges (payload.rs). A variable-length record in a 16 KiB ring: up to a
 // quarter of it.
@@ -402,6 +407,7 @@ mod tests {
         assert_eq!(with_knob("subbuf-size"), ["lttng-ust", "lttng-tracef"]);
         assert_eq!(with_knob("otf-buffer-size"), ["otf"]);
         assert_eq!(with_knob("otf2-chunk-size"), ["otf2"]);
+        assert_eq!(with_knob("keep-trace"), ["otf", "otf2"]);
         assert!(with_knob("ftrace-clock").contains(&"ftrace-open"));
         assert!(with_knob("payload-size").is_empty(), "payload-size is a range, not a knob flag");
     }

@@ -211,6 +211,7 @@ fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error
         ("--probe-site", "probe-site", o.probe_site.is_some()),
         ("--otf-buffer-size", "otf-buffer-size", o.otf_buffer_size.is_some()),
         ("--otf2-chunk-size", "otf2-chunk-size", o.otf2_chunk_size.is_some()),
+        ("--keep-trace", "keep-trace", o.keep_trace),
     ];
     for (flag, knob, set) in given {
         let takers = tracebench_tracers::backends::with_knob(knob);

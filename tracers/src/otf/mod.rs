@@ -243,6 +243,16 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_library_says_which_and_how_to_install_it() {
+        let lib = Lib { name: "otf", sonames: &["libtb-no-such-writer.so.9"], package: "libtb-no-such-dev" };
+        let (why, fix) = lib.availability().unwrap_err();
+        assert_eq!(why, "libtb-no-such-writer.so.9 not found by the dynamic linker");
+        assert_eq!(fix, "scripts/setup.sh or apt-get install libtb-no-such-dev");
+        let e = lib.open().err().unwrap().to_string();
+        assert!(e.contains("tracer 'otf' is not available here") && e.contains("(fix: scripts/setup.sh"), "{e}");
+    }
+
+    #[test]
     fn a_library_without_the_symbol_is_named_with_it() {
         let path = Path::new("libc.so.6");
         // SAFETY: libc is already loaded in this process.
