@@ -113,11 +113,11 @@ pub struct RunArgs {
     pub num_subbuf: Option<u32>,
     /// OTF 1 write buffer of the otf backend, 1k to 16M (default 8k): a flush every
     /// buffer / record calls.
-    #[arg(long)]
+    #[arg(long, value_name = "BYTES")]
     pub otf_buffer_size: Option<String>,
     /// OTF2 event chunk size of the otf2 backend (OTF2_Archive_Open), 256k to 16M (default
     /// 256k): a flush every chunk / record calls.
-    #[arg(long)]
+    #[arg(long, value_name = "BYTES")]
     pub otf2_chunk_size: Option<String>,
     /// Keep the trace archives the otf and otf2 backends write (their path is printed and in
     /// run.json) instead of removing them after the cell.
