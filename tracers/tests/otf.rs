@@ -89,6 +89,7 @@ fn otf2_flushes_every_chunk_and_writes_the_records_it_declares() {
     // The memory callbacks refused the second chunk twice: two flushes, as the geometry says.
     assert_eq!(t.after_run()["flushes"], 2, "{per} records per chunk");
     let dir = trace_dir(&*t);
+    assert_eq!(t.config()["trace"]["kept_in"], kept(&dir).display().to_string(), "run.json says where");
     drop(t);
     let k = kept(&dir);
     assert!(!dir.exists() && k.join("trace.otf2").is_file(), "--keep-trace keeps the archive in {}", k.display());

@@ -166,9 +166,20 @@ impl TraceDir {
         self.dir.as_ref().map(|d| d.path()).unwrap_or(Path::new(""))
     }
 
-    /// Where the archive will be (kept) or was (removed): for run.json.
+    /// Where the archive is written (`dir`) and, with `--keep-trace`, where it will be kept
+    /// (`kept_in`): for run.json.
     pub fn describe(&self) -> serde_json::Value {
-        serde_json::json!({ "keep_trace": self.keep, "dir": self.path().display().to_string() })
+        let mut v = serde_json::json!({ "keep_trace": self.keep, "dir": self.path().display().to_string() });
+        if self.keep {
+            v["kept_in"] = Self::kept_path(self.path()).display().to_string().into();
+        }
+        v
+    }
+
+    /// otf-PID-xxxx -> otf-kept-PID-xxxx, in the same private directory.
+    fn kept_path(from: &Path) -> PathBuf {
+        let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        from.with_file_name(name.replacen(WORKDIR_PREFIX, KEPT_PREFIX, 1))
     }
 
     /// Called once the writer closed its files: keeps or removes the directory.
@@ -178,9 +189,8 @@ impl TraceDir {
             return; // TempDir removes it.
         }
         let from = dir.keep();
-        let name = from.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        // otf-PID-xxxx -> otf-kept-PID-xxxx, in the same private directory (rename is atomic).
-        let to = from.with_file_name(name.replacen(WORKDIR_PREFIX, KEPT_PREFIX, 1));
+        // Renamed within the private directory (atomic), out of the reach of reap_leftovers.
+        let to = Self::kept_path(&from);
         let at = if std::fs::rename(&from, &to).is_ok() { to } else { from };
         eprintln!("tracebench: trace kept in {}", at.display());
         *self.kept.lock().unwrap() = Some(at);
