@@ -15,6 +15,10 @@ PKGS+=(lttng-tools liblttng-ust-dev babeltrace2 strace gcc make pkg-config)
 # eBPF backend build (clang compiles tracers/bpf/site.bpf.c; libbpf-sys builds libbpf against
 # libelf and zlib; linux-libc-dev has <linux/bpf.h> and <asm/ptrace.h>), and bpftrace.
 PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
+# otf and otf2 backends (issue 40): the OTF 1 and OTF2 trace writers, VampirTrace's and Score-P's
+# formats (the tracers themselves are not in Debian). The backends dlopen the runtime libraries
+# these pull in (libopen-trace-format1, libopen-trace-format2-10); no build step needs them.
+PKGS+=(libopen-trace-format-dev libopen-trace-format2-dev)
 # Example tracer plugins (tracers/examples/examples.mk, built by the plugin tests): C compiler, make.
 PKGS+=(gcc libc6-dev make)
 # The report test opens report.html in headless Chromium.

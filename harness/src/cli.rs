@@ -114,6 +114,18 @@ pub struct RunArgs {
     /// LTTng sub-buffer count.
     #[arg(long)]
     pub num_subbuf: Option<u32>,
+    /// OTF 1 write buffer of the otf backend, 1k to 16M (default 8k): a flush every
+    /// buffer / record calls.
+    #[arg(long, value_name = "BYTES")]
+    pub otf_buffer_size: Option<String>,
+    /// OTF2 event chunk size of the otf2 backend (OTF2_Archive_Open), 256k to 16M (default
+    /// 256k): a flush every chunk / record calls.
+    #[arg(long, value_name = "BYTES")]
+    pub otf2_chunk_size: Option<String>,
+    /// Keep the trace archives the otf and otf2 backends write (their path is printed and in
+    /// run.json) instead of removing them after the cell.
+    #[arg(long)]
+    pub keep_trace: bool,
     /// Run the loop inside kbench-module (survey Algorithm 1 in the kernel; needs /dev/kbench).
     #[arg(long)]
     pub kernel: bool,
@@ -143,7 +155,8 @@ pub struct RunArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
-    /// KNOB=V1,V2,...: subbuf-size, num-subbuf, payload-size, ftrace-clock, probe-site or threads
+    /// KNOB=V1,V2,...: subbuf-size, num-subbuf, payload-size, ftrace-clock, probe-site,
+    /// otf-buffer-size, otf2-chunk-size or threads
     /// (sizes take K and M suffixes).
     #[arg(long, required = true)]
     pub vary: String,
@@ -305,6 +318,9 @@ impl RunArgs {
             kernel: a.kernel,
             payload_size: a.payload_size,
             probe_site: a.probe_site,
+            otf_buffer_size: a.otf_buffer_size,
+            otf2_chunk_size: a.otf2_chunk_size,
+            keep_trace: a.keep_trace,
             export: a.export,
             singlestep: a.instructions.is_some(),
             sentinel_every: a.sentinel_every,

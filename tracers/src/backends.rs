@@ -5,7 +5,7 @@
 //! tracer names.
 use std::any::Any;
 
-use crate::{ftrace, hpc, lttng, open, plugin, syscall, CreateOptions, Tracer, TracerError};
+use crate::{ftrace, hpc, lttng, open, otf, plugin, syscall, CreateOptions, Tracer, TracerError};
 
 pub type Availability = fn() -> Result<(), (String, String)>;
 pub type Create = fn(spec: &str, arg: Option<&str>, opts: &CreateOptions) -> Result<Box<dyn Tracer>, TracerError>;
@@ -20,6 +20,11 @@ pub enum Knob {
     NumSubbuf,
     FtraceClock,
     ProbeSite,
+    OtfBufferSize,
+    Otf2ChunkSize,
+    /// `--keep-trace`: a flag, not swept; declared so that a run without a tracer that writes a
+    /// trace refuses it rather than ignore it.
+    KeepTrace,
 }
 
 impl Knob {
@@ -32,6 +37,17 @@ impl Knob {
             }
             Knob::FtraceClock => ftrace::check_clock_here(opts.ftrace_clock.as_deref()).map(|_| ()).map_err(bad),
             Knob::ProbeSite => crate::probe_site::SiteKind::parse(opts.probe_site.as_deref()).map(|_| ()),
+            Knob::OtfBufferSize => {
+                use otf::v1::{DEFAULT_BUFFER, MAX_BUFFER, MIN_BUFFER};
+                let v = opts.otf_buffer_size.as_deref();
+                otf::check_size("--otf-buffer-size", v, DEFAULT_BUFFER, MIN_BUFFER, MAX_BUFFER).map(|_| ()).map_err(bad)
+            }
+            Knob::KeepTrace => Ok(()),
+            Knob::Otf2ChunkSize => {
+                use otf::v2::{DEFAULT_CHUNK, MAX_CHUNK, MIN_CHUNK};
+                let v = opts.otf2_chunk_size.as_deref();
+                otf::check_size("--otf2-chunk-size", v, DEFAULT_CHUNK, MIN_CHUNK, MAX_CHUNK).map(|_| ()).map_err(bad)
+            }
         }
     }
 
@@ -41,6 +57,9 @@ impl Knob {
             Knob::NumSubbuf => "num-subbuf",
             Knob::FtraceClock => "ftrace-clock",
             Knob::ProbeSite => "probe-site",
+            Knob::OtfBufferSize => "otf-buffer-size",
+            Knob::Otf2ChunkSize => "otf2-chunk-size",
+            Knob::KeepTrace => "keep-trace",
         }
     }
 }
@@ -107,6 +126,8 @@ const NO_KNOBS: &[Knob] = &[];
 const LTTNG_KNOBS: &[Knob] = &[Knob::SubbufSize, Knob::NumSubbuf];
 const FTRACE_KNOBS: &[Knob] = &[Knob::FtraceClock];
 const PROBE_KNOBS: &[Knob] = &[Knob::ProbeSite];
+const OTF_KNOBS: &[Knob] = &[Knob::OtfBufferSize, Knob::KeepTrace];
+const OTF2_KNOBS: &[Knob] = &[Knob::Otf2ChunkSize, Knob::KeepTrace];
 const OPEN_NAME: Option<(u32, u32)> = Some((1, open::MAX_NAME));
 // `--payload-size` ranges (payload.rs). A variable-length record in a 16 KiB ring: up to a
 // quarter of it.
@@ -294,6 +315,21 @@ pub static BACKENDS: &[Backend] = &[
     backend!("vampirtrace", hpc::VAMPIRTRACE.description, || hpc::VAMPIRTRACE.availability(), |_, _, _| {
         boxed(hpc::create(&hpc::VAMPIRTRACE))
     }),
+    // The trace writers of VampirTrace's and Score-P's formats, from Debian (otf/mod.rs).
+    backend!(
+        "otf",
+        "the OTF 1 event writer (VampirTrace's trace format), not VampirTrace: OTF_Writer_writeEnter, 8 KiB buffer",
+        || otf::OTF.availability(),
+        |_, _, o| boxed(otf::v1::Otf::new(o)),
+        knobs: OTF_KNOBS,
+    ),
+    backend!(
+        "otf2",
+        "the OTF2 event writer (Score-P's trace format), not Score-P's measurement system: OTF2_EvtWriter_Enter, 256 KiB chunk",
+        || otf::OTF2.availability(),
+        |_, _, o| boxed(otf::v2::Otf2::new(o)),
+        knobs: OTF2_KNOBS,
+    ),
     // Dynamic instrumentation on the probe site (probe_site.rs).
     backend!(
         "uprobe",
@@ -369,6 +405,9 @@ mod tests {
             }
         }
         assert_eq!(with_knob("subbuf-size"), ["lttng-ust", "lttng-tracef"]);
+        assert_eq!(with_knob("otf-buffer-size"), ["otf"]);
+        assert_eq!(with_knob("otf2-chunk-size"), ["otf2"]);
+        assert_eq!(with_knob("keep-trace"), ["otf", "otf2"]);
         assert!(with_knob("ftrace-clock").contains(&"ftrace-open"));
         assert!(with_knob("payload-size").is_empty(), "payload-size is a range, not a knob flag");
     }

@@ -18,7 +18,6 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
 
@@ -65,27 +64,11 @@ pub const VAMPIRTRACE: Hpc = Hpc {
 
 pub const ALL: [&Hpc; 3] = [&EXTRAE, &SCOREP, &VAMPIRTRACE];
 
-/// `ldconfig -p`, read once per process.
-fn ld_cache() -> &'static str {
-    static CACHE: OnceLock<String> = OnceLock::new();
-    CACHE.get_or_init(|| {
-        ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]
-            .iter()
-            .find_map(|c| std::process::Command::new(c).arg("-p").output().ok())
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default()
-    })
-}
-
 impl Hpc {
     /// The library to load, if this machine has one.
     pub fn find(&self) -> Option<PathBuf> {
         for lib in self.libs {
-            // "\tlibvt.so (libc6,x86-64) => /opt/vt/lib/libvt.so"
-            let cached = ld_cache().lines().find_map(|l| {
-                let (left, right) = l.split_once(" => ")?;
-                (left.trim().split(' ').next() == Some(lib)).then(|| PathBuf::from(right.trim()))
-            });
+            let cached = crate::sys::ld_cache_path(lib);
             if cached.is_some() {
                 return cached;
             }

@@ -31,6 +31,12 @@ pub struct CreateOptions {
     /// `--payload-size BYTES`: the bytes one event records (default 4: the u32 iteration index).
     /// Backends that cannot vary it refuse any other value in `validate_payload`.
     pub payload_size: u32,
+    /// `--otf-buffer-size` (OTF 1's write buffer, e.g. `8k`).
+    pub otf_buffer_size: Option<String>,
+    /// `--otf2-chunk-size` (OTF2's event chunk size of OTF2_Archive_Open, e.g. `256k`).
+    pub otf2_chunk_size: Option<String>,
+    /// `--keep-trace`: keep the trace a backend writes (otf, otf2) instead of removing it.
+    pub keep_trace: bool,
 }
 
 impl Default for CreateOptions {
@@ -43,6 +49,9 @@ impl Default for CreateOptions {
             probe_site: None,
             run_id: String::new(),
             payload_size: crate::payload::DEFAULT,
+            otf_buffer_size: None,
+            otf2_chunk_size: None,
+            keep_trace: false,
         }
     }
 }
@@ -230,6 +239,8 @@ pub fn reap_leftovers() {
     if crate::lttng::availability().is_ok() {
         crate::lttng::reap_leftovers();
     }
+    // otf/otf2 archives of killed runs (kept ones are renamed and stay).
+    crate::otf::reap_leftovers();
     // tracefs instances and uprobe events of killed runs (root only: tracefs is root's).
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {

@@ -38,6 +38,28 @@ pub fn which(bin: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(bin)).find(|p| p.is_file())
 }
 
+/// `ldconfig -p`, read once per process.
+fn ld_cache() -> &'static str {
+    static CACHE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| {
+        ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]
+            .iter()
+            .find_map(|c| std::process::Command::new(c).arg("-p").output().ok())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    })
+}
+
+/// Where the dynamic linker's cache says the shared object `lib` (a file name: `libvt.so`,
+/// `libopen-trace-format2.so.10`) is, if it lists it. No side effects (nothing is loaded).
+pub fn ld_cache_path(lib: &str) -> Option<PathBuf> {
+    // "\tlibvt.so (libc6,x86-64) => /opt/vt/lib/libvt.so"
+    ld_cache().lines().find_map(|l| {
+        let (left, right) = l.split_once(" => ")?;
+        (left.trim().split(' ').next() == Some(lib)).then(|| PathBuf::from(right.trim()))
+    })
+}
+
 /// `SIGSEGV (11)`-style name of a signal.
 pub fn signal_name(sig: libc::c_int) -> String {
     let name = match sig {

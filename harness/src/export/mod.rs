@@ -174,8 +174,17 @@ pub struct Source {
 /// Configuration keys that tell two rows of one tracer apart when their names would collide
 /// (run.json `tracers[].config`, searched at any depth), after the mode (`run`, `scale`,
 /// `kernel`) and the timing clock.
-const KNOBS: [&str; 7] =
-    ["trace_clock", "probe_site", "subbuf_size", "num_subbuf", "buffer_size_kb", "session_mode", "runtime"];
+const KNOBS: [&str; 9] = [
+    "trace_clock",
+    "probe_site",
+    "subbuf_size",
+    "num_subbuf",
+    "buffer_size_kb",
+    "session_mode",
+    "runtime",
+    "otf_buffer_size",
+    "otf2_chunk_size",
+];
 
 fn find_scalar<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     match v {

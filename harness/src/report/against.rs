@@ -47,10 +47,15 @@ pub(super) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
 
 /// The slow-path period a tracer's own geometry predicts (survey section 7.1): LTTng-UST's
 /// events per full sub-buffer, read from its end-of-run snapshot; ftrace's events per ring-buffer
-/// page from its per-CPU `bytes` / `entries`.
+/// page from its per-CPU `bytes` / `entries`; else a declared `geometry.events_per_flush` (otf*).
 pub(super) fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Expected> {
     let kind = survey::kind(&t.spec);
     let ar = after_run(run, &t.name)?;
+    if let Some(g) = ar.get("geometry").filter(|g| g.get("events_per_flush").is_some()) {
+        let f = |k: &str| g.get(k).and_then(Value::as_f64).filter(|v| *v > 0.0);
+        let (buf, rec, per) = (f("buffer_bytes")?, f("record_bytes")?, f("events_per_flush")?);
+        return Some(paths::Expected { period: per, how: format!("buffer {buf:.0} B / record {rec:.0} B = {per:.0}") });
+    }
     if kind.starts_with("lttng") {
         let g = ar.get("geometry")?;
         let f = |k: &str| g.get(k).and_then(Value::as_f64);

@@ -36,6 +36,11 @@ pub struct Options {
     pub kernel: bool,
     pub payload_size: u32,
     pub probe_site: Option<String>,
+    /// `--otf-buffer-size`, `--otf2-chunk-size` (the otf and otf2 backends' buffers).
+    pub otf_buffer_size: Option<String>,
+    pub otf2_chunk_size: Option<String>,
+    /// `--keep-trace`: the otf and otf2 backends keep their trace archives.
+    pub keep_trace: bool,
     /// `--export FORMAT=FILE` (benchmark-history formats; see `export`).
     pub export: Vec<String>,
     /// `--instructions singlestep`: exact user-space instruction counts, no timing (`singlestep`).
@@ -59,6 +64,9 @@ impl Options {
             subbuf_size: self.subbuf_size.clone(),
             num_subbuf: self.num_subbuf,
             probe_site: self.probe_site.clone(),
+            otf_buffer_size: self.otf_buffer_size.clone(),
+            otf2_chunk_size: self.otf2_chunk_size.clone(),
+            keep_trace: self.keep_trace,
         }
     }
 }
@@ -203,6 +211,9 @@ fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error
         ("--num-subbuf", "num-subbuf", o.num_subbuf.is_some()),
         ("--ftrace-clock", "ftrace-clock", o.ftrace_clock.is_some()),
         ("--probe-site", "probe-site", o.probe_site.is_some()),
+        ("--otf-buffer-size", "otf-buffer-size", o.otf_buffer_size.is_some()),
+        ("--otf2-chunk-size", "otf2-chunk-size", o.otf2_chunk_size.is_some()),
+        ("--keep-trace", "keep-trace", o.keep_trace),
     ];
     for (flag, knob, set) in given {
         let takers = tracebench_tracers::backends::with_knob(knob);

@@ -29,6 +29,12 @@ pub struct TracerOpts {
     pub subbuf_size: Option<String>,
     pub num_subbuf: Option<u32>,
     pub probe_site: Option<String>,
+    #[serde(default)]
+    pub otf_buffer_size: Option<String>,
+    #[serde(default)]
+    pub otf2_chunk_size: Option<String>,
+    #[serde(default)]
+    pub keep_trace: bool,
 }
 
 impl TracerOpts {
@@ -42,6 +48,9 @@ impl TracerOpts {
             probe_site: self.probe_site.clone(),
             run_id: run_id.to_string(),
             payload_size,
+            otf_buffer_size: self.otf_buffer_size.clone(),
+            otf2_chunk_size: self.otf2_chunk_size.clone(),
+            keep_trace: self.keep_trace,
         }
     }
 }

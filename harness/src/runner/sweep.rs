@@ -17,7 +17,16 @@ use crate::results::rows::SummaryRow;
 use crate::results::{self, columns, AtomicFile, ResultsDir};
 
 /// The knobs `--vary` takes.
-pub const KNOBS: [&str; 6] = ["subbuf-size", "num-subbuf", "payload-size", "ftrace-clock", "probe-site", "threads"];
+pub const KNOBS: [&str; 8] = [
+    "subbuf-size",
+    "num-subbuf",
+    "payload-size",
+    "ftrace-clock",
+    "probe-site",
+    "otf-buffer-size",
+    "otf2-chunk-size",
+    "threads",
+];
 
 /// One parsed `--vary NAME=V1,V2,...`.
 #[derive(Debug, Clone)]
@@ -166,7 +175,7 @@ pub fn parse(spec: &str) -> Result<Vary, Error> {
             return Err(usage(format!("--vary {knob}: an empty value in '{vals}'")));
         }
         let plain = match knob {
-            "subbuf-size" | "payload-size" => parse_bytes(v)
+            "subbuf-size" | "payload-size" | "otf-buffer-size" | "otf2-chunk-size" => parse_bytes(v)
                 .filter(|b| *b > 0)
                 .ok_or_else(|| usage(format!("--vary {knob}: '{v}' is not a size in bytes (e.g. 4096, 16K)")))?
                 .to_string(),
@@ -210,6 +219,8 @@ pub fn check_not_given(vary: &Vary, o: &Options) -> Result<(), Error> {
         "num-subbuf" => o.num_subbuf.is_some(),
         "ftrace-clock" => o.ftrace_clock.is_some(),
         "probe-site" => o.probe_site.is_some(),
+        "otf-buffer-size" => o.otf_buffer_size.is_some(),
+        "otf2-chunk-size" => o.otf2_chunk_size.is_some(),
         "payload-size" => o.payload_size != tracebench_tracers::payload::DEFAULT,
         "threads" => !o.threads.is_empty(),
         _ => false,
@@ -264,6 +275,8 @@ pub fn options_for(base: &Options, knob: &str, typed: &str, plain: &str) -> Opti
         "payload-size" => o.payload_size = plain.parse().unwrap_or(tracebench_tracers::payload::DEFAULT),
         "ftrace-clock" => o.ftrace_clock = Some(typed.to_string()),
         "probe-site" => o.probe_site = Some(typed.to_string()),
+        "otf-buffer-size" => o.otf_buffer_size = Some(plain.to_string()),
+        "otf2-chunk-size" => o.otf2_chunk_size = Some(plain.to_string()),
         "threads" => o.threads = vec![plain.parse().unwrap_or(1)],
         _ => {}
     }
