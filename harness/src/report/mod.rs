@@ -4,40 +4,20 @@
 //! Like every step after the measurement it reads files only (docs/ARCHITECTURE.md, "Honesty"), and
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
 //! moments), so memory does not grow with the number of rows.
-mod against;
-pub mod battery;
-use against::{compare_with_survey, expected_period};
-pub mod analyze;
-#[cfg(test)]
-mod browser_test;
-mod compare;
-mod dated;
-mod figures;
+pub mod analysis;
 pub mod findings;
-mod fractional;
-mod irregular;
 pub mod load;
-mod locked;
-mod null;
-mod page;
-mod passes;
-pub mod paths;
-mod phases;
-mod ranking;
-mod render;
-pub mod say;
-#[cfg(test)]
-mod say_tests;
-mod search;
-pub mod segments;
-pub mod stepped;
-pub mod stream;
-pub mod survey;
-pub mod sweep;
-pub mod synth;
-mod tables;
+pub mod render;
+pub mod side;
 #[cfg(test)]
 mod tests;
+
+use analysis::dated::{self, tracer_row};
+use analysis::code_paths;
+use findings::survey_check::{compare_with_survey, expected_period};
+use findings::{ranking, survey_reference};
+use render::{figures, path_line};
+use side::{side_by_side, single_step, sweep, synthetic};
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -48,7 +28,7 @@ use serde_json::Value;
 
 use crate::plot::{self, PlotError};
 use load::{SummaryRow, TracerMeta};
-use paths::TracerAnalysis;
+use code_paths::TracerAnalysis;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -125,7 +105,7 @@ pub struct TracerReport {
     pub rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>>,
     pub analysis: Option<TracerAnalysis>,
     /// Its levels dated over time and held against its sentinel windows (None: no analysis).
-    pub dated: Option<segments::SegmentReport>,
+    pub dated: Option<dated::SegmentReport>,
     pub note: Option<String>,
 }
 
@@ -188,7 +168,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
                 "several directories make one report side by side: say where it goes with --out DIR".into(),
             ));
         };
-        let lines = compare::write(&args.dirs, out)?;
+        let lines = side_by_side::write(&args.dirs, out)?;
         for l in lines {
             println!("{l}");
         }
@@ -210,8 +190,8 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         return Ok(0);
     }
     // `run --instructions singlestep` (issue 19): counts, not timings, so a report of its own.
-    if stepped::is_stepped(dir) && args.synthetic.is_none() {
-        let lines = stepped::write(dir)?;
+    if single_step::is_stepped(dir) && args.synthetic.is_none() {
+        let lines = single_step::write(dir)?;
         for l in lines {
             println!("{l}");
         }
@@ -224,9 +204,9 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         let tracers: usize = t.trim().parse().ok().filter(|&t| (1..=100).contains(&t)).ok_or_else(bad)?;
         let rows: usize = r.trim().parse().ok().filter(|&r| (100..=100_000_000).contains(&r)).ok_or_else(bad)?;
         let t0 = Instant::now();
-        synth::write(
+        synthetic::write(
             dir,
-            &synth::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
+            &synthetic::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
         )?;
         eprintln!(
             "synthetic results ({tracers} tracers x {rows} rows) written to {} in {:.2} s",
@@ -276,7 +256,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     let reps_path = dir.join(crate::results::REPETITIONS_CSV);
     let reps = if reps_path.exists() { load::read_summary(&reps_path, true)? } else { Vec::new() };
     let synthetic = run.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
-    let kernel = survey::is_kernel(&run);
+    let kernel = survey_reference::is_kernel(&run);
 
     let tracers = tracer_reports(dir, &run, &summary, &reps, points, iterations)?;
     let counters: Vec<String> = load::ordered_unique(
@@ -303,7 +283,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     report.notes.extend(report.tracers.iter().filter_map(|t| t.note.clone()));
     report.findings = report.tracers.iter().map(|t| tracer_findings(&report.run, t)).collect();
     for (t, f) in report.tracers.iter().zip(&report.findings) {
-        report.code_paths.extend(f.metrics.iter().map(|m| say::line(&t.label, m, say::Markup::Terminal)));
+        report.code_paths.extend(f.metrics.iter().map(|m| path_line::line(&t.label, m, path_line::Markup::Terminal)));
     }
     report.survey_notes = compare_with_survey(&report);
     figures::draw(&mut report, iterations)?;
@@ -339,17 +319,17 @@ fn tracer_reports(
         }
         let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
         let (analysis, note) = if events.exists() {
-            (Some(analyze::analyze(&events, base, points, iterations)?), None)
+            (Some(analysis::analyze(&events, base, points, iterations)?), None)
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
         let dated =
             match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
-                Some((a, cp)) => Some(dated::dated(dir, &m.dir, &m.name, a.threads, cp)?),
+                Some((a, cp)) => Some(tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp)?),
                 None => None,
             };
-        let label = match survey::ftrace_clock(&m.config) {
-            Some(c) if survey::kind(&m.spec).starts_with("ftrace") => {
+        let label = match survey_reference::ftrace_clock(&m.config) {
+            Some(c) if survey_reference::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
             }
             _ => m.name.clone(),

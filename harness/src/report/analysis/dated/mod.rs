@@ -21,12 +21,11 @@ use serde::Serialize;
 use crate::stats::bootstrap::SplitMix64;
 use crate::stats::changepoint::{self, Options};
 
-#[path = "segments_load.rs"]
-mod load;
-#[path = "segments_lock.rs"]
-mod lock;
-pub use load::{load_calls, load_discards, load_sentinels, SENTINELS_CSV, T_NS};
-pub use lock::PathLock;
+mod path_lock;
+mod rows;
+pub mod tracer_row;
+pub use rows::{load_calls, load_discards, load_sentinels, SENTINELS_CSV, T_NS};
+pub use path_lock::PathLock;
 
 /// Iterations per window (as phases.rs): 64 calls average out the clock's 10 ns steps.
 pub const WINDOW: u64 = 64;
@@ -321,7 +320,7 @@ fn sequence(
         .filter(|side| segments.iter().any(|s| s.side == *side))
         .map(|side| {
             let mut l = level(side, &segments, &x, &seg.segments, base_mean, &sentinels);
-            l.lock = lock::find(side, &segments, calls, threshold, base_mean, l.mean_ns, paths);
+            l.lock = path_lock::find(side, &segments, calls, threshold, base_mean, l.mean_ns, paths);
             l
         })
         .collect();
@@ -461,5 +460,4 @@ fn attribute(tracer: f64, sentinels: Option<Interval>, fewest: usize) -> Attribu
 }
 
 #[cfg(test)]
-#[path = "segments_tests.rs"]
 mod tests;

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::paths::CodePaths;
-use super::segments::{
+use crate::report::analysis::code_paths::CodePaths;
+use crate::report::analysis::dated::{
     self, load_calls, load_discards, load_sentinels, Attribution, Call, Outcome, Outside, PeriodicPath, SegmentInput,
     SegmentReport, SeqKey, SequenceSegments, Side,
 };
-use super::ReportError;
+use crate::report::ReportError;
 
 /// Fewest calls above the cut on one residue for the path to be located in a sequence (one call
 /// fits any residue).
@@ -35,7 +35,7 @@ pub fn dated(
     let paths = calls.as_ref().map_or_else(Vec::new, |c| located_paths(c, cp));
     let slow_threshold = cp.periodic.iter().map(|p| p.cut).fold(f64::INFINITY, f64::min);
     let input = SegmentInput { tracer: name.into(), threads, slow_threshold, calls, sentinels, paths };
-    let mut report = segments::segments(&input);
+    let mut report = dated::segments(&input);
     if let (Outcome::Dated { sequences }, Some(discards)) =
         (&mut report.outcome, load_discards(dir, tracer_dir, threads)?)
     {

@@ -3,8 +3,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::render::{esc, md_cell};
-use super::{write_atomic, ReportError};
+use crate::report::render::{esc, md_cell};
+use crate::report::{write_atomic, ReportError};
 
 pub struct Page {
     pub title: String,

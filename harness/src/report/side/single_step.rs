@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::load::{csv_err, read_run_json, tracers_of};
-use super::page::Page;
-use super::ReportError;
+use crate::report::load::{csv_err, read_run_json, tracers_of};
+use crate::report::render::page::Page;
+use crate::report::ReportError;
 use crate::plot::{self, PathBars};
 
 /// Whether run.json says the run was stepped.
@@ -244,7 +244,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     if let (Some(&l), Some(&u)) = (main.get("lw"), main.get("lttng-ust")) {
         // One definition of "N times" in every report (ranking::times): net of the floor.
         let floor = main.get("none").map(|&n| n as f64);
-        if let Some(x) = super::ranking::times(u as f64, l as f64, floor, "as many") {
+        if let Some(x) = crate::report::findings::ranking::times(u as f64, l as f64, floor, "as many") {
             let net = match floor {
                 Some(f) => format!(" ({} and {} over the `none` floor)", u as f64 - f, l as f64 - f),
                 None => String::new(),

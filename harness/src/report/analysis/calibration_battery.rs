@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::analyze::analyze_source;
-use super::load::Source;
-use super::null::Rng;
-use super::paths::CodePaths;
-use super::ReportError;
+use crate::report::analysis::analyze_source;
+use crate::report::load::Source;
+use crate::report::analysis::periodic::permutation::Rng;
+use crate::report::analysis::code_paths::CodePaths;
+use crate::report::ReportError;
 
 /// The kinds of run in the battery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::load::dir_name;
-use super::{write_atomic, ReportError};
+use crate::report::load::dir_name;
+use crate::report::{write_atomic, ReportError};
 use crate::stats;
 
 /// TSC period here: 2.596 GHz, advancing in 26-tick (~10 ns) steps.

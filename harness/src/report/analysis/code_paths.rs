@@ -1,13 +1,13 @@
 //! What the code-path analysis finds (survey section 7.1: the fast path, a middle path every
 //! PAGE_SIZE / EVENT_SIZE events, the slow path every SUB-BUFFER_SIZE / EVENT_SIZE events), and
 //! how one tracer's paths are said in one line. The finding itself is `analyze.rs`.
-use super::stream::{Reservoir, Running};
+use crate::report::analysis::running::{Reservoir, Running};
 use crate::stats::hist::{LogHistogram, Mode};
 
 /// A mode (frequent path) must hold at least this many calls (and `analyze`'s MIN_MODE_FRACTION
 /// of them); rarer paths are found by their period instead. Shared by pass 2 (`analyze`) and the
 /// irregular-path step (`irregular`), so it lives here, below both.
-pub(super) const MIN_MODE_CALLS: u64 = 10;
+pub(crate) const MIN_MODE_CALLS: u64 = 10;
 
 /// One frequent but irregular code path of one metric (a mode of the histogram whose calls
 /// follow no period, such as a printf flush whose spacing drifts with the formatted length).
@@ -27,7 +27,7 @@ pub struct CodePath {
 
 impl CodePath {
     pub fn is_phase(&self) -> bool {
-        self.clustered.is_some_and(|c| c >= super::phases::CLUSTERED_SHARE)
+        self.clustered.is_some_and(|c| c >= crate::report::analysis::phases::CLUSTERED_SHARE)
     }
 }
 
@@ -57,7 +57,7 @@ pub struct Follower {
 
 /// A call above the fast path (or in a non-dominant mode), as pass 2 keeps it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Entry {
+pub(crate) struct Entry {
     /// Sequence (thread, repetition, counter set), iteration, value of the metric, and the
     /// histogram mode holding it (None: in no mode).
     pub seq: u64,
@@ -68,7 +68,7 @@ pub(super) struct Entry {
 
 /// A periodic path's calls in one sequence: the iterations `residue + k * period`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Residue {
+pub(crate) struct Residue {
     pub seq: u64,
     pub residue: u64,
 }
@@ -105,19 +105,19 @@ pub struct PeriodicPath {
     /// First iteration on the lattice in the first sequence (the phase).
     pub phase: u64,
     /// The residue of each sequence holding the lattice.
-    pub(super) residues: Vec<Residue>,
+    pub(crate) residues: Vec<Residue>,
     /// Calls just after this path's, on the same period and also slow, such as the call after
     /// LTTng's sub-buffer switch. One path, not two.
     pub followers: Vec<Follower>,
     /// The calls of each period folded from the path's own call on (pass 3), and the slower
     /// stretch they show right after it, if any (locked.rs): the tracer's, with this path.
-    pub(super) profile: Option<super::locked::Profile>,
-    pub stretch: Option<super::locked::Stretch>,
+    pub(crate) profile: Option<crate::report::analysis::periodic::stretch::Profile>,
+    pub stretch: Option<crate::report::analysis::periodic::stretch::Stretch>,
 }
 
 impl PeriodicPath {
     /// Whether iteration `it` of sequence `seq` is on this path's lattice.
-    pub(super) fn on(&self, seq: u64, it: u64) -> bool {
+    pub(crate) fn on(&self, seq: u64, it: u64) -> bool {
         self.residues.iter().any(|x| x.seq == seq && it % self.period == x.residue)
     }
 
@@ -178,12 +178,12 @@ pub struct CodePaths {
     pub outliers_in_stretches: Option<u64>,
     /// Two speed levels of the machine in the means of 64-call windows (phases.rs), when they are
     /// too close to form latency modes of their own.
-    pub levels: Option<super::phases::Levels>,
+    pub levels: Option<crate::report::analysis::phases::Levels>,
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
     /// The metric's column (None: latency).
-    pub(super) col: Option<usize>,
+    pub(crate) col: Option<usize>,
 }
 
 impl CodePaths {

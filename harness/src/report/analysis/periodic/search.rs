@@ -13,7 +13,7 @@ use crate::stats::period::{find_lattices, Lattice, SlowSeq};
 /// A lattice is an exact period only if this share of its kept calls take the path: a lattice
 /// that most of its calls skip (a page crossed every 83.4 events lands on no single integer
 /// period) is not one. A floor on what "exact" means, not fitted to a run.
-pub(super) const TAKEN: f64 = 0.8;
+pub(crate) const TAKEN: f64 = 0.8;
 /// Lattices searched per threshold (a second and third path beside the first: LTTng's page
 /// crossing beside its sub-buffer switch), and per costlier band.
 const PER_THRESHOLD: usize = 4;
@@ -25,7 +25,7 @@ const SPLIT_MODE_CALLS: u64 = 4;
 /// One call above the fast path: its iteration, its cost, and whether its cost mode is a phase
 /// (calls in long stretches: never a periodic path's, but counted on a lattice it falls on).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Call {
+pub(crate) struct Call {
     pub it: u64,
     pub v: f32,
     pub phase: bool,
@@ -33,7 +33,7 @@ pub(super) struct Call {
 
 /// The cost thresholds of one metric, all from its histogram (analyze.rs).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Thresholds {
+pub(crate) struct Thresholds {
     /// Slow: four kernel widths above the fast path's median.
     pub slow: f64,
     /// Three kernel widths (cheap paths).
@@ -46,7 +46,7 @@ pub(super) struct Thresholds {
 
 /// What the search reads besides the calls' positions: fixed by the histogram and the run's
 /// extent, so a null rerun with the positions randomised uses the same.
-pub(super) struct Space {
+pub(crate) struct Space {
     /// First and last iteration of each sequence.
     pub extents: Vec<(u64, u64)>,
     /// Calls the slow ones were drawn from.
@@ -72,7 +72,7 @@ fn slow_above(sp: &Space, seqs: &[Vec<Call>], t: f64) -> Vec<SlowSeq> {
 
 /// The whole search: lattices that hold as exact periods, each with its evidence
 /// (`log10_chance`, the search statistic the null calibrates).
-pub(super) fn search(sp: &Space, seqs: &[Vec<Call>]) -> Vec<Lattice> {
+pub(crate) fn search(sp: &Space, seqs: &[Vec<Call>]) -> Vec<Lattice> {
     let lattices = candidates(sp, seqs);
     let lattices = split_costlier(sp, lattices);
     confirm(sp, seqs, lattices)
@@ -167,7 +167,7 @@ fn cut_of(sp: &Space, l: &Lattice) -> (f64, f64) {
 }
 
 /// Calls above `cut` on the lattice (period, residue per sequence), and the lattice's slots.
-pub(super) fn taken_on(
+pub(crate) fn taken_on(
     extents: &[(u64, u64)],
     seqs: &[Vec<Call>],
     period: u64,
@@ -254,6 +254,6 @@ fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattic
 }
 
 /// The median cost and the cut of a kept lattice (for the report).
-pub(super) fn cost_and_cut(sp: &Space, l: &Lattice) -> (f64, f64) {
+pub(crate) fn cost_and_cut(sp: &Space, l: &Lattice) -> (f64, f64) {
     cut_of(sp, l)
 }

@@ -1,7 +1,7 @@
 //! One test per sentence of the code-path line (say.rs), on findings built by hand: the words
 //! the terminal, report.md and report.html say for each kind of finding.
-use super::findings::*;
-use super::say::{line, Markup};
+use crate::report::findings::*;
+use crate::report::render::path_line::{line, Markup};
 
 fn metric(findings: Vec<Finding>) -> MetricFindings {
     MetricFindings { metric: "latency".into(), unit: "ns", calls: 10_000, findings }
@@ -128,7 +128,7 @@ fn the_three_outputs_differ_only_in_markup() {
     let m = metric(vec![fast(false), Finding::PeriodicPath(p)]);
     let t = line("a<b", &m, Markup::Terminal);
     assert_eq!(line("a<b", &m, Markup::Markdown), t);
-    assert_eq!(line("a<b", &m, Markup::Html), super::say::esc(&t));
+    assert_eq!(line("a<b", &m, Markup::Html), crate::report::render::path_line::esc(&t));
     assert!(line("a<b", &m, Markup::Html).starts_with("a&lt;b: fast path"));
 }
 
@@ -153,7 +153,7 @@ fn report_json_tags_each_finding_with_its_kind() {
 
 #[test]
 fn dated_levels_say_whose_with_the_sentinels_evidence() {
-    use super::segments::{Interval, PathLock};
+    use crate::report::analysis::dated::{Interval, PathLock};
     let level = |rep, shift, sent: Option<(f64, f64, f64)>, attribution| DatedLevel {
         repetition: rep,
         thread: 0,

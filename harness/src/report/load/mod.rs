@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::ReportError;
+use crate::report::ReportError;
 use crate::results::columns;
 
 /// One row of summary.csv or repetitions.csv.

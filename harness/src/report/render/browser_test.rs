@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::*;
+use crate::report::*;
 
 /// Injected first in <head>: records errors (script, resource load, console.error) and, on
 /// load, the state of every image, into a <pre id="tb-check"> that --dump-dom prints.
@@ -89,7 +89,7 @@ fn report_html_opens_in_headless_chromium() {
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    synth::write(d.path(), &synth::Options { tracers: 8, rows: 6000, threads: vec![1, 2], counters: true }).unwrap();
+    synthetic::write(d.path(), &synthetic::Options { tracers: 8, rows: 6000, threads: vec![1, 2], counters: true }).unwrap();
     let r = build(d.path(), 300, 500).unwrap();
     assert!(r.figures.len() >= 6, "all figure kinds expected, got {}", r.figures.len());
     let html = std::fs::read_to_string(d.path().join("report.html")).unwrap();

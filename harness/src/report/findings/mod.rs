@@ -4,12 +4,16 @@
 //! the periods tried and refused, and the outliers. One renderer (say.rs) turns them into the
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: paths.rs); this file only reads it.
+pub mod ranking;
+pub mod survey_check;
+pub mod survey_reference;
+
 use serde::Serialize;
 
-use super::load::SummaryRow;
-use super::paths::{self, CodePaths};
-pub use super::paths::{Expected, Follower, Spacing};
-use super::segments::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::report::load::SummaryRow;
+use crate::report::analysis::code_paths::{self, CodePaths};
+pub use crate::report::analysis::code_paths::{Expected, Follower, Spacing};
+use crate::report::analysis::dated::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
 /// measure of the machine's speed beside the tracer's, so a level may be either's.
@@ -171,9 +175,9 @@ impl DatedLevels {
                     sentinel_shift: l.sentinel_shift,
                     sentinels_in: l.sentinels_in,
                     attribution: match &l.attribution {
-                        segments::Attribution::Tracer => Attribution::Tracer,
-                        segments::Attribution::Machine => Attribution::Machine,
-                        segments::Attribution::Undecided { reason } => Attribution::Undecided { why: reason.clone() },
+                        dated::Attribution::Tracer => Attribution::Tracer,
+                        dated::Attribution::Machine => Attribution::Machine,
+                        dated::Attribution::Undecided { reason } => Attribution::Undecided { why: reason.clone() },
                     },
                     lock: l.lock,
                     outside: l.outside,
@@ -393,7 +397,7 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicPath> {
         .collect()
 }
 
-fn irregular(cp: &CodePaths, p: &paths::CodePath) -> IrregularPath {
+fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
     let regular = p.spacing.filter(|s| s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING);
     IrregularPath {
         calls: p.calls,
@@ -426,7 +430,7 @@ fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
     }
     if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
         out.push(undecided(LevelShape::WindowMeans {
-            window: super::phases::WINDOW,
+            window: crate::report::analysis::phases::WINDOW,
             low: l.low,
             high: l.high,
             high_share: l.high_share,

@@ -5,13 +5,13 @@
 //! path is never counted as an outlier "on no path".
 use std::collections::HashMap;
 
-use super::paths::{CodePath, Entry};
-use super::phases::busiest_quarter_share;
+use crate::report::analysis::code_paths::{CodePath, Entry};
+use crate::report::analysis::phases::busiest_quarter_share;
 use crate::stats::hist::Mode;
 use crate::stats::period::spacing;
 
 /// The slow calls of pass 2 and what they were drawn from.
-pub(super) struct Scan<'a> {
+pub(crate) struct Scan<'a> {
     /// Each call above the fast path, sorted by sequence and iteration.
     pub entries: &'a [Entry],
     pub seq_ids: &'a [u64],
@@ -22,7 +22,7 @@ pub(super) struct Scan<'a> {
 /// Irregular paths, and which entries they explain. `skip(k)`: mode k is the fast path or a
 /// phase; `threshold`: calls above it are slow; `on_lattice(seq position, iteration)`: the call
 /// is on a periodic path.
-pub(super) fn paths(
+pub(crate) fn paths(
     scan: &Scan,
     modes: &[Mode],
     skip: impl Fn(usize) -> bool,
@@ -59,7 +59,7 @@ pub(super) fn paths(
             others.push(o);
         }
         let n: usize = seqs.iter().map(Vec::len).sum();
-        if (n as u64) < super::paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
+        if (n as u64) < crate::report::analysis::code_paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
             continue;
         }
         let iters =

@@ -8,7 +8,7 @@
 //! outliers).
 use std::collections::HashMap;
 
-use super::paths::{Entry, PeriodicPath, Residue};
+use crate::report::analysis::code_paths::{Entry, PeriodicPath, Residue};
 
 /// Lattices of one period whose costs differ by no more than this share are candidates for one path.
 const SAME_COST: f64 = 0.3;
@@ -18,7 +18,7 @@ const TAKEN: f64 = 0.8;
 /// Folds lattices of one period, one cost and evenly spread phases into one path of period
 /// `period / phases`. `entries`: the calls above the fast path,
 /// sorted; `ranges`: each sequence's first and last iteration.
-pub(super) fn fold(
+pub(crate) fn fold(
     periodic: Vec<PeriodicPath>,
     entries: &[Entry],
     ranges: &HashMap<u64, (u64, u64)>,

@@ -2,14 +2,14 @@
 //! report.md. Tracers are ranked by their mean cost per call above the `none` floor (the empty
 //! call through the same dispatch), with the spread of that cost across repetitions, and pairs
 //! the data do not decide are said as such, with the survey comparison's rule
-//! (`against::order_decided`: every interleaved repetition agrees, or one repetition's means
+//! (`survey_check::order_decided`: every interleaved repetition agrees, or one repetition's means
 //! differ beyond what this machine's speed phases can move).
 //!
 //! "N times" everywhere in the report is one definition, [`times`]: the ratio of the costs
 //! net of the floor (`(a - none) / (b - none)`), or of raw means, said as raw, when the run has
 //! no `none` row.
-use super::against::order_decided;
-use super::{survey, Report, TracerReport};
+use crate::report::findings::survey_check::order_decided;
+use crate::report::{findings::survey_reference, Report, TracerReport};
 
 /// One ranked tracer.
 pub struct Entry<'a> {
@@ -30,7 +30,7 @@ pub struct Ranking<'a> {
 }
 
 fn is_none(t: &TracerReport) -> bool {
-    survey::kind(&t.spec) == "none"
+    survey_reference::kind(&t.spec) == "none"
 }
 
 /// How many times `a` costs `b` (see the module comment), followed by `of`: "2.2 times lw",

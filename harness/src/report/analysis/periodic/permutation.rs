@@ -10,7 +10,7 @@
 //! [`ALPHA`]: that needs [`NULL_RUNS`] reruns none of which is as strong. The reruns stop early
 //! once every lattice has been matched by one (none can then be claimed): a valid sequential
 //! scheme, since a claim still needs all of them.
-use super::search::{search, Call, Space};
+use crate::report::analysis::periodic::search::{search, Call, Space};
 use crate::stats::period::Lattice;
 
 /// A period is claimed only when its p-value is below this.
@@ -20,7 +20,7 @@ pub const NULL_RUNS: u32 = 1000;
 
 /// A lattice found in the data with its calibrated p-value.
 #[derive(Debug, Clone)]
-pub(super) struct Tested {
+pub(crate) struct Tested {
     pub lattice: Lattice,
     /// Null reruns at least as strong, and the reruns made.
     pub exceed: u32,
@@ -37,7 +37,7 @@ impl Tested {
 }
 
 /// A small seeded generator (xorshift64*): reports made twice from the same files agree.
-pub(super) struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 impl Rng {
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
@@ -104,7 +104,7 @@ fn strength(found: &[Lattice]) -> f64 {
 
 /// Tests each lattice the search found in `seqs` against reruns of the search at random
 /// positions. `seed` makes the reruns reproducible.
-pub(super) fn test(sp: &Space, seqs: &[Vec<Call>], found: Vec<Lattice>, seed: u64) -> Vec<Tested> {
+pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], found: Vec<Lattice>, seed: u64) -> Vec<Tested> {
     let mut out: Vec<Tested> = found.into_iter().map(|lattice| Tested { lattice, exceed: 0, runs: 0 }).collect();
     if out.is_empty() {
         return out;

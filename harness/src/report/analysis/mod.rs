@@ -9,16 +9,25 @@
 //! period is claimed only when reruns of that whole search on the same calls at random positions
 //! (null.rs) almost never find as strong a lattice. Calls in long stretches are speed phases, not
 //! paths (phases.rs).
+pub mod calibration_battery;
+pub mod code_paths;
+pub mod dated;
+pub mod irregular;
+pub mod passes;
+pub mod periodic;
+pub mod phases;
+pub mod running;
+
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::load::{Event, Events, Source};
-use super::passes::{count_on_lattices, pass1};
-use super::paths::*;
-use super::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
-use super::search::{Call, Space, Thresholds};
-use super::ReportError;
-use super::{fractional, irregular, null, search};
+use crate::report::load::{Event, Events, Source};
+use crate::report::analysis::passes::{count_on_lattices, pass1};
+use crate::report::analysis::code_paths::*;
+use crate::report::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use crate::report::analysis::periodic::search::{Call, Space, Thresholds};
+use crate::report::ReportError;
+use crate::report::analysis::periodic::{fractional, permutation, search};
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
@@ -158,7 +167,7 @@ fn metric_scan(
 }
 
 /// Each sequence's first and last iteration, in sequence order.
-pub(super) struct Sequences {
+pub(crate) struct Sequences {
     pub ids: Vec<u64>,
     pub ranges: HashMap<u64, (u64, u64)>,
     pub extents: Vec<(u64, u64)>,
@@ -345,7 +354,7 @@ fn periodic_paths(
     };
     let found = search::search(sp, &calls);
     let seed = sp.rows ^ (m.entries.len() as u64).rotate_left(32) ^ 0x9E3779B97F4A7C15;
-    let tested = null::test(sp, &calls, found, seed);
+    let tested = permutation::test(sp, &calls, found, seed);
     let mut periodic = Vec::new();
     let mut rejected = Vec::new();
     for t in tested {

@@ -6,20 +6,20 @@
 /// Phase windows: a mode holding the majority of WINDOW consecutive iterations in stretches
 /// covering most of its calls is a phase of the machine, not a path. A path of share f < 1/2
 /// taken independently of its neighbours almost never holds a 64-call window.
-pub(super) const WINDOW: u64 = 64;
+pub(crate) const WINDOW: u64 = 64;
 /// Share of a mode's calls inside its majority windows above which it is a phase.
-pub(super) const PHASE_SHARE: f64 = 0.6;
+pub(crate) const PHASE_SHARE: f64 = 0.6;
 
 #[derive(Default)]
-pub(super) struct WinState {
-    pub(super) win: u64,
-    pub(super) counts: Vec<u32>,
-    pub(super) prev_major: Option<usize>,
+pub(crate) struct WinState {
+    pub(crate) win: u64,
+    pub(crate) counts: Vec<u32>,
+    pub(crate) prev_major: Option<usize>,
 }
 
 /// Closes one window of WINDOW calls: its majority mode, if any, gains the window's calls, and a
 /// new stretch when the previous window had another majority.
-pub(super) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches: &mut [u64]) {
+pub(crate) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches: &mut [u64]) {
     let n: u32 = w.counts.iter().sum();
     let major = w.counts.iter().enumerate().find(|(_, &c)| 2 * c > n && n as u64 >= WINDOW / 2).map(|(k, _)| k);
     if let Some(k) = major {
@@ -39,7 +39,7 @@ const CALLS_PER_WINDOW: u64 = 16;
 const MIN_QUARTER_WINDOWS: usize = 8;
 /// Share of a mode's calls in the busiest quarter of its windows above which it comes and goes
 /// with time: a phase of the machine, not a code path.
-pub(super) const CLUSTERED_SHARE: f64 = 0.75;
+pub(crate) const CLUSTERED_SHARE: f64 = 0.75;
 
 /// The share of a mode's calls (iterations per sequence, with each sequence's first and last
 /// iteration) that falls in the busiest quarter of windows sized to hold 16 of them on average.
@@ -47,7 +47,7 @@ pub(super) const CLUSTERED_SHARE: f64 = 0.75;
 /// comes and goes (one repetition out of three, or seconds of a busy neighbour) interleaves with
 /// fast calls too finely to hold a majority window, but crowds into a few windows. None when the
 /// run holds fewer than 8 windows: too few to tell.
-pub(super) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], rows: u64) -> Option<f64> {
+pub(crate) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], rows: u64) -> Option<f64> {
     let calls: usize = seqs.iter().map(Vec::len).sum();
     if calls == 0 {
         return None;
@@ -103,13 +103,13 @@ pub struct Levels {
 /// Per sequence: the open window, its sum and count, and the closed windows' means (NaN where
 /// too few calls were kept to tell).
 #[derive(Default)]
-pub(super) struct WindowMeans {
+pub(crate) struct WindowMeans {
     seqs: std::collections::BTreeMap<u64, (u64, f64, u64, Vec<f64>)>,
 }
 
 impl WindowMeans {
     /// One call at or below the slow threshold (outliers would make a window look slow).
-    pub(super) fn add(&mut self, seq: u64, iteration: u64, v: f64) {
+    pub(crate) fn add(&mut self, seq: u64, iteration: u64, v: f64) {
         let w = iteration / WINDOW;
         let e = self.seqs.entry(seq).or_insert((w, 0.0, 0, Vec::new()));
         while e.0 < w {
@@ -125,7 +125,7 @@ impl WindowMeans {
     /// or more, in stretches (at most half the level changes that a random order would give). A
     /// speed phase too small to form its own latency mode (40 to 50 ns against 90 to 100 ns: the
     /// 15 ns kernel floor that hides the TSC's comb merges them) is found here.
-    pub(super) fn levels(self) -> Option<Levels> {
+    pub(crate) fn levels(self) -> Option<Levels> {
         let seqs: Vec<Vec<f64>> = self.seqs.into_values().map(|e| e.3).collect();
         let mut v: Vec<f64> = seqs.iter().flatten().copied().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);

@@ -3,7 +3,7 @@
 //! NAME.tex (a booktabs `tabular`, ready to `\input`).
 use std::path::Path;
 
-use super::{survey, write_atomic, Report, ReportError};
+use crate::report::{findings::survey_reference, write_atomic, Report, ReportError};
 
 /// A table: header and rows of cells, rendered to both formats.
 pub struct Table {
@@ -42,7 +42,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
 /// Latency per tracer at the fewest threads, cheapest first (survey Table 3 or 4).
 fn latency_table(r: &Report) -> Table {
     let table_no = if r.kernel { "Table 3" } else { "Table 4" };
-    let none_mean = r.tracers.iter().find(|t| survey::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
+    let none_mean = r.tracers.iter().find(|t| survey_reference::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
     let with_reps = r.tracers.iter().any(|t| t.rep_means.len() > 1);
     let mut head: Vec<String> = [
         "Tracer",
@@ -98,7 +98,7 @@ fn latency_table(r: &Report) -> Table {
                 "–".into()
             });
         }
-        row.push(match survey::reference(&t.spec, r.kernel) {
+        row.push(match survey_reference::reference(&t.spec, r.kernel) {
             Some(x) => format!("{}: {} / {} / {}", x.label, x.mean, x.std, x.p90),
             None => "–".into(),
         });
@@ -168,7 +168,7 @@ fn scaling_table(r: &Report) -> Option<Table> {
     head.push("Growth (raw means, most / fewest threads)".into());
     let mut ts: Vec<_> = r.tracers.iter().filter(|t| !t.by_threads.is_empty()).collect();
     ts.sort_by(|a, b| {
-        let m = |t: &super::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
+        let m = |t: &crate::report::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
         m(a).total_cmp(&m(b))
     });
     let rows = ts

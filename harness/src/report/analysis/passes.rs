@@ -1,15 +1,15 @@
 //! The two simple streaming passes of the code-path analysis over events.csv (pass 2, which finds
 //! the paths, is `analyze.rs`): fixed-size state whatever the number of rows.
-use super::load::{Event, Events, Source};
-use super::locked::Profile;
-use super::paths::{CounterStats, TracerAnalysis};
-use super::stream::{Reservoir, Running};
-use super::ReportError;
+use crate::report::load::{Event, Events, Source};
+use crate::report::analysis::periodic::stretch::Profile;
+use crate::report::analysis::code_paths::{CounterStats, TracerAnalysis};
+use crate::report::analysis::running::{Reservoir, Running};
+use crate::report::ReportError;
 use crate::stats::hist::LogHistogram;
 
 /// Pass 1: histograms and running moments of latency and each counter, the scatter reservoir,
 /// and the first iterations of one sequence, for the calls of one thread count.
-pub(super) fn pass1(
+pub(crate) fn pass1(
     path: &Source,
     threads: Option<u32>,
     points: usize,
@@ -63,7 +63,7 @@ pub(super) fn pass1(
 
 /// Pass 3: how many kept calls sit on each lattice, so the report can say "6 of 6 calls on that
 /// period were slow" (discarded calls leave slots empty).
-pub(super) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReportError> {
+pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReportError> {
     // (only when a lattice was found): how many kept calls sit on each lattice, so the
     // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
     if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
@@ -106,7 +106,7 @@ pub(super) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
             // An exact period holds over the whole run, not only where it was searched (a long
             // run is searched in its first part: analyze.rs): printf's flush, every 431.2 calls,
             // fills a lattice of 2156 for a while and then drifts off it.
-            c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= super::search::TAKEN * p.slots as f64);
+            c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= crate::report::analysis::periodic::search::TAKEN * p.slots as f64);
         }
     }
     Ok(())

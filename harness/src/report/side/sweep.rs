@@ -4,8 +4,8 @@
 //! period grows with the sub-buffer; 7.3 and Figure 9: cost against payload length).
 use std::path::Path;
 
-use super::page::Page;
-use super::ReportError;
+use crate::report::render::page::Page;
+use crate::report::ReportError;
 use crate::plot::{self, CurveFigure, Series};
 use crate::results::table::Table;
 

@@ -1,15 +1,24 @@
 //! report.html (self-contained: figures embedded as data URIs, no script, no external file) and
 //! report.md (figures linked from figures/).
+#[cfg(test)]
+mod browser_test;
+pub mod figures;
+pub mod page;
+pub mod path_line;
+#[cfg(test)]
+mod path_line_tests;
+pub mod tables;
+
 use serde_json::Value;
 
-use super::findings::{ReportJson, REPORT_JSON_SCHEMA};
-use super::say::{self, Markup};
-use super::tables::tables;
-use super::{base64, write_atomic, Report, ReportError};
+use crate::report::findings::{ReportJson, REPORT_JSON_SCHEMA};
+use path_line::Markup;
+use crate::report::render::tables::tables;
+use crate::report::{base64, write_atomic, Report, ReportError};
 
-pub(super) use super::say::esc;
+pub(crate) use crate::report::render::path_line::esc;
 
-pub(super) fn md_cell(s: &str) -> String {
+pub(crate) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
@@ -48,7 +57,7 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
         out.push(("clock".into(), c));
     }
     // What `tracebench system show` found during the run that moves these numbers (issue 25).
-    let machine = super::load::system_lines(run);
+    let machine = crate::report::load::system_lines(run);
     if !machine.is_empty() {
         out.push(("machine".into(), machine.join("; ")));
     }
@@ -179,7 +188,7 @@ fn counters_prose(run: &Value) -> String {
 
 /// What both pages show, computed once.
 struct Page {
-    tables: Vec<super::tables::Table>,
+    tables: Vec<crate::report::render::tables::Table>,
     facts: Vec<(String, String)>,
     banner: Option<String>,
     ranked: Vec<String>,
@@ -192,8 +201,8 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     } else {
         crate::results::interrupted_line(&r.run)
     };
-    let page = Page { tables: tables(r), facts: run_facts(&r.run), banner, ranked: super::ranking::summary(r) };
-    super::tables::write_files(&r.dir, &page.tables)?;
+    let page = Page { tables: tables(r), facts: run_facts(&r.run), banner, ranked: crate::report::findings::ranking::summary(r) };
+    crate::report::render::tables::write_files(&r.dir, &page.tables)?;
     let hp = r.dir.join("report.html");
     write_atomic(&hp, html(r, &page)?.as_bytes()).map_err(|source| ReportError::Io { path: hp.clone(), source })?;
     let mp = r.dir.join("report.md");
@@ -217,7 +226,7 @@ fn code_path_lines(r: &Report, markup: Markup) -> Vec<String> {
     r.tracers
         .iter()
         .zip(&r.findings)
-        .flat_map(|(t, f)| f.metrics.iter().map(|m| say::line(&t.label, m, markup)))
+        .flat_map(|(t, f)| f.metrics.iter().map(|m| path_line::line(&t.label, m, markup)))
         .collect()
 }
 
@@ -253,7 +262,7 @@ fn html_head(r: &Report, page: &Page) -> String {
     }
     h.push_str("</ul>\n");
     if !page.ranked.is_empty() {
-        h.push_str(&format!("<h2>{}</h2>\n<ul>\n", super::ranking::HEADING));
+        h.push_str(&format!("<h2>{}</h2>\n<ul>\n", crate::report::findings::ranking::HEADING));
         h.extend(page.ranked.iter().map(|l| format!("<li>{}</li>\n", esc(l))));
         h.push_str("</ul>\n");
     }
@@ -322,7 +331,7 @@ fn markdown_head(r: &Report, page: &Page) -> String {
         }
     }
     if !page.ranked.is_empty() {
-        m.push_str(&format!("\n## {}\n\n", super::ranking::HEADING));
+        m.push_str(&format!("\n## {}\n\n", crate::report::findings::ranking::HEADING));
         m.extend(page.ranked.iter().map(|l| format!("- {l}\n")));
     }
     m.push_str("\n## Code paths (survey section 7.1)\n\n```\n");

@@ -3,12 +3,12 @@
 //! under an emulator; and the slow-path period a tracer's own geometry predicts.
 use serde_json::Value;
 
-use super::*;
+use crate::report::*;
 
 /// Where the results agree with the survey and where they depart from it.
-pub(super) fn compare_with_survey(r: &Report) -> Vec<String> {
+pub(crate) fn compare_with_survey(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
-    let emulated = survey::emulated(&r.run);
+    let emulated = survey_reference::emulated(&r.run);
     if let Some(why) = &emulated {
         out.push(format!(
             "No timing comparison with the survey: {why}. An emulator's timings say nothing about a tracer's cost, so orderings, scaling and slow-path costs are not compared."
@@ -20,7 +20,7 @@ pub(super) fn compare_with_survey(r: &Report) -> Vec<String> {
 
 /// A run length (calls) that holds at least five periods of `period`, rounded up to 1, 2 or 5
 /// times a power of ten (what to pass to `-n`).
-pub(super) fn calls_for(period: f64) -> u64 {
+pub(crate) fn calls_for(period: f64) -> u64 {
     let want = (5.0 * period).ceil().max(10.0) as u64;
     let mut p = 1u64;
     loop {
@@ -34,7 +34,7 @@ pub(super) fn calls_for(period: f64) -> u64 {
 }
 
 /// The `after_run` object of a tracer's first cell in run.json.
-pub(super) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
+pub(crate) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
     run.get("tracers")?
         .as_array()?
         .iter()
@@ -48,8 +48,8 @@ pub(super) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
 /// The slow-path period a tracer's own geometry predicts (survey section 7.1): LTTng-UST's
 /// events per full sub-buffer, read from its end-of-run snapshot; ftrace's events per ring-buffer
 /// page from its per-CPU `bytes` / `entries`.
-pub(super) fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Expected> {
-    let kind = survey::kind(&t.spec);
+pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_paths::Expected> {
+    let kind = survey_reference::kind(&t.spec);
     let ar = after_run(run, &t.name)?;
     if kind.starts_with("lttng") {
         let g = ar.get("geometry")?;
@@ -59,7 +59,7 @@ pub(super) fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Ex
         if ev <= 0.0 || per <= 0.0 {
             return None;
         }
-        return Some(paths::Expected {
+        return Some(code_paths::Expected {
             period: per,
             how: format!(
                 "sub-buffer {sub:.0} B ({hdr:.0} B header) / event {ev:.1} B = {:.0} events per sub-buffer",
@@ -80,11 +80,11 @@ pub(super) fn expected_period(run: &Value, t: &TracerReport) -> Option<paths::Ex
         // The syscall rows write two events per call (enter and exit).
         let per_call = t.config.get("events").and_then(Value::as_array).map(|a| a.len()).filter(|&n| n > 1);
         return Some(match per_call {
-            None => paths::Expected {
+            None => code_paths::Expected {
                 period: (page / ev).floor(),
                 how: format!("ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page", (page / ev).floor()),
             },
-            Some(k) => paths::Expected {
+            Some(k) => code_paths::Expected {
                 period: page / ev / k as f64,
                 how: format!(
                     "ring-buffer page {page:.0} B / event {ev:.1} B = {:.0} events per page, {k} events per call: one page every {:.1} calls",
@@ -145,7 +145,7 @@ fn larger(ra: &[f64], rb: &[f64], ma: f64, mb: f64) -> Result<bool, Undecided> {
 
 /// Whether the data decide that `a` is slower than `b` (`Ok(true)`), faster (`Ok(false)`), or
 /// neither (`Err(why)`), by [`larger`].
-pub(super) fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
+pub(crate) fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
     let (ma, mb) = (a.base().map(|s| s.mean).unwrap_or(f64::NAN), b.base().map(|s| s.mean).unwrap_or(f64::NAN));
     larger(&a.rep_means, &b.rep_means, ma, mb).map_err(|u| match u {
         Undecided::Split { k, n } => format!("{} is the slower in {k} of {n} repetitions", a.label),
@@ -164,9 +164,9 @@ struct Growth {
     ratio: f64,
     /// The lowest and highest per-repetition ratio (repetitions paired by index), with their count.
     interval: Option<(f64, f64, usize)>,
-    /// Flat or contended by [`larger`] against the [`survey::FLAT_MAX`] line; `Err(why)` when
+    /// Flat or contended by [`larger`] against the [`survey_reference::FLAT_MAX`] line; `Err(why)` when
     /// the repetitions fall on both sides of it (an interval that spans 1 among them).
-    reading: Result<survey::Scaling, String>,
+    reading: Result<survey_reference::Scaling, String>,
 }
 
 /// Reads the growth from `lo` to `hi` (per-repetition means as (repetition, mean)) and the two
@@ -180,19 +180,19 @@ fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> G
     let interval = (ratios.len() >= 2).then(|| {
         (ratios.iter().copied().fold(f64::INFINITY, f64::min), ratios.iter().copied().fold(0.0, f64::max), ratios.len())
     });
-    let (rh, rl): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (h, l * survey::FLAT_MAX)).unzip();
-    let reading = match larger(&rh, &rl, hi_mean, lo_mean * survey::FLAT_MAX) {
-        Ok(true) => Ok(survey::Scaling::Contended),
-        Ok(false) => Ok(survey::Scaling::Flat),
+    let (rh, rl): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (h, l * survey_reference::FLAT_MAX)).unzip();
+    let reading = match larger(&rh, &rl, hi_mean, lo_mean * survey_reference::FLAT_MAX) {
+        Ok(true) => Ok(survey_reference::Scaling::Contended),
+        Ok(false) => Ok(survey_reference::Scaling::Flat),
         Err(Undecided::Split { k, n }) => Err(format!(
             "above x{:.2} (contention) in {k} of {n} repetitions and below it in the others",
-            survey::FLAT_MAX
+            survey_reference::FLAT_MAX
         )),
         Err(Undecided::Close { n, .. }) => Err(format!(
             "in {n} repetition(s), within the {:.0}% this machine's speed phases can move a mean of the x{:.2} line \
              between flat and contention",
             100.0 * ONE_REPETITION_MARGIN,
-            survey::FLAT_MAX
+            survey_reference::FLAT_MAX
         )),
     };
     Growth { ratio: hi_mean / lo_mean, interval, reading }
@@ -200,10 +200,10 @@ fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> G
 
 /// Ordering of the single-thread means against Table 3 / Table 4.
 fn compare_order(r: &Report, out: &mut Vec<String>) {
-    let mut known: Vec<(&TracerReport, survey::Reference, f64)> = r
+    let mut known: Vec<(&TracerReport, survey_reference::Reference, f64)> = r
         .tracers
         .iter()
-        .filter_map(|t| Some((t, survey::reference(&t.spec, r.kernel)?, t.base()?.mean)))
+        .filter_map(|t| Some((t, survey_reference::reference(&t.spec, r.kernel)?, t.base()?.mean)))
         .filter(|x| x.2.is_finite())
         .collect();
     known.sort_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
@@ -280,9 +280,9 @@ fn compare_scaling(r: &Report, out: &mut Vec<String>) {
         if !g.ratio.is_finite() {
             continue;
         }
-        let shape = |s: survey::Scaling| match s {
-            survey::Scaling::Flat => "stays flat",
-            survey::Scaling::Contended => "grows (contention)",
+        let shape = |s: survey_reference::Scaling| match s {
+            survey_reference::Scaling::Flat => "stays flat",
+            survey_reference::Scaling::Contended => "grows (contention)",
         };
         let spread = g.interval.map_or(String::new(), |(a, b, n)| format!(", x{a:.2}–x{b:.2} over {n} repetitions"));
         let what = format!(
@@ -299,7 +299,7 @@ fn compare_scaling(r: &Report, out: &mut Vec<String>) {
                 continue;
             }
         };
-        match survey::scaling(&t.spec, &t.config, r.kernel) {
+        match survey_reference::scaling(&t.spec, &t.config, r.kernel) {
             Some((expected, why)) if expected == measured => {
                 out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
             }
@@ -333,7 +333,7 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
         let Some(lat) = a.code_paths.iter().find(|c| c.metric == "latency") else { continue };
         let periods: Vec<String> = lat.periodic.iter().map(|p| p.period_text()).collect();
         let n = lat.seq_len;
-        let kind = survey::kind(&t.spec);
+        let kind = survey_reference::kind(&t.spec);
         if kind == "spin" {
             if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
                 if lat.periodic.iter().any(|x| x.phases == 1 && x.period == p) {
@@ -446,7 +446,7 @@ mod tests {
         let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
         assert!((g.ratio - 1.30).abs() < 0.01, "{g:?}");
         let (lo, hi, n) = g.interval.unwrap();
-        assert!(lo < 1.0 && hi > survey::FLAT_MAX && n == 3, "{g:?}");
+        assert!(lo < 1.0 && hi > survey_reference::FLAT_MAX && n == 3, "{g:?}");
         let why = g.reading.unwrap_err();
         assert!(why.contains("in 2 of 3 repetitions"), "{why}");
     }
@@ -455,11 +455,11 @@ mod tests {
     fn scaling_is_decided_when_every_repetition_agrees() {
         let one = [100.0, 104.0, 97.0];
         let g = growth(&reps(&one), &reps(&[380.0, 370.0, 400.0]), mean(&one), 383.3);
-        assert_eq!(g.reading, Ok(survey::Scaling::Contended));
+        assert_eq!(g.reading, Ok(survey_reference::Scaling::Contended));
         let g = growth(&reps(&one), &reps(&[102.0, 99.0, 105.0]), mean(&one), 102.0);
-        assert_eq!(g.reading, Ok(survey::Scaling::Flat));
+        assert_eq!(g.reading, Ok(survey_reference::Scaling::Flat));
         // One repetition: contended only beyond the margin above the line, flat only below it.
-        assert_eq!(growth(&reps(&[100.0]), &reps(&[378.0]), 100.0, 378.0).reading, Ok(survey::Scaling::Contended));
+        assert_eq!(growth(&reps(&[100.0]), &reps(&[378.0]), 100.0, 378.0).reading, Ok(survey_reference::Scaling::Contended));
         assert!(growth(&reps(&[100.0]), &reps(&[110.0]), 100.0, 110.0).reading.is_err());
         assert!(growth(&[], &[], 100.0, 140.0).reading.is_err());
     }
@@ -476,7 +476,7 @@ mod tests {
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
-        for (truth, growth_factor) in [(survey::Scaling::Flat, 1.0), (survey::Scaling::Contended, 2.0)] {
+        for (truth, growth_factor) in [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)] {
             for _ in 0..200 {
                 let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
                 let two: Vec<f64> = one.iter().map(|l| l * growth_factor * (0.9 + 0.2 * unit())).collect();
@@ -488,7 +488,7 @@ mod tests {
             let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
             let two: Vec<f64> = one.iter().map(|l| l * 1.25 * (0.8 + 0.4 * unit())).collect();
             let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
-            let above = one.iter().zip(&two).filter(|(l, h)| *h / *l > survey::FLAT_MAX).count();
+            let above = one.iter().zip(&two).filter(|(l, h)| *h / *l > survey_reference::FLAT_MAX).count();
             assert_eq!(g.reading.is_ok(), above == 0 || above == 3, "{g:?}");
         }
     }

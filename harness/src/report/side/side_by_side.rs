@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::page::Page;
-use super::{load, ReportError};
+use crate::report::render::page::Page;
+use crate::report::{load, ReportError};
 
 struct Run {
     name: String,
@@ -35,7 +35,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
     let mut runs = Vec::new();
     for d in dirs {
         let summary = d.join(crate::results::SUMMARY_CSV);
-        if super::stepped::is_stepped(d) {
+        if crate::report::side::single_step::is_stepped(d) {
             return Err(ReportError::Usage(format!(
                 "{} is a `--instructions singlestep` run (exact counts, no timings), which cannot be set beside \
                  timed runs; report it alone (`tracebench report {}`), or compare two stepped runs with \

@@ -2,10 +2,10 @@
 //! and metric, e.g. "lttng-ust: fast path 99.8% (median 70.1 ns), slow path every 810 events
 //! (...)". The terminal, report.md and report.html say the same words; they differ only in
 //! markup (`Markup`).
-use super::findings::*;
-use super::null::ALPHA;
-use super::paths::{CodePaths, Expected};
-use super::segments::Interval;
+use crate::report::findings::*;
+use crate::report::analysis::periodic::permutation::ALPHA;
+use crate::report::analysis::code_paths::{CodePaths, Expected};
+use crate::report::analysis::dated::Interval;
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
 /// (inside <pre>) escapes it.
@@ -26,7 +26,7 @@ impl Markup {
 }
 
 /// Text escaped for HTML (report.html and the sweep's and comparison's pages).
-pub(super) fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -82,7 +82,7 @@ fn name(extra: f64, n_up: usize, up: &mut usize) -> String {
     }
 }
 
-pub(super) fn fmt_val(v: f64, unit: &str) -> String {
+pub(crate) fn fmt_val(v: f64, unit: &str) -> String {
     let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
     if unit == "ns" {
         format!("{s} ns")
@@ -98,7 +98,7 @@ fn signed(v: f64, unit: &str) -> String {
 
 /// A share in percent with one decimal, or more where one decimal would round a share below
 /// 100 % up to "100.0" (a line must not say all calls when a few are elsewhere).
-pub(super) fn pct(f: f64) -> String {
+pub(crate) fn pct(f: f64) -> String {
     let p = 100.0 * f;
     let mut d = 1;
     while d < 4 && p < 100.0 && format!("{p:.d$}").starts_with("100") {
@@ -108,7 +108,7 @@ pub(super) fn pct(f: f64) -> String {
 }
 
 /// The calibrated p-value as said: "p < 0.001 over 1000 null reruns of the search".
-pub(super) fn p_text(p: f64, runs: u32) -> String {
+pub(crate) fn p_text(p: f64, runs: u32) -> String {
     let rel = if p < ALPHA { "<" } else { "=" };
     let shown = if p < ALPHA { ALPHA } else { p };
     format!("p {rel} {shown:.3} over {runs} null reruns of the search")
@@ -255,7 +255,7 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         plural(d.levels.len() as u64, "level", "levels"),
         d.levels.iter().map(|l| (l.repetition, l.thread)).collect::<std::collections::BTreeSet<_>>().len(),
         d.sequences,
-        super::segments::WINDOW,
+        crate::report::analysis::dated::WINDOW,
         groups.join(", ")
     );
     if let Some(l) = d.levels.iter().find_map(|l| l.lock) {
