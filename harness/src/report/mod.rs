@@ -3,7 +3,25 @@
 //!
 //! Like every step after the measurement it reads files only (docs/ARCHITECTURE.md, "Honesty"), and
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
-//! moments), so memory does not grow with the number of rows.
+//! moments), so memory does not grow with the number of rows. One stage per folder, data flowing
+//! down the table:
+//!
+//! ```text
+//! load      run.json, summary.csv, repetitions.csv, events.csv   (load/)
+//! analysis  code paths of each metric: passes 1-3, modes,          (analysis/: mod.rs pass 2,
+//!           periodic paths (search, permutation null, fractional,  passes.rs, code_paths.rs,
+//!           stretch), irregular paths, speed phases, dated levels   periodic/, irregular.rs,
+//!           against the sentinel windows; the seeded calibration   phases.rs, dated/,
+//!           battery (`tracebench __calibrate`)                     calibration_battery.rs)
+//! findings  typed claims (report.json), the survey check and the   (findings/: mod.rs,
+//!           period a tracer's geometry predicts, the ranking       survey_check.rs, ranking.rs)
+//! render    report.html / report.md, the code-path line, tables,   (render/: mod.rs, page.rs,
+//!           figures                                                path_line.rs, tables.rs, figures.rs)
+//! ```
+//! The reports that are not one run's code-path report (a sweep, a single-step run, several runs
+//! side by side) and the synthetic results generator are in side/. This file holds the command's
+//! arguments, its error type, the report's model (`Report`, `TracerReport`) and the order of the
+//! stages (`build`).
 pub mod analysis;
 pub mod findings;
 pub mod load;
@@ -12,8 +30,8 @@ pub mod side;
 #[cfg(test)]
 mod tests;
 
-use analysis::dated::{self, tracer_row};
 use analysis::code_paths;
+use analysis::dated::{self, tracer_row};
 use findings::survey_check::{compare_with_survey, expected_period};
 use findings::{ranking, survey_reference};
 use render::{figures, path_line};
@@ -27,8 +45,8 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::plot::{self, PlotError};
-use load::{SummaryRow, TracerMeta};
 use code_paths::TracerAnalysis;
+use load::{SummaryRow, TracerMeta};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -129,7 +147,7 @@ pub struct Report {
     pub tracers: Vec<TracerReport>,
     pub counters: Vec<String>,
     /// What the code-path analysis claims, per tracer row (report.json), and its lines as the
-    /// terminal says them (say.rs).
+    /// terminal says them (path_line.rs).
     pub findings: Vec<findings::TracerFindings>,
     pub code_paths: Vec<String>,
     pub survey_notes: Vec<String>,

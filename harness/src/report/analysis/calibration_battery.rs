@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::report::analysis::analyze_source;
-use crate::report::load::Source;
-use crate::report::analysis::periodic::permutation::Rng;
 use crate::report::analysis::code_paths::CodePaths;
+use crate::report::analysis::periodic::permutation::Rng;
+use crate::report::load::Source;
 use crate::report::ReportError;
 
 /// The kinds of run in the battery.

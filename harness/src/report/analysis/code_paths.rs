@@ -1,6 +1,6 @@
 //! What the code-path analysis finds (survey section 7.1: the fast path, a middle path every
 //! PAGE_SIZE / EVENT_SIZE events, the slow path every SUB-BUFFER_SIZE / EVENT_SIZE events), and
-//! how one tracer's paths are said in one line. The finding itself is `analyze.rs`.
+//! how one tracer's paths are said in one line. The finding itself is `analysis/mod.rs`.
 use crate::report::analysis::running::{Reservoir, Running};
 use crate::stats::hist::{LogHistogram, Mode};
 
@@ -97,7 +97,7 @@ pub struct PeriodicPath {
     pub taken: u64,
     pub cut: f64,
     /// The search's evidence for the lattice (its statistic: log10 of a fixed-lattice chance,
-    /// not a probability; null.rs calibrates it).
+    /// not a probability; permutation.rs calibrates it).
     pub log10_chance: f64,
     /// Calibrated p-value: (1 + null reruns of the whole search as strong) / (1 + reruns).
     pub p_value: f64,
@@ -110,7 +110,7 @@ pub struct PeriodicPath {
     /// LTTng's sub-buffer switch. One path, not two.
     pub followers: Vec<Follower>,
     /// The calls of each period folded from the path's own call on (pass 3), and the slower
-    /// stretch they show right after it, if any (locked.rs): the tracer's, with this path.
+    /// stretch they show right after it, if any (stretch.rs): the tracer's, with this path.
     pub(crate) profile: Option<crate::report::analysis::periodic::stretch::Profile>,
     pub stretch: Option<crate::report::analysis::periodic::stretch::Stretch>,
 }
@@ -136,7 +136,7 @@ impl PeriodicPath {
     }
 }
 
-/// A lattice the search found but the permutation null did not confirm (null.rs): said, so the
+/// A lattice the search found but the permutation null did not confirm (permutation.rs): said, so the
 /// reader knows it was tried, but not claimed as a path.
 #[derive(Debug, Clone)]
 pub struct RejectedLattice {

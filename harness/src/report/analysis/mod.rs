@@ -7,7 +7,7 @@
 //! path is established by its period, not its share: a handful of slow calls exactly P apart is
 //! strong evidence however rare, so periods are searched among the slow calls (search.rs), and a
 //! period is claimed only when reruns of that whole search on the same calls at random positions
-//! (null.rs) almost never find as strong a lattice. Calls in long stretches are speed phases, not
+//! (permutation.rs) almost never find as strong a lattice. Calls in long stretches are speed phases, not
 //! paths (phases.rs).
 pub mod calibration_battery;
 pub mod code_paths;
@@ -21,13 +21,13 @@ pub mod running;
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::report::load::{Event, Events, Source};
-use crate::report::analysis::passes::{count_on_lattices, pass1};
 use crate::report::analysis::code_paths::*;
-use crate::report::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use crate::report::analysis::passes::{count_on_lattices, pass1};
 use crate::report::analysis::periodic::search::{Call, Space, Thresholds};
-use crate::report::ReportError;
 use crate::report::analysis::periodic::{fractional, permutation, search};
+use crate::report::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use crate::report::load::{Event, Events, Source};
+use crate::report::ReportError;
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in

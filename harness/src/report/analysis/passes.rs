@@ -1,9 +1,9 @@
 //! The two simple streaming passes of the code-path analysis over events.csv (pass 2, which finds
-//! the paths, is `analyze.rs`): fixed-size state whatever the number of rows.
-use crate::report::load::{Event, Events, Source};
-use crate::report::analysis::periodic::stretch::Profile;
+//! the paths, is `analysis/mod.rs`): fixed-size state whatever the number of rows.
 use crate::report::analysis::code_paths::{CounterStats, TracerAnalysis};
+use crate::report::analysis::periodic::stretch::Profile;
 use crate::report::analysis::running::{Reservoir, Running};
+use crate::report::load::{Event, Events, Source};
 use crate::report::ReportError;
 use crate::stats::hist::LogHistogram;
 
@@ -104,9 +104,11 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
                 p.stretch = p.profile.take().and_then(|prof| prof.stretch(p.period));
             }
             // An exact period holds over the whole run, not only where it was searched (a long
-            // run is searched in its first part: analyze.rs): printf's flush, every 431.2 calls,
+            // run is searched in its first part: analysis/mod.rs): printf's flush, every 431.2 calls,
             // fills a lattice of 2156 for a while and then drifts off it.
-            c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= crate::report::analysis::periodic::search::TAKEN * p.slots as f64);
+            c.periodic.retain(|p| {
+                p.slots == 0 || p.taken as f64 >= crate::report::analysis::periodic::search::TAKEN * p.slots as f64
+            });
         }
     }
     Ok(())

@@ -1,19 +1,19 @@
 //! What the code-path analysis claims, as typed findings with their evidence (issue 23): per
 //! tracer and metric, a fast path, periodic paths (survey section 7.1: "the slow path every
 //! SUB-BUFFER_SIZE / EVENT_SIZE events"), irregular paths, speed levels and who they belong to,
-//! the periods tried and refused, and the outliers. One renderer (say.rs) turns them into the
+//! the periods tried and refused, and the outliers. One renderer (path_line.rs) turns them into the
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
-//! The analysis itself is `analyze` (its state: paths.rs); this file only reads it.
+//! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
 pub mod ranking;
 pub mod survey_check;
 pub mod survey_reference;
 
 use serde::Serialize;
 
-use crate::report::load::SummaryRow;
 use crate::report::analysis::code_paths::{self, CodePaths};
 pub use crate::report::analysis::code_paths::{Expected, Follower, Spacing};
 use crate::report::analysis::dated::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::report::load::SummaryRow;
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
 /// measure of the machine's speed beside the tracer's, so a level may be either's.
@@ -51,7 +51,7 @@ pub struct FastPath {
     pub single: bool,
 }
 
-/// A slower stretch of calls right after a periodic path's call, in every period (locked.rs).
+/// A slower stretch of calls right after a periodic path's call, in every period (stretch.rs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LockedStretch {
     pub calls: u64,
@@ -76,7 +76,7 @@ pub struct PeriodicPath {
     pub share_taken: f64,
     /// Median extra cost over the fast path's median.
     pub extra: f64,
-    /// Calibrated p-value (null.rs) and the null reruns of the whole search it took.
+    /// Calibrated p-value (permutation.rs) and the null reruns of the whole search it took.
     pub p_value: f64,
     pub null_runs: u32,
     pub followers: Vec<Follower>,
@@ -129,7 +129,7 @@ pub struct SpeedLevels {
 }
 
 /// One level of one sequence, dated by change points on the window means over `t_ns` and said
-/// the tracer's or the machine's by the sentinel windows in the same time spans (segments.rs).
+/// the tracer's or the machine's by the sentinel windows in the same time spans (dated/mod.rs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DatedLevel {
     pub repetition: u32,

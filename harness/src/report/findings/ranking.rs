@@ -152,7 +152,7 @@ pub fn lines(rk: &Ranking) -> Vec<String> {
 
 pub const HEADING: &str = "Which tracer costs least here";
 
-/// The summary of one run's report (render.rs puts it first, in both formats).
+/// The summary of one run's report (render/mod.rs puts it first, in both formats).
 pub fn summary(r: &Report) -> Vec<String> {
     lines(&rank(r))
 }

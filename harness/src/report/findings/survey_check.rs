@@ -459,7 +459,10 @@ mod tests {
         let g = growth(&reps(&one), &reps(&[102.0, 99.0, 105.0]), mean(&one), 102.0);
         assert_eq!(g.reading, Ok(survey_reference::Scaling::Flat));
         // One repetition: contended only beyond the margin above the line, flat only below it.
-        assert_eq!(growth(&reps(&[100.0]), &reps(&[378.0]), 100.0, 378.0).reading, Ok(survey_reference::Scaling::Contended));
+        assert_eq!(
+            growth(&reps(&[100.0]), &reps(&[378.0]), 100.0, 378.0).reading,
+            Ok(survey_reference::Scaling::Contended)
+        );
         assert!(growth(&reps(&[100.0]), &reps(&[110.0]), 100.0, 110.0).reading.is_err());
         assert!(growth(&[], &[], 100.0, 140.0).reading.is_err());
     }
@@ -476,7 +479,9 @@ mod tests {
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
-        for (truth, growth_factor) in [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)] {
+        for (truth, growth_factor) in
+            [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)]
+        {
             for _ in 0..200 {
                 let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
                 let two: Vec<f64> = one.iter().map(|l| l * growth_factor * (0.9 + 0.2 * unit())).collect();

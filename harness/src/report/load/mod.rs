@@ -196,7 +196,7 @@ pub struct EventCols {
 }
 
 /// Where an events.csv comes from: a file, or bytes made in memory (the calibration battery,
-/// battery.rs, analyses thousands of synthetic runs without writing them anywhere).
+/// calibration_battery.rs, analyses thousands of synthetic runs without writing them anywhere).
 #[derive(Debug, Clone)]
 pub enum Source {
     File(PathBuf),

@@ -89,7 +89,8 @@ fn report_html_opens_in_headless_chromium() {
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    synthetic::write(d.path(), &synthetic::Options { tracers: 8, rows: 6000, threads: vec![1, 2], counters: true }).unwrap();
+    synthetic::write(d.path(), &synthetic::Options { tracers: 8, rows: 6000, threads: vec![1, 2], counters: true })
+        .unwrap();
     let r = build(d.path(), 300, 500).unwrap();
     assert!(r.figures.len() >= 6, "all figure kinds expected, got {}", r.figures.len());
     let html = std::fs::read_to_string(d.path().join("report.html")).unwrap();

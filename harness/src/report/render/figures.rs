@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::report::analysis::code_paths::TracerAnalysis;
-use crate::report::{load, findings::survey_reference, FigureRef, Report, ReportError, TracerReport};
 use crate::plot::{self, BoxStats, Series};
+use crate::report::analysis::code_paths::TracerAnalysis;
+use crate::report::{findings::survey_reference, load, FigureRef, Report, ReportError, TracerReport};
 use crate::stats::hist::LogHistogram;
 
 pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
@@ -172,7 +172,8 @@ fn scaling(r: &Report, fdir: &Path) -> Result<Vec<FigureRef>, ReportError> {
         title: sf.title.clone(),
         caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention. Error bars span the lowest to the highest repetition's mean (with --repeats 2 or more).".into(),
     });
-    let ftraces: Vec<&&TracerReport> = scaled.iter().filter(|t| survey_reference::kind(&t.spec).starts_with("ftrace")).collect();
+    let ftraces: Vec<&&TracerReport> =
+        scaled.iter().filter(|t| survey_reference::kind(&t.spec).starts_with("ftrace")).collect();
     if ftraces.len() >= 2 {
         let ff = plot::ScalingFigure {
             title: "ftrace clock sources: mean latency against thread count (survey Figure 6)".into(),

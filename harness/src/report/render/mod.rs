@@ -12,9 +12,9 @@ pub mod tables;
 use serde_json::Value;
 
 use crate::report::findings::{ReportJson, REPORT_JSON_SCHEMA};
-use path_line::Markup;
 use crate::report::render::tables::tables;
 use crate::report::{base64, write_atomic, Report, ReportError};
+use path_line::Markup;
 
 pub(crate) use crate::report::render::path_line::esc;
 
@@ -201,7 +201,12 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
     } else {
         crate::results::interrupted_line(&r.run)
     };
-    let page = Page { tables: tables(r), facts: run_facts(&r.run), banner, ranked: crate::report::findings::ranking::summary(r) };
+    let page = Page {
+        tables: tables(r),
+        facts: run_facts(&r.run),
+        banner,
+        ranked: crate::report::findings::ranking::summary(r),
+    };
     crate::report::render::tables::write_files(&r.dir, &page.tables)?;
     let hp = r.dir.join("report.html");
     write_atomic(&hp, html(r, &page)?.as_bytes()).map_err(|source| ReportError::Io { path: hp.clone(), source })?;
@@ -221,7 +226,7 @@ fn write_json(r: &Report) -> Result<(), ReportError> {
     write_atomic(&path, text.as_bytes()).map_err(|source| ReportError::Io { path, source })
 }
 
-/// The code-path lines of every tracer row, in one markup (say.rs: the same words everywhere).
+/// The code-path lines of every tracer row, in one markup (path_line.rs: the same words everywhere).
 fn code_path_lines(r: &Report, markup: Markup) -> Vec<String> {
     r.tracers
         .iter()

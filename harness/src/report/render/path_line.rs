@@ -2,10 +2,10 @@
 //! and metric, e.g. "lttng-ust: fast path 99.8% (median 70.1 ns), slow path every 810 events
 //! (...)". The terminal, report.md and report.html say the same words; they differ only in
 //! markup (`Markup`).
-use crate::report::findings::*;
-use crate::report::analysis::periodic::permutation::ALPHA;
 use crate::report::analysis::code_paths::{CodePaths, Expected};
 use crate::report::analysis::dated::Interval;
+use crate::report::analysis::periodic::permutation::ALPHA;
+use crate::report::findings::*;
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
 /// (inside <pre>) escapes it.

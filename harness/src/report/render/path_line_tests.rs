@@ -1,4 +1,4 @@
-//! One test per sentence of the code-path line (say.rs), on findings built by hand: the words
+//! One test per sentence of the code-path line (path_line.rs), on findings built by hand: the words
 //! the terminal, report.md and report.html say for each kind of finding.
 use crate::report::findings::*;
 use crate::report::render::path_line::{line, Markup};

@@ -1,5 +1,5 @@
 //! The report's tables (survey Tables 3, 4 and 6, and the scaling table), rendered by
-//! `render.rs` into report.html and report.md, and written here as DIR/tables/NAME.csv and
+//! `render/mod.rs` into report.html and report.md, and written here as DIR/tables/NAME.csv and
 //! NAME.tex (a booktabs `tabular`, ready to `\input`).
 use std::path::Path;
 
@@ -42,7 +42,8 @@ pub fn tables(r: &Report) -> Vec<Table> {
 /// Latency per tracer at the fewest threads, cheapest first (survey Table 3 or 4).
 fn latency_table(r: &Report) -> Table {
     let table_no = if r.kernel { "Table 3" } else { "Table 4" };
-    let none_mean = r.tracers.iter().find(|t| survey_reference::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
+    let none_mean =
+        r.tracers.iter().find(|t| survey_reference::kind(&t.spec) == "none").and_then(|t| t.base()).map(|s| s.mean);
     let with_reps = r.tracers.iter().any(|t| t.rep_means.len() > 1);
     let mut head: Vec<String> = [
         "Tracer",

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::plot::{self, PathBars};
 use crate::report::load::{csv_err, read_run_json, tracers_of};
 use crate::report::render::page::Page;
 use crate::report::ReportError;
-use crate::plot::{self, PathBars};
 
 /// Whether run.json says the run was stepped.
 pub fn is_stepped(dir: &Path) -> bool {

@@ -4,9 +4,9 @@
 //! period grows with the sub-buffer; 7.3 and Figure 9: cost against payload length).
 use std::path::Path;
 
+use crate::plot::{self, CurveFigure, Series};
 use crate::report::render::page::Page;
 use crate::report::ReportError;
-use crate::plot::{self, CurveFigure, Series};
 use crate::results::table::Table;
 
 /// Within this relative change, a curve is called flat; a period ratio within it of the value

@@ -24,8 +24,8 @@ use crate::stats::changepoint::{self, Options};
 mod path_lock;
 mod rows;
 pub mod tracer_row;
-pub use rows::{load_calls, load_discards, load_sentinels, SENTINELS_CSV, T_NS};
 pub use path_lock::PathLock;
+pub use rows::{load_calls, load_discards, load_sentinels, SENTINELS_CSV, T_NS};
 
 /// Iterations per window (as phases.rs): 64 calls average out the clock's 10 ns steps.
 pub const WINDOW: u64 = 64;
@@ -178,7 +178,7 @@ pub struct Level {
     pub attribution: Attribution,
     pub lock: Option<PathLock>,
     /// Calls disturbed from outside (discarded.csv) in the level's spans and in the base's, when
-    /// the run has them (report/dated.rs).
+    /// the run has them (report/analysis/dated/tracer_row.rs).
     pub outside: Option<Outside>,
 }
 

@@ -2,7 +2,7 @@
 //! (`t_ns`) and sentinels.csv, with the row's periodic paths found again in each sequence, and
 //! what it decides handed to the findings.
 //!
-//! The analysis's sequences are hashes of (thread, repetition, counter set); segments.rs keys on
+//! The analysis's sequences are hashes of (thread, repetition, counter set); dated/mod.rs keys on
 //! (repetition, thread). So the residue of each periodic path is read again here from the calls
 //! of each sequence: the residue mod the period holding most calls above the path's cut.
 use std::collections::BTreeMap;
@@ -79,7 +79,7 @@ fn neighbour(s: &mut SequenceSegments, discards: &[u64]) {
 }
 
 /// The chance that a level with the base's rate of outside disturbances holds this many of them
-/// or more: the report's other claims stand at 0.001 too (null.rs).
+/// or more: the report's other claims stand at 0.001 too (permutation.rs).
 const NEIGHBOUR_P: f64 = 0.001;
 /// ... and their rate at least this multiple of the base's (a large run makes any small rise
 /// significant; a neighbour raises it several-fold).

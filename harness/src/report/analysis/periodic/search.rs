@@ -1,5 +1,5 @@
 //! The periodic-path search, on the slow calls alone (their iteration and cost), so that the
-//! permutation null (null.rs) can rerun all of it, every threshold, cost band and candidate, on
+//! permutation null (permutation.rs) can rerun all of it, every threshold, cost band and candidate, on
 //! the same calls at random positions. Survey section 7.1: the slow path every
 //! SUB-BUFFER_SIZE / EVENT_SIZE events, a middle path every PAGE_SIZE / EVENT_SIZE.
 //!
@@ -31,7 +31,7 @@ pub(crate) struct Call {
     pub phase: bool,
 }
 
-/// The cost thresholds of one metric, all from its histogram (analyze.rs).
+/// The cost thresholds of one metric, all from its histogram (analysis/mod.rs).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Thresholds {
     /// Slow: four kernel widths above the fast path's median.
