@@ -34,4 +34,10 @@ fi
 "$bin" report synth --synthetic 3x2000 2>/dev/null | blank > "synth.stdout" || true
 "$bin" report synth-counters --synthetic 2x1000 --synthetic-counters 2>/dev/null | blank > "synth-counters.stdout" || true
 "$bin" __calibrate --runs 3 --seed 1 2>&1 | blank_times > "battery.txt"
+# Errors keep their words and exit codes: no directory, no summary.csv, a malformed events.csv.
+mkdir -p bad-summary bad-events; echo '{}' > bad-summary/run.json
+if [ -d "$inputs/run" ]; then cp -a "$inputs/run/." bad-events/; echo "x,y" > bad-events/lw/events.csv; fi
+for d in absent bad-summary bad-events; do
+    { "$bin" report "$d" > /dev/null 2>&1; echo "rc=$?"; "$bin" report "$d" 2>&1 >/dev/null | blank; } > "error-$d.txt" || true
+done
 echo "reported into $out"

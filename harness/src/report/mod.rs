@@ -101,6 +101,19 @@ pub enum ReportError {
     Usage(String),
 }
 
+/// A reading error keeps its words and its exit code (2, input the user must fix; 1, I/O).
+impl From<crate::results::read::ReadError> for ReportError {
+    fn from(e: crate::results::read::ReadError) -> Self {
+        use crate::results::read::ReadError as R;
+        match e {
+            R::NotResults { dir, missing } => ReportError::NotResults { dir, missing },
+            R::Parse { path, line, msg } => ReportError::Parse { path, line, msg },
+            R::MissingColumn { path, column } => ReportError::MissingColumn { path, column },
+            R::Io { path, source } => ReportError::Io { path, source },
+        }
+    }
+}
+
 /// Report files go through the results module's one atomic writer (docs/ARCHITECTURE.md).
 pub use crate::results::write_atomic_io as write_atomic;
 
