@@ -7,12 +7,10 @@
 //! down the table:
 //!
 //! ```text
-//! load      run.json, summary.csv, repetitions.csv, events.csv   (load/)
-//! analysis  code paths of each metric: passes 1-3, modes,          (analysis/: mod.rs pass 2,
-//!           periodic paths (search, permutation null, fractional,  passes.rs, code_paths.rs,
-//!           stretch), irregular paths, speed phases, dated levels   periodic/, irregular.rs,
-//!           against the sentinel windows; the seeded calibration   phases.rs, dated/,
-//!           battery (`tracebench __calibrate`)                     calibration_battery.rs)
+//! load      run.json, summary.csv, repetitions.csv, events.csv   (load/, through results::read)
+//! analysis  code paths of each metric: passes 1-3, modes,          (crate::analysis: also the
+//!           periodic paths, irregular paths, speed phases, dated   sweep's slow-path column, so
+//!           levels against the sentinel windows                    not inside report/)
 //! findings  typed claims (report.json), the survey check and the   (findings/: mod.rs,
 //!           period a tracer's geometry predicts, the ranking       survey_check.rs, ranking.rs)
 //! render    report.html / report.md, the code-path line, tables,   (render/: mod.rs, page.rs,
@@ -22,7 +20,6 @@
 //! side by side) and the synthetic results generator are in side/. This file holds the command's
 //! arguments, its error type, the report's model (`Report`, `TracerReport`) and the order of the
 //! stages (`build`).
-pub mod analysis;
 pub mod findings;
 pub mod load;
 pub mod render;
@@ -30,8 +27,8 @@ pub mod side;
 #[cfg(test)]
 mod tests;
 
-use analysis::code_paths;
-use analysis::dated::{self, tracer_row};
+use crate::analysis::dated::{self, tracer_row};
+use crate::analysis::{self, code_paths};
 use findings::survey_check::{compare_with_survey, expected_period};
 use findings::{ranking, survey_reference};
 use render::{figures, path_line};

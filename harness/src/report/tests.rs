@@ -1,6 +1,6 @@
 //! Report tests on synthetic results directories (see side/synthetic.rs).
 use super::*;
-use analysis::calibration_battery;
+use crate::analysis::calibration_battery;
 
 fn synth(dir: &Path, tracers: usize, rows: usize, threads: Vec<u32>, counters: bool) {
     synthetic::write(dir, &synthetic::Options { tracers, rows, threads, counters }).unwrap();

@@ -284,7 +284,7 @@ pub struct SlowPath {
 pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {
     let Some(r) = plan.rows.iter().find(|r| r.name == row.tracer) else { return SlowPath::default() };
     let events = out.path.join(&r.dir).join(crate::results::EVENTS_CSV);
-    let Ok(a) = crate::report::analysis::analyze(&events, Some(row.threads as u32), 0, 0) else {
+    let Ok(a) = crate::analysis::analyze(&events, Some(row.threads as u32), 0, 0) else {
         return SlowPath::default();
     };
     // The costliest path (an exact period, or an irregular path's spacing: printf's flush, whose

@@ -10,9 +10,9 @@ pub mod survey_reference;
 
 use serde::Serialize;
 
-use crate::report::analysis::code_paths::{self, CodePaths};
-pub use crate::report::analysis::code_paths::{Expected, Follower, Spacing};
-use crate::report::analysis::dated::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::analysis::code_paths::{self, CodePaths};
+pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
+use crate::analysis::dated::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
 use crate::report::load::SummaryRow;
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
@@ -430,7 +430,7 @@ fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
     }
     if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
         out.push(undecided(LevelShape::WindowMeans {
-            window: crate::report::analysis::phases::WINDOW,
+            window: crate::analysis::phases::WINDOW,
             low: l.low,
             high: l.high,
             high_share: l.high_share,

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::analysis::code_paths::TracerAnalysis;
 use crate::plot::{self, BoxStats, Series};
-use crate::report::analysis::code_paths::TracerAnalysis;
 use crate::report::{findings::survey_reference, load, FigureRef, Report, ReportError, TracerReport};
 use crate::stats::hist::LogHistogram;
 

@@ -2,9 +2,9 @@
 //! and metric, e.g. "lttng-ust: fast path 99.8% (median 70.1 ns), slow path every 810 events
 //! (...)". The terminal, report.md and report.html say the same words; they differ only in
 //! markup (`Markup`).
-use crate::report::analysis::code_paths::{CodePaths, Expected};
-use crate::report::analysis::dated::Interval;
-use crate::report::analysis::periodic::permutation::ALPHA;
+use crate::analysis::code_paths::{CodePaths, Expected};
+use crate::analysis::dated::Interval;
+use crate::analysis::periodic::permutation::ALPHA;
 use crate::report::findings::*;
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
@@ -255,7 +255,7 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         plural(d.levels.len() as u64, "level", "levels"),
         d.levels.iter().map(|l| (l.repetition, l.thread)).collect::<std::collections::BTreeSet<_>>().len(),
         d.sequences,
-        crate::report::analysis::dated::WINDOW,
+        crate::analysis::dated::WINDOW,
         groups.join(", ")
     );
     if let Some(l) = d.levels.iter().find_map(|l| l.lock) {

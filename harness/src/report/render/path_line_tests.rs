@@ -153,7 +153,7 @@ fn report_json_tags_each_finding_with_its_kind() {
 
 #[test]
 fn dated_levels_say_whose_with_the_sentinels_evidence() {
-    use crate::report::analysis::dated::{Interval, PathLock};
+    use crate::analysis::dated::{Interval, PathLock};
     let level = |rep, shift, sent: Option<(f64, f64, f64)>, attribution| DatedLevel {
         repetition: rep,
         thread: 0,

@@ -5,8 +5,8 @@
 //! path is never counted as an outlier "on no path".
 use std::collections::HashMap;
 
-use crate::report::analysis::code_paths::{CodePath, Entry};
-use crate::report::analysis::phases::busiest_quarter_share;
+use crate::analysis::code_paths::{CodePath, Entry};
+use crate::analysis::phases::busiest_quarter_share;
 use crate::stats::hist::Mode;
 use crate::stats::period::spacing;
 
@@ -59,7 +59,7 @@ pub(crate) fn paths(
             others.push(o);
         }
         let n: usize = seqs.iter().map(Vec::len).sum();
-        if (n as u64) < crate::report::analysis::code_paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
+        if (n as u64) < crate::analysis::code_paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
             continue;
         }
         let iters =

@@ -1,10 +1,10 @@
 //! The two simple streaming passes of the code-path analysis over events.csv (pass 2, which finds
 //! the paths, is `analysis/mod.rs`): fixed-size state whatever the number of rows.
-use crate::report::analysis::code_paths::{CounterStats, TracerAnalysis};
-use crate::report::analysis::periodic::stretch::Profile;
-use crate::report::analysis::running::{Reservoir, Running};
-use crate::report::load::{Event, Events, Source};
-use crate::report::ReportError;
+use crate::analysis::code_paths::{CounterStats, TracerAnalysis};
+use crate::analysis::periodic::stretch::Profile;
+use crate::analysis::running::{Reservoir, Running};
+use crate::results::read::ReadError;
+use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::LogHistogram;
 
 /// Pass 1: histograms and running moments of latency and each counter, the scatter reservoir,
@@ -14,7 +14,7 @@ pub(crate) fn pass1(
     threads: Option<u32>,
     points: usize,
     iterations: usize,
-) -> Result<(TracerAnalysis, Event), ReportError> {
+) -> Result<(TracerAnalysis, Event), ReadError> {
     let mut ev = Events::from_source(path)?;
     let names: Vec<String> = ev.cols.counters.iter().map(|c| c.1.clone()).collect();
     let mut a = TracerAnalysis {
@@ -63,7 +63,7 @@ pub(crate) fn pass1(
 
 /// Pass 3: how many kept calls sit on each lattice, so the report can say "6 of 6 calls on that
 /// period were slow" (discarded calls leave slots empty).
-pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReportError> {
+pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReadError> {
     // (only when a lattice was found): how many kept calls sit on each lattice, so the
     // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
     if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
@@ -107,7 +107,7 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
             // run is searched in its first part: analysis/mod.rs): printf's flush, every 431.2 calls,
             // fills a lattice of 2156 for a while and then drifts off it.
             c.periodic.retain(|p| {
-                p.slots == 0 || p.taken as f64 >= crate::report::analysis::periodic::search::TAKEN * p.slots as f64
+                p.slots == 0 || p.taken as f64 >= crate::analysis::periodic::search::TAKEN * p.slots as f64
             });
         }
     }

@@ -8,7 +8,7 @@
 //! outliers).
 use std::collections::HashMap;
 
-use crate::report::analysis::code_paths::{Entry, PeriodicPath, Residue};
+use crate::analysis::code_paths::{Entry, PeriodicPath, Residue};
 
 /// Lattices of one period whose costs differ by no more than this share are candidates for one path.
 const SAME_COST: f64 = 0.3;

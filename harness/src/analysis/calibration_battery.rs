@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::report::analysis::analyze_source;
-use crate::report::analysis::code_paths::CodePaths;
-use crate::report::analysis::periodic::permutation::Rng;
-use crate::report::load::Source;
-use crate::report::ReportError;
+use crate::analysis::analyze_source;
+use crate::analysis::code_paths::CodePaths;
+use crate::analysis::periodic::permutation::Rng;
+use crate::results::read::ReadError;
+use crate::results::read::Source;
 
 /// The kinds of run in the battery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,7 +300,7 @@ fn judge(kind: Kind, cp: &CodePaths, planted: &Planted) -> Verdict {
 }
 
 /// Runs one seeded run of `kind`.
-pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReportError> {
+pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReadError> {
     let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1) };
     let (seqs, planted) = generate(kind, &mut g);
     let a = analyze_source(&events(&seqs), None, 0, 0)?;
@@ -326,9 +326,9 @@ pub struct Tally {
 
 /// Runs `runs` seeded runs of each kind (one thread per kind: the runs are independent, and the
 /// tallies do not depend on the order they finish in).
-pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReportError> {
+pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReadError> {
     let kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
-    let one_kind = |k: usize, kind: Kind| -> Result<Tally, ReportError> {
+    let one_kind = |k: usize, kind: Kind| -> Result<Tally, ReadError> {
         let mut t = Tally::default();
         let t0 = std::time::Instant::now();
         for r in 0..runs {
@@ -341,7 +341,7 @@ pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReportError> {
         t.secs = t0.elapsed().as_secs_f64();
         Ok(t)
     };
-    let tallies: Vec<Result<Tally, ReportError>> = std::thread::scope(|s| {
+    let tallies: Vec<Result<Tally, ReadError>> = std::thread::scope(|s| {
         let hs: Vec<_> = kinds.iter().enumerate().map(|(k, &kind)| s.spawn(move || one_kind(k, kind))).collect();
         hs.into_iter().map(|h| h.join().expect("battery thread panicked")).collect()
     });
@@ -433,7 +433,7 @@ pub fn table(res: &[(Kind, Tally)], seed: u64, secs: f64) -> (String, bool) {
 }
 
 /// `tracebench __calibrate`: the battery, its table on stdout; exit 1 when a target is missed.
-pub fn main(runs: u32, seed: u64) -> Result<i32, ReportError> {
+pub fn main(runs: u32, seed: u64) -> Result<i32, ReadError> {
     let t0 = std::time::Instant::now();
     let res = run(runs, seed)?;
     let (s, ok) = table(&res, seed, t0.elapsed().as_secs_f64());

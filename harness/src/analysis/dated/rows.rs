@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Call, Sentinel, SeqKey};
-use crate::report::load::csv_err;
-use crate::report::ReportError;
 use crate::results::columns;
+use crate::results::read::csv_err;
+use crate::results::read::ReadError;
 
 /// The sentinel windows of one tracer row, beside its events.csv.
 pub const SENTINELS_CSV: &str = "sentinels.csv";
@@ -20,21 +20,21 @@ struct Csv {
 }
 
 /// The file, None when it is absent.
-fn open(path: &Path) -> Result<Option<Csv>, ReportError> {
+fn open(path: &Path) -> Result<Option<Csv>, ReadError> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(ReportError::Io { path: path.to_path_buf(), source }),
+        Err(source) => return Err(ReadError::Io { path: path.to_path_buf(), source }),
     };
     let mut r = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f);
     let h = r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect();
     Ok(Some(Csv { reader: r, header: h }))
 }
 
-fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReportError> {
+fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReadError> {
     h.iter()
         .position(|c| c == name)
-        .ok_or_else(|| ReportError::MissingColumn { path: path.to_path_buf(), column: name.into() })
+        .ok_or_else(|| ReadError::MissingColumn { path: path.to_path_buf(), column: name.into() })
 }
 
 /// Columns read from each row, by name.
@@ -44,9 +44,9 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn num<T: std::str::FromStr>(&self, i: usize, what: &str) -> Result<T, ReportError> {
+    fn num<T: std::str::FromStr>(&self, i: usize, what: &str) -> Result<T, ReadError> {
         let s = self.rec.get(i).unwrap_or("").trim();
-        s.parse().map_err(|_| ReportError::Parse {
+        s.parse().map_err(|_| ReadError::Parse {
             path: self.path.to_path_buf(),
             line: self.rec.position().map(|p| p.line()).unwrap_or(0),
             msg: format!("column {what}: '{s}' is not a number"),
@@ -56,7 +56,7 @@ impl Row<'_> {
 
 /// The sentinel rows of `dir/tracer_dir/sentinels.csv` at `threads` threads; None when the run
 /// wrote none (a results directory from before sentinels).
-pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Option<Vec<Sentinel>>, ReportError> {
+pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Option<Vec<Sentinel>>, ReadError> {
     let path = dir.join(tracer_dir).join(SENTINELS_CSV);
     let Some(Csv { reader: mut r, header: h }) = open(&path)? else { return Ok(None) };
     let c = |n: &str| col(&h, n, &path);
@@ -91,8 +91,8 @@ fn by_sequence(
     csv: Csv,
     path: &Path,
     threads: u32,
-    mut each: impl FnMut(SeqKey, &Row) -> Result<(), ReportError>,
-) -> Result<(), ReportError> {
+    mut each: impl FnMut(SeqKey, &Row) -> Result<(), ReadError>,
+) -> Result<(), ReadError> {
     let Csv { reader: mut r, header: h } = csv;
     let (cth, ct) = (col(&h, columns::THREADS, path)?, col(&h, columns::THREAD, path)?);
     let cr = h.iter().position(|n| n == columns::REPETITION);
@@ -119,10 +119,10 @@ pub fn load_calls(
     dir: &Path,
     tracer_dir: &str,
     threads: u32,
-) -> Result<Option<BTreeMap<SeqKey, Vec<Call>>>, ReportError> {
+) -> Result<Option<BTreeMap<SeqKey, Vec<Call>>>, ReadError> {
     let path = dir.join(tracer_dir).join(crate::results::EVENTS_CSV);
     let Some(csv) = open(&path)? else {
-        return Err(ReportError::NotResults { dir: dir.join(tracer_dir), missing: crate::results::EVENTS_CSV.into() });
+        return Err(ReadError::NotResults { dir: dir.join(tracer_dir), missing: crate::results::EVENTS_CSV.into() });
     };
     let Some(ctn) = csv.header.iter().position(|n| n == T_NS) else { return Ok(None) };
     let (ci, cl) = (col(&csv.header, columns::ITERATION, &path)?, col(&csv.header, columns::LATENCY, &path)?);
@@ -152,7 +152,7 @@ pub fn load_discards(
     dir: &Path,
     tracer_dir: &str,
     threads: u32,
-) -> Result<Option<BTreeMap<SeqKey, Vec<u64>>>, ReportError> {
+) -> Result<Option<BTreeMap<SeqKey, Vec<u64>>>, ReadError> {
     let path = dir.join(tracer_dir).join("discarded.csv");
     let Some(csv) = open(&path)? else { return Ok(None) };
     let ci = col(&csv.header, columns::ITERATION, &path)?;

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::report::analysis::code_paths::CodePaths;
-use crate::report::analysis::dated::{
+use crate::analysis::code_paths::CodePaths;
+use crate::analysis::dated::{
     self, load_calls, load_discards, load_sentinels, Attribution, Call, Outcome, Outside, PeriodicPath, SegmentInput,
     SegmentReport, SeqKey, SequenceSegments, Side,
 };
-use crate::report::ReportError;
+use crate::results::read::ReadError;
 
 /// Fewest calls above the cut on one residue for the path to be located in a sequence (one call
 /// fits any residue).
@@ -29,7 +29,7 @@ pub fn dated(
     name: &str,
     threads: u32,
     cp: &CodePaths,
-) -> Result<SegmentReport, ReportError> {
+) -> Result<SegmentReport, ReadError> {
     let calls = load_calls(dir, tracer_dir, threads)?;
     let sentinels = load_sentinels(dir, tracer_dir, threads)?;
     let paths = calls.as_ref().map_or_else(Vec::new, |c| located_paths(c, cp));

@@ -1,7 +1,7 @@
 //! What the code-path analysis finds (survey section 7.1: the fast path, a middle path every
 //! PAGE_SIZE / EVENT_SIZE events, the slow path every SUB-BUFFER_SIZE / EVENT_SIZE events), and
 //! how one tracer's paths are said in one line. The finding itself is `analysis/mod.rs`.
-use crate::report::analysis::running::{Reservoir, Running};
+use crate::analysis::running::{Reservoir, Running};
 use crate::stats::hist::{LogHistogram, Mode};
 
 /// A mode (frequent path) must hold at least this many calls (and `analyze`'s MIN_MODE_FRACTION
@@ -27,7 +27,7 @@ pub struct CodePath {
 
 impl CodePath {
     pub fn is_phase(&self) -> bool {
-        self.clustered.is_some_and(|c| c >= crate::report::analysis::phases::CLUSTERED_SHARE)
+        self.clustered.is_some_and(|c| c >= crate::analysis::phases::CLUSTERED_SHARE)
     }
 }
 
@@ -111,8 +111,8 @@ pub struct PeriodicPath {
     pub followers: Vec<Follower>,
     /// The calls of each period folded from the path's own call on (pass 3), and the slower
     /// stretch they show right after it, if any (stretch.rs): the tracer's, with this path.
-    pub(crate) profile: Option<crate::report::analysis::periodic::stretch::Profile>,
-    pub stretch: Option<crate::report::analysis::periodic::stretch::Stretch>,
+    pub(crate) profile: Option<crate::analysis::periodic::stretch::Profile>,
+    pub stretch: Option<crate::analysis::periodic::stretch::Stretch>,
 }
 
 impl PeriodicPath {
@@ -178,7 +178,7 @@ pub struct CodePaths {
     pub outliers_in_stretches: Option<u64>,
     /// Two speed levels of the machine in the means of 64-call windows (phases.rs), when they are
     /// too close to form latency modes of their own.
-    pub levels: Option<crate::report::analysis::phases::Levels>,
+    pub levels: Option<crate::analysis::phases::Levels>,
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,

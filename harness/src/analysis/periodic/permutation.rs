@@ -10,7 +10,7 @@
 //! [`ALPHA`]: that needs [`NULL_RUNS`] reruns none of which is as strong. The reruns stop early
 //! once every lattice has been matched by one (none can then be claimed): a valid sequential
 //! scheme, since a claim still needs all of them.
-use crate::report::analysis::periodic::search::{search, Call, Space};
+use crate::analysis::periodic::search::{search, Call, Space};
 use crate::stats::period::Lattice;
 
 /// A period is claimed only when its p-value is below this.

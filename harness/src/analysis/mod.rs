@@ -9,6 +9,9 @@
 //! period is claimed only when reruns of that whole search on the same calls at random positions
 //! (permutation.rs) almost never find as strong a lattice. Calls in long stretches are speed phases, not
 //! paths (phases.rs).
+//!
+//! The report (`report`) and the sweep's slow-path column (`runner/sweep.rs`) both use it, so it
+//! stands beside them: it reads through `results::read` and computes with `stats`, nothing else.
 pub mod calibration_battery;
 pub mod code_paths;
 pub mod dated;
@@ -21,13 +24,13 @@ pub mod running;
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::report::analysis::code_paths::*;
-use crate::report::analysis::passes::{count_on_lattices, pass1};
-use crate::report::analysis::periodic::search::{Call, Space, Thresholds};
-use crate::report::analysis::periodic::{fractional, permutation, search};
-use crate::report::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
-use crate::report::load::{Event, Events, Source};
-use crate::report::ReportError;
+use crate::analysis::code_paths::*;
+use crate::analysis::passes::{count_on_lattices, pass1};
+use crate::analysis::periodic::search::{Call, Space, Thresholds};
+use crate::analysis::periodic::{fractional, permutation, search};
+use crate::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use crate::results::read::ReadError;
+use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
 
 /// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
@@ -175,7 +178,7 @@ pub(crate) struct Sequences {
 
 /// Pass 2: the slow calls (and those of the non-dominant modes) with their iteration, and the
 /// phase windows.
-fn pass2(path: &Source, threads: u32, scans: &mut [MetricScan], row: &mut Event) -> Result<Sequences, ReportError> {
+fn pass2(path: &Source, threads: u32, scans: &mut [MetricScan], row: &mut Event) -> Result<Sequences, ReadError> {
     let mut ranges: HashMap<u64, (u64, u64)> = HashMap::new();
     let mut ev = Events::from_source(path)?;
     let mut stored = 0usize;
@@ -229,7 +232,7 @@ pub fn analyze(
     threads: Option<u32>,
     points: usize,
     iterations: usize,
-) -> Result<TracerAnalysis, ReportError> {
+) -> Result<TracerAnalysis, ReadError> {
     analyze_source(&Source::File(path.to_path_buf()), threads, points, iterations)
 }
 
@@ -239,7 +242,7 @@ pub fn analyze_source(
     threads: Option<u32>,
     points: usize,
     iterations: usize,
-) -> Result<TracerAnalysis, ReportError> {
+) -> Result<TracerAnalysis, ReadError> {
     let (mut a, mut row) = pass1(path, threads, points, iterations)?;
     if a.rows == 0 {
         return Ok(a);
