@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use crate::analysis::analyze_source;
 use crate::analysis::code_paths::CodePaths;
-use crate::analysis::periodic::permutation::Rng;
 use crate::results::read::ReadError;
 use crate::results::read::Source;
+use crate::stats::rng::XorShift64Star as Rng;
 
 /// The kinds of run in the battery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

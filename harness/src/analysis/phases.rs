@@ -75,7 +75,7 @@ pub(crate) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], ro
 
 /// A window's mean counts only when at least this share of its calls were kept (at or below the
 /// slow threshold): a window mostly of outliers says nothing of the speed around them.
-const WINDOW_KEPT: f64 = 0.75;
+pub(crate) const WINDOW_KEPT: f64 = 0.75;
 /// Window means needed before two levels are looked for: with fewer (1024 calls) a tenth of them
 /// is one or two windows, too few to show a level and its spread.
 const MIN_WINDOWS: usize = 16;

@@ -1,5 +1,6 @@
 //! Bounded streaming state for the report's passes over events.csv: running moments and a
 //! reservoir sample, so memory does not grow with the number of rows.
+use crate::stats::rng::XorShift64;
 
 /// Running mean and std (Welford), for counters that are too many to keep.
 #[derive(Debug, Clone, Default)]
@@ -39,12 +40,12 @@ pub struct Reservoir<T> {
     pub cap: usize,
     pub seen: u64,
     pub items: Vec<T>,
-    rng: u64,
+    rng: XorShift64,
 }
 
 impl<T> Reservoir<T> {
     pub fn new(cap: usize) -> Self {
-        Reservoir { cap, seen: 0, items: Vec::with_capacity(cap.min(1 << 16)), rng: 0x9E3779B97F4A7C15 }
+        Reservoir { cap, seen: 0, items: Vec::with_capacity(cap.min(1 << 16)), rng: XorShift64(0x9E3779B97F4A7C15) }
     }
     pub fn add(&mut self, x: T) {
         self.seen += 1;
@@ -52,10 +53,7 @@ impl<T> Reservoir<T> {
             self.items.push(x);
             return;
         }
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let j = self.rng % self.seen;
+        let j = self.rng.next() % self.seen;
         if (j as usize) < self.cap {
             self.items[j as usize] = x;
         }

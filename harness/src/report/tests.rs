@@ -117,13 +117,8 @@ fn base64_matches_rfc4648() {
 
 /// A deterministic pseudo-random sequence for synthetic latencies.
 fn xorshift() -> impl FnMut() -> u64 {
-    let mut x = 0x2545F4914F6CDD1Du64;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
+    let mut x = crate::stats::rng::XorShift64(0x2545F4914F6CDD1D);
+    move || x.next()
 }
 
 /// The code-path line of a synthetic `none` run of `n` calls whose latencies `lat(iteration, rnd)`

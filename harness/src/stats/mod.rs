@@ -6,6 +6,7 @@ pub mod bootstrap;
 pub mod changepoint;
 pub mod hist;
 pub mod period;
+pub mod rng;
 
 use serde::Serialize;
 

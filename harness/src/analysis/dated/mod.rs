@@ -25,12 +25,12 @@ mod path_lock;
 mod rows;
 pub mod tracer_row;
 pub use path_lock::PathLock;
-pub use rows::{load_calls, load_discards, load_sentinels, SENTINELS_CSV, T_NS};
+pub use rows::{load_calls, load_discards, load_sentinels};
 
-/// Iterations per window (as phases.rs): 64 calls average out the clock's 10 ns steps.
-pub const WINDOW: u64 = 64;
-/// A window needs this share of its iterations kept to have a mean.
-const WINDOW_KEPT: f64 = 0.75;
+/// Iterations per window, and the share of them kept for a window to have a mean: the speed
+/// phases' windows (64 calls average out the clock's 10 ns steps), so a level and a phase are
+/// seen through the same windows.
+pub(crate) use crate::analysis::phases::{WINDOW, WINDOW_KEPT};
 /// Segments whose means stand fewer standard errors apart than this are one level.
 const LEVEL_Z: f64 = 4.0;
 /// Sentinels needed in a level's spans and in the base's to compare them.
@@ -73,7 +73,7 @@ pub struct Sentinel {
 /// A periodic path found by the analysis: its period and, per sequence, the residue of its
 /// calls' iterations.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PeriodicPath {
+pub struct LocatedPath {
     pub period: u64,
     pub residues: BTreeMap<SeqKey, u64>,
 }
@@ -88,7 +88,7 @@ pub struct SegmentInput {
     pub slow_threshold: f64,
     pub calls: Option<BTreeMap<SeqKey, Vec<Call>>>,
     pub sentinels: Option<Vec<Sentinel>>,
-    pub paths: Vec<PeriodicPath>,
+    pub paths: Vec<LocatedPath>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

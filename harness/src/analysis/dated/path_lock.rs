@@ -3,9 +3,8 @@
 use serde::Serialize;
 
 use super::{Call, DatedSegment, Side, WINDOW};
+use crate::analysis::periodic::stretch::Profile;
 
-/// Bins per folded period at most.
-const BINS: u64 = 64;
 /// Share of a level's segments that must start within two windows of the path's phase.
 const LOCKED_SHARE: f64 = 0.75;
 /// Fewest segments that make a lock (two starts fit any period).
@@ -63,14 +62,12 @@ pub(super) fn find(
 /// Calls folded on the period from the path's call: the first run of bins, starting in the
 /// first eighth of the period, whose mean is past half the level's shift from the typical bin.
 fn fold(calls: &[Call], threshold: f64, period: u64, residue: u64, side: Side, half: f64) -> Option<(u64, u64, f64)> {
-    let b = BINS.min(period) as usize;
-    let (mut sum, mut n) = (vec![0.0; b], vec![0u64; b]);
+    // The periodic path's own fold (pass 3's `Profile`): the same bins, read here for a level.
+    let mut profile = Profile::new(period);
     for c in calls.iter().filter(|c| c.latency <= threshold) {
-        let off = (c.iteration + period - residue % period) % period;
-        let k = (off * b as u64 / period) as usize;
-        sum[k] += c.latency;
-        n[k] += 1;
+        profile.add((c.iteration + period - residue % period) % period, period, c.latency);
     }
+    let (sum, n, b) = (&profile.sum, &profile.n, profile.n.len());
     let mean: Vec<f64> = (0..b).map(|k| if n[k] > 0 { sum[k] / n[k] as f64 } else { f64::NAN }).collect();
     let typical = crate::stats::median(&mean.iter().copied().filter(|m| m.is_finite()).collect::<Vec<_>>());
     let past = |k: usize| match side {

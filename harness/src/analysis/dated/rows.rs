@@ -1,17 +1,12 @@
-//! Reading the dated data by column name (report/load.rs conventions): `t_ns` in events.csv and
-//! sentinels.csv beside it. A file or column that is not there is old data (None), not an error.
+//! Reading the dated data by column name, through `results::read`'s helpers: `t_ns` in events.csv
+//! and sentinels.csv beside it. A file or column that is not there is old data (None), not an error.
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Call, Sentinel, SeqKey};
-use crate::results::columns;
-use crate::results::read::csv_err;
-use crate::results::read::ReadError;
-
-/// The sentinel windows of one tracer row, beside its events.csv.
-pub const SENTINELS_CSV: &str = "sentinels.csv";
-/// Start of a call's window, ns from the cell's first timed iteration (events.csv, last column).
-pub const T_NS: &str = "t_ns";
+use crate::results::columns::{self, T_NS};
+use crate::results::read::{col, csv_err, headers, num, ReadError};
+use crate::results::SENTINELS_CSV;
 
 /// An open CSV file and its header's column names.
 struct Csv {
@@ -27,14 +22,8 @@ fn open(path: &Path) -> Result<Option<Csv>, ReadError> {
         Err(source) => return Err(ReadError::Io { path: path.to_path_buf(), source }),
     };
     let mut r = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f);
-    let h = r.headers().map_err(|e| csv_err(path, e))?.iter().map(|s| s.trim().to_string()).collect();
+    let h = headers(&mut r, path)?;
     Ok(Some(Csv { reader: r, header: h }))
-}
-
-fn col(h: &[String], name: &str, path: &Path) -> Result<usize, ReadError> {
-    h.iter()
-        .position(|c| c == name)
-        .ok_or_else(|| ReadError::MissingColumn { path: path.to_path_buf(), column: name.into() })
 }
 
 /// Columns read from each row, by name.
@@ -45,12 +34,8 @@ struct Row<'a> {
 
 impl Row<'_> {
     fn num<T: std::str::FromStr>(&self, i: usize, what: &str) -> Result<T, ReadError> {
-        let s = self.rec.get(i).unwrap_or("").trim();
-        s.parse().map_err(|_| ReadError::Parse {
-            path: self.path.to_path_buf(),
-            line: self.rec.position().map(|p| p.line()).unwrap_or(0),
-            msg: format!("column {what}: '{s}' is not a number"),
-        })
+        let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
+        num(self.rec.get(i).unwrap_or("").trim(), what, self.path, line)
     }
 }
 

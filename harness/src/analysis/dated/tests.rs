@@ -1,6 +1,7 @@
 //! Seeded synthetic battery in the sentinels.csv / events.csv `t_ns` format: a tracer stretch
 //! locked to a path, machine phases, flat heavy-tailed noise, and strace-like level noise.
 use super::*;
+use crate::results::SENTINELS_CSV;
 use crate::stats::changepoint::tests::Noise;
 
 /// Calls per sequence, sequences (repetitions) per run, and the sentinel spacing.
@@ -90,7 +91,7 @@ fn synth(seed: u64, plant: Plant) -> SegmentInput {
         slow_threshold: 3000.0,
         calls: Some(calls),
         sentinels: Some(sentinels),
-        paths: vec![PeriodicPath { period: PERIOD, residues }],
+        paths: vec![LocatedPath { period: PERIOD, residues }],
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::analysis::code_paths::CodePaths;
 use crate::analysis::dated::{
-    self, load_calls, load_discards, load_sentinels, Attribution, Call, Outcome, Outside, PeriodicPath, SegmentInput,
+    self, load_calls, load_discards, load_sentinels, Attribution, Call, LocatedPath, Outcome, Outside, SegmentInput,
     SegmentReport, SeqKey, SequenceSegments, Side,
 };
 use crate::results::read::ReadError;
@@ -98,13 +98,13 @@ fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {
 }
 
 /// Each periodic path of `cp` with its residue in every sequence where it can be located.
-fn located_paths(calls: &BTreeMap<SeqKey, Vec<Call>>, cp: &CodePaths) -> Vec<PeriodicPath> {
+fn located_paths(calls: &BTreeMap<SeqKey, Vec<Call>>, cp: &CodePaths) -> Vec<LocatedPath> {
     cp.periodic
         .iter()
         .filter(|p| p.period > 1)
         .map(|p| {
             let residues = calls.iter().filter_map(|(k, c)| residue(c, p.period, p.cut).map(|r| (*k, r))).collect();
-            PeriodicPath { period: p.period, residues }
+            LocatedPath { period: p.period, residues }
         })
         .filter(|p| !p.residues.is_empty())
         .collect()

@@ -36,19 +36,8 @@ impl Tested {
     }
 }
 
-/// A small seeded generator (xorshift64*): reports made twice from the same files agree.
-pub(crate) struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-}
+/// The seeded generator (xorshift64*): reports made twice from the same files agree.
+pub(crate) use crate::stats::rng::XorShift64Star as Rng;
 
 /// `k` distinct iterations drawn uniformly in `first..=last`, sorted (Floyd's algorithm where
 /// they are many, rejection where few).

@@ -63,7 +63,7 @@ pub struct LockedStretch {
 /// A path taken every `period` calls, or `evenly_spread` times in every `period` calls (a mean
 /// period that is not a whole number, fractional.rs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PeriodicPath {
+pub struct PeriodicFinding {
     pub period: u64,
     pub evenly_spread: u64,
     /// Calls between two calls of the path on average: `period / evenly_spread`.
@@ -247,7 +247,7 @@ pub struct Outliers {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     FastPath(FastPath),
-    PeriodicPath(PeriodicPath),
+    PeriodicPath(PeriodicFinding),
     IrregularPath(IrregularPath),
     SpeedLevels(SpeedLevels),
     RefusedPeriods(RefusedPeriods),
@@ -365,7 +365,7 @@ fn share(calls: u64, rows: u64) -> f64 {
 }
 
 /// The periodic paths, the expected period on the one closest to it.
-fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicPath> {
+fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding> {
     let closest = expected.and_then(|e| {
         (0..cp.periodic.len()).min_by(|&a, &b| {
             let d = |i: usize| (cp.periodic[i].mean_period() - e.period).abs();
@@ -375,7 +375,7 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicPath> {
     cp.periodic
         .iter()
         .enumerate()
-        .map(|(i, p)| PeriodicPath {
+        .map(|(i, p)| PeriodicFinding {
             period: p.period,
             evenly_spread: p.phases.max(1),
             mean_period: p.mean_period(),

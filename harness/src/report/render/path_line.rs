@@ -130,7 +130,7 @@ fn fast(p: &FastPath, unit: &str) -> String {
     }
 }
 
-fn periodic(p: &PeriodicPath, unit: &str) -> String {
+fn periodic(p: &PeriodicFinding, unit: &str) -> String {
     let mean = if p.evenly_spread > 1 {
         format!(" on average ({} times in every {} calls, evenly spread: no whole period; ", p.evenly_spread, p.period)
     } else {

@@ -11,8 +11,8 @@ fn fast(single: bool) -> Finding {
     Finding::FastPath(FastPath { share: 0.998, median: 70.12, single })
 }
 
-fn periodic(period: u64, extra: f64) -> PeriodicPath {
-    PeriodicPath {
+fn periodic(period: u64, extra: f64) -> PeriodicFinding {
+    PeriodicFinding {
         period,
         evenly_spread: 1,
         mean_period: period as f64,

@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::report::load::dir_name;
 use crate::report::{write_atomic, ReportError};
 use crate::stats;
+use crate::stats::rng::XorShift64 as Rng;
 
 /// TSC period here: 2.596 GHz, advancing in 26-tick (~10 ns) steps.
 const STEP_NS: f64 = 26.0 / 2.596;
@@ -21,22 +22,6 @@ pub struct Options {
     pub threads: Vec<u32>,
     /// Counter columns (as on a machine with a PMU).
     pub counters: bool,
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn exp(&mut self, mean: f64) -> f64 {
-        -mean * (1.0 - self.unit()).ln()
-    }
 }
 
 /// (row name, fast ns, slow (period, extra ns), growth per extra thread, instructions, ftrace clock)
