@@ -29,7 +29,8 @@ mod tests;
 
 use crate::analysis::dated::{self, tracer_row};
 use crate::analysis::{self, code_paths};
-use findings::survey_check::{compare_with_survey, expected_period};
+use findings::expected_period::expected_period;
+use findings::survey_check::compare_with_survey;
 use findings::{ranking, survey_reference};
 use render::{figures, path_line};
 use side::{side_by_side, single_step, sweep, synthetic};

@@ -4,6 +4,7 @@
 //! the periods tried and refused, and the outliers. One renderer (path_line.rs) turns them into the
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
+pub mod expected_period;
 pub mod ranking;
 pub mod survey_check;
 pub mod survey_reference;
