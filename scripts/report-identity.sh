@@ -12,9 +12,27 @@
 # synthetic results, the side-by-side report of two copies of run/, the seeded calibration battery,
 # and each command's standard output (the elapsed time blanked out).
 #
-# Then: diff -r OUT_BEFORE OUT_AFTER (figures are drawn from the same numbers; a difference there
-# is a difference).
+# Then: scripts/report-identity.sh --compare OUT_BEFORE OUT_AFTER, which is diff -r (figures are
+# drawn from the same numbers; a difference there is a difference) except that report.json may
+# gain `survey_check` (issue 35: the survey check typed) and must otherwise be the same, byte for byte.
 set -euo pipefail
+if [ "${1:-}" = "--compare" ]; then
+    a=$2; b=$3; rc=0
+    diff -r -x report.json "$a" "$b" || rc=1
+    while read -r f; do
+        python3 - "$a/$f" "$b/$f" <<'PY' || rc=1
+import json, sys
+a, b = (open(p).read() for p in sys.argv[1:3])
+nb = json.loads(b)
+nb.pop("survey_check", None)
+# The same bytes once the added field is taken out: serialise both the same way.
+if json.dumps(json.loads(a), indent=2) != json.dumps(nb, indent=2) or not b.startswith(a.rstrip().rstrip("}").rstrip()):
+    sys.exit(f"{sys.argv[2]}: differs beyond the added survey_check")
+PY
+    done < <(cd "$a" && find . -name report.json)
+    [ $rc = 0 ] && echo "identical (report.json: the same apart from the added survey_check)"
+    exit $rc
+fi
 bin=$(realpath "$1"); inputs=$(realpath "$2"); out=$3
 rm -rf "$out"; mkdir -p "$out"; out=$(realpath "$out")
 # Relative paths from OUT: the report names its directory, and OUT differs between the two runs.

@@ -162,6 +162,8 @@ pub struct Report {
     pub findings: Vec<findings::TracerFindings>,
     pub code_paths: Vec<String>,
     pub survey_notes: Vec<String>,
+    /// The same sentences typed (report.json's `survey_check`).
+    pub survey_checks: Vec<findings::survey_check::SurveyCheck>,
     pub notes: Vec<String>,
     pub figures: Vec<FigureRef>,
 }
@@ -305,6 +307,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         findings: Vec::new(),
         code_paths: Vec::new(),
         survey_notes: Vec::new(),
+        survey_checks: Vec::new(),
         notes: Vec::new(),
         figures: Vec::new(),
     };
@@ -314,7 +317,8 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     for (t, f) in report.tracers.iter().zip(&report.findings) {
         report.code_paths.extend(f.metrics.iter().map(|m| path_line::line(&t.label, m, path_line::Markup::Terminal)));
     }
-    report.survey_notes = compare_with_survey(&report);
+    report.survey_checks = compare_with_survey(&report);
+    report.survey_notes = report.survey_checks.iter().map(|c| c.text.clone()).collect();
     figures::draw(&mut report, iterations)?;
     render::write(&report)?;
     Ok(report)

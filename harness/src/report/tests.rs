@@ -33,6 +33,12 @@ fn finds_period_64_on_spin_and_writes_everything() {
     assert!(html.contains("SYNTHETIC DATA"));
     assert!(!html.contains("src=\"figures/"), "report.html must embed its figures");
     assert!(r.survey_notes.iter().any(|l| l.contains("planted slow path every 64 calls is found")));
+    // report.json's survey check says the same sentence typed.
+    use findings::survey_check::{Topic, Verdict};
+    assert!(r
+        .survey_checks
+        .iter()
+        .any(|c| c.topic == Topic::PlantedPath && c.verdict == Verdict::Found && c.text.contains("every 64 calls")));
 }
 
 #[test]

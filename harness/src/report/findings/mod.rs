@@ -328,6 +328,9 @@ pub struct ReportJson<'a> {
     /// REPORT_JSON_SCHEMA.
     pub schema: u32,
     pub tracers: &'a [TracerFindings],
+    /// The survey check, typed: each sentence's topic, verdict and tracer rows (added in
+    /// schema 1; older files lack it).
+    pub survey_check: &'a [survey_check::SurveyCheck],
 }
 
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.

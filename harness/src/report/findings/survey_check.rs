@@ -1,19 +1,71 @@
 //! Against the survey (README "Against the survey"): where the results agree with the survey's
 //! tables and figures and where they depart, only where the data decide it (issue 12), never
 //! under an emulator.
+use serde::Serialize;
 use serde_json::Value;
 
 use super::expected_period::{calls_for, expected_period};
 use crate::report::*;
 
+/// One sentence of the survey check, typed for report.json (`survey_check`): what it compares,
+/// what the data say of it, the tracer rows it is about, and the sentence itself (report.md,
+/// report.html and the terminal print `text`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SurveyCheck {
+    pub topic: Topic,
+    pub verdict: Verdict,
+    pub tracers: Vec<String>,
+    pub text: String,
+}
+
+/// What a survey-check sentence compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Topic {
+    /// The run is under an emulator: no timing is compared.
+    Emulator,
+    /// The order of the single-thread means (Tables 3 and 4).
+    Order,
+    /// Flat or contended under more threads (Figures 5, 6 and 8).
+    Scaling,
+    /// A `spin` row's planted slow path, found or not (a check of the analysis).
+    PlantedPath,
+    /// LTTng-UST's slow path once per sub-buffer switch (section 7.1).
+    SubBufferPath,
+}
+
+/// What the data say against the survey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Agrees,
+    /// Agrees on some pairs; the others depart or are undecided (their own sentences).
+    AgreesInPart,
+    Departs,
+    /// The data do not decide it (too few repetitions or calls); the sentence says what would.
+    Undecided,
+    /// The survey has nothing to compare with, or the run cannot be compared (an emulator).
+    NotCompared,
+    /// A planted path is found.
+    Found,
+    /// A planted path is not found where the run could show it.
+    Mismatch,
+    /// A caveat beside the verdicts (threads sharing cores).
+    Note,
+}
+
+fn check(topic: Topic, verdict: Verdict, tracers: &[&str], text: String) -> SurveyCheck {
+    SurveyCheck { topic, verdict, tracers: tracers.iter().map(|t| t.to_string()).collect(), text }
+}
+
 /// Where the results agree with the survey and where they depart from it.
-pub(crate) fn compare_with_survey(r: &Report) -> Vec<String> {
+pub(crate) fn compare_with_survey(r: &Report) -> Vec<SurveyCheck> {
     let mut out = Vec::new();
     let emulated = survey_reference::emulated(&r.run);
     if let Some(why) = &emulated {
-        out.push(format!(
+        out.push(check(Topic::Emulator, Verdict::NotCompared, &[], format!(
             "No timing comparison with the survey: {why}. An emulator's timings say nothing about a tracer's cost, so orderings, scaling and slow-path costs are not compared."
-        ));
+        )));
     }
     compare_timings(r, &mut out, emulated.is_some());
     out
@@ -21,7 +73,7 @@ pub(crate) fn compare_with_survey(r: &Report) -> Vec<String> {
 
 /// Orderings, scaling and code paths against the survey. Under an emulator only the planted
 /// periods (a check of the analysis, not of a tracer) are compared.
-fn compare_timings(r: &Report, out: &mut Vec<String>, emulated: bool) {
+fn compare_timings(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
     if !emulated {
         compare_order(r, out);
         compare_scaling(r, out);
@@ -121,7 +173,7 @@ fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> G
 }
 
 /// Ordering of the single-thread means against Table 3 / Table 4.
-fn compare_order(r: &Report, out: &mut Vec<String>) {
+fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
     let mut known: Vec<(&TracerReport, survey_reference::Reference, f64)> = r
         .tracers
         .iter()
@@ -138,24 +190,31 @@ fn compare_order(r: &Report, out: &mut Vec<String>) {
                 if a.1.mean >= b.1.mean {
                     continue;
                 }
+                let pair = [a.0.label.as_str(), b.0.label.as_str()];
                 match order_decided(a.0, b.0) {
-                    Ok(true) => depart.push(format!(
+                    Ok(true) => depart.push((
+                        pair,
+                        format!(
                         "{} ({:.0} ns) is slower than {} ({:.0} ns), but the survey ({}) has {} {:.0} ns < {} {:.0} ns",
                         a.0.label, a.2, b.0.label, b.2, a.1.table, a.1.label, a.1.mean, b.1.label, b.1.mean
+                    ),
                     )),
                     Ok(false) => agree.push(format!("{} < {}", a.0.label, b.0.label)),
-                    Err(why) => {
-                        open.push(format!("{} ({:.0} ns) against {} ({:.0} ns): {why}", a.0.label, a.2, b.0.label, b.2))
-                    }
+                    Err(why) => open.push((
+                        pair,
+                        format!("{} ({:.0} ns) against {} ({:.0} ns): {why}", a.0.label, a.2, b.0.label, b.2),
+                    )),
                 }
             }
         }
-        let order = known.iter().map(|k| k.0.label.as_str()).collect::<Vec<_>>().join(" < ");
-        for d in &depart {
-            out.push(format!("Departs from the survey: {d}."));
+        let labels: Vec<&str> = known.iter().map(|k| k.0.label.as_str()).collect();
+        let order = labels.join(" < ");
+        for (pair, d) in &depart {
+            out.push(check(Topic::Order, Verdict::Departs, pair, format!("Departs from the survey: {d}.")));
         }
         if depart.is_empty() && open.is_empty() {
-            out.push(format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table));
+            let text = format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table);
+            out.push(check(Topic::Order, Verdict::Agrees, &labels, text));
         } else if !agree.is_empty() {
             let pairs = known.len() * (known.len() - 1) / 2;
             let mut rest = Vec::new();
@@ -165,7 +224,7 @@ fn compare_order(r: &Report, out: &mut Vec<String>) {
             if !open.is_empty() {
                 rest.push(format!("{} not decided, below", open.len()));
             }
-            out.push(format!(
+            out.push(check(Topic::Order, Verdict::AgreesInPart, &labels, format!(
                 "Agrees with the survey ({}) on {} of the {pairs} pairs of {}: those {} order as the survey orders them \
                  (of the other pair{}: {}).",
                 known[0].1.table,
@@ -174,19 +233,21 @@ fn compare_order(r: &Report, out: &mut Vec<String>) {
                 agree.len(),
                 if depart.len() + open.len() == 1 { "" } else { "s" },
                 rest.join("; ")
-            ));
+            )));
         }
         if !open.is_empty() {
-            out.push(format!(
+            let tracers: Vec<&str> =
+                labels.iter().copied().filter(|l| open.iter().any(|(p, _)| p.contains(l))).collect();
+            out.push(check(Topic::Order, Verdict::Undecided, &tracers, format!(
                 "Not decided by this run, so not compared with the survey: {}. Run with --repeats 5 or more (repetitions are interleaved) to decide.",
-                open.join("; ")
-            ));
+                open.iter().map(|(_, o)| o.as_str()).collect::<Vec<_>>().join("; ")
+            )));
         }
     }
 }
 
 /// Scalability (Figures 5, 6 and 8).
-fn compare_scaling(r: &Report, out: &mut Vec<String>) {
+fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
     let cpus = ["cpus", "nproc", "online_cpus", "ncpus"]
         .iter()
         .find_map(|k| r.run.get("host").and_then(|h| h.get(*k)).and_then(Value::as_u64));
@@ -214,24 +275,36 @@ fn compare_scaling(r: &Report, out: &mut Vec<String>) {
         let measured = match g.reading {
             Ok(m) => m,
             Err(why) => {
-                out.push(format!(
-                    "Scaling not decided: {what}: {why}, so not compared with the survey. Run with --repeats 5 or \
+                out.push(check(
+                    Topic::Scaling,
+                    Verdict::Undecided,
+                    &[&t.label],
+                    format!(
+                        "Scaling not decided: {what}: {why}, so not compared with the survey. Run with --repeats 5 or \
                      more (repetitions are interleaved) to decide."
+                    ),
                 ));
                 continue;
             }
         };
-        match survey_reference::scaling(&t.spec, &t.config, r.kernel) {
+        let (verdict, text) = match survey_reference::scaling(&t.spec, &t.config, r.kernel) {
             Some((expected, why)) if expected == measured => {
-                out.push(format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
+                (Verdict::Agrees, format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
             }
-            Some((expected, why)) => out.push(format!(
-                "Departs from the survey: {what} {}, where the survey's tracer {} ({why}).",
-                shape(measured),
-                shape(expected)
-            )),
-            None => out.push(format!("{what}: {} (the survey has no scalability result for it).", shape(measured))),
-        }
+            Some((expected, why)) => (
+                Verdict::Departs,
+                format!(
+                    "Departs from the survey: {what} {}, where the survey's tracer {} ({why}).",
+                    shape(measured),
+                    shape(expected)
+                ),
+            ),
+            None => (
+                Verdict::NotCompared,
+                format!("{what}: {} (the survey has no scalability result for it).", shape(measured)),
+            ),
+        };
+        out.push(check(Topic::Scaling, verdict, &[&t.label], text));
         if let Some(c) = cpus {
             if *t1 > c as u32 {
                 oversubscribed = oversubscribed.max(*t1);
@@ -239,17 +312,17 @@ fn compare_scaling(r: &Report, out: &mut Vec<String>) {
         }
     }
     if oversubscribed > 0 {
-        out.push(format!(
+        out.push(check(Topic::Scaling, Verdict::Note, &[], format!(
             "Note: up to {oversubscribed} threads ran on a host with {} CPUs, so threads shared cores and means at those counts include time-slicing, not only contention.",
             cpus.unwrap_or(0)
-        ));
+        )));
     }
 }
 
 /// Code paths (section 7.1): planted periods must be found; LTTng-UST should show its
 /// once-per-sub-buffer slow path. A verdict is given only when the run holds several expected
 /// periods; otherwise the line says how many calls would settle it.
-fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
+fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
     for t in &r.tracers {
         let Some(a) = &t.analysis else { continue };
         let Some(lat) = a.code_paths.iter().find(|c| c.metric == "latency") else { continue };
@@ -259,19 +332,24 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
         if kind == "spin" {
             if let Some(p) = t.config.get("slow_every").and_then(Value::as_u64) {
                 if lat.periodic.iter().any(|x| x.phases == 1 && x.period == p) {
-                    out.push(format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label));
+                    out.push(check(
+                        Topic::PlantedPath,
+                        Verdict::Found,
+                        &[&t.label],
+                        format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label),
+                    ));
                 } else if n < 4 * p {
-                    out.push(format!(
+                    out.push(check(Topic::PlantedPath, Verdict::Undecided, &[&t.label], format!(
                         "{}: a slow path every {p} calls was planted, but {n} calls hold fewer than 4 of its periods; -n {} would show it.",
                         t.label,
                         calls_for(p as f64)
-                    ));
+                    )));
                 } else {
-                    out.push(format!(
+                    out.push(check(Topic::PlantedPath, Verdict::Mismatch, &[&t.label], format!(
                         "{}: MISMATCH: a slow path every {p} calls was planted but the report found {}; check the run (discards, too few rows) or the analysis.",
                         t.label,
                         if periods.is_empty() { "no period".to_string() } else { format!("period(s) {}", periods.join(", ")) }
-                    ));
+                    )));
                 }
             }
         } else if (kind == "lttng-ust" || kind == "lttng") && !r.kernel && !emulated {
@@ -284,38 +362,38 @@ fn compare_paths(r: &Report, out: &mut Vec<String>, emulated: bool) {
                 expected.as_ref().is_some_and(|e| (p.mean_period() - e.period).abs() <= (0.02 * e.period).max(2.0))
             });
             if let (Some(p), Some(ex)) = (matching, &expected) {
-                out.push(format!(
+                out.push(check(Topic::SubBufferPath, Verdict::Agrees, &[&t.label], format!(
                     "Agrees with the survey: {} takes a slow path every {} events ({:+.0} ns, {} calls), one per sub-buffer switch as in section 7.1 ({}).",
                     t.label, p.period_text(), p.extra, p.hits, ex.how
-                ));
+                )));
             } else if let Some(e) = e.filter(|e| (n as f64) < 4.0 * e) {
-                out.push(format!(
+                out.push(check(Topic::SubBufferPath, Verdict::Undecided, &[&t.label], format!(
                     "Cannot tell yet whether {} has the survey's once-per-sub-buffer slow path (section 7.1): its {n} calls hold {} sub-buffers of {}{:.0} events; -n {} would settle it.",
                     t.label,
                     if expected.is_some() { format!("only {:.1}", n as f64 / e) } else { format!("as few as {:.1}", n as f64 / e) },
                     if expected.is_some() { "" } else { "up to " },
                     e,
                     calls_for(e)
-                ));
+                )));
             } else if !periods.is_empty() {
                 match &expected {
-                    Some(ex) => out.push(format!(
+                    Some(ex) => out.push(check(Topic::SubBufferPath, Verdict::Departs, &[&t.label], format!(
                         "Departs from the survey: {} has periodic path(s) every {} events, but one per sub-buffer switch would be every {:.0} ({}).",
                         t.label, periods.join(", "), ex.period, ex.how
-                    )),
-                    None => out.push(format!(
+                    ))),
+                    None => out.push(check(Topic::SubBufferPath, Verdict::NotCompared, &[&t.label], format!(
                         "{}: periodic path(s) every {} events; run.json records no event size to check them against one per sub-buffer switch.",
                         t.label, periods.join(", ")
-                    )),
+                    ))),
                 }
             } else if let Some(e) = e {
-                out.push(format!(
+                out.push(check(Topic::SubBufferPath, Verdict::Departs, &[&t.label], format!(
                     "Departs from the survey: {} shows no periodic slow path in {n} calls ({:.1} sub-buffers of {}{:.0} events); section 7.1 finds one per sub-buffer switch.",
                     t.label,
                     n as f64 / e,
                     if expected.is_some() { "" } else { "at most " },
                     e
-                ));
+                )));
             }
         }
     }

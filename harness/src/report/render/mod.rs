@@ -219,7 +219,7 @@ pub fn write(r: &Report) -> Result<(), ReportError> {
 /// other outputs.
 fn write_json(r: &Report) -> Result<(), ReportError> {
     let path = r.dir.join("report.json");
-    let json = ReportJson { schema: REPORT_JSON_SCHEMA, tracers: &r.findings };
+    let json = ReportJson { schema: REPORT_JSON_SCHEMA, tracers: &r.findings, survey_check: &r.survey_checks };
     let mut text =
         serde_json::to_string_pretty(&json).map_err(|e| ReportError::Io { path: path.clone(), source: e.into() })?;
     text.push('\n');
