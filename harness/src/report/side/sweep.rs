@@ -2,6 +2,9 @@
 //! one line per tracer, the main slow path's period against the value, and the law each curve
 //! follows, stated only as far as the numbers in sweep.csv show it (survey 7.1: the slow path's
 //! period grows with the sub-buffer; 7.3 and Figure 9: cost against payload length).
+//!
+//! `write` is three steps: `read` (sweep.csv and each value's run.json), `say` (the lines: laws
+//! and notes) and the drawing and page (`draw_figures`, `page`).
 use std::path::Path;
 
 use crate::plot::{self, CurveFigure, Series};
@@ -13,11 +16,39 @@ use crate::results::table::Table;
 /// ratio is called proportional.
 const FLAT: f64 = 0.10;
 
+/// (value as typed in sweep.csv, mean, p90, slow-path period, slow-path extra ns)
+type Point = (String, f64, f64, Option<f64>, Option<f64>);
+
 struct Curve {
     tracer: String,
     threads: String,
-    /// (value as typed in sweep.csv, mean, p90, period)
-    points: Vec<(String, f64, f64, Option<f64>, Option<f64>)>,
+    points: Vec<Point>,
+}
+
+/// What a sweep's files hold: the knob, its values in file order, one curve per tracer (and
+/// thread count, unless the knob is the thread count), and the rows holding fewer kept calls
+/// than their run planned.
+struct Sweep {
+    knob: String,
+    values: Vec<String>,
+    curves: Vec<Curve>,
+    short: Vec<String>,
+}
+
+impl Sweep {
+    /// Every value is a number (an x axis), not a name (categories).
+    fn numeric(&self) -> bool {
+        self.values.iter().all(|v| num(v).is_some())
+    }
+    /// A curve's name: a thread-count suffix only when the sweep holds several thread counts.
+    fn label(&self, c: &Curve) -> String {
+        let several_threads = self.curves.iter().any(|x| x.threads != self.curves[0].threads);
+        if several_threads {
+            format!("{} x{}", c.tracer, c.threads)
+        } else {
+            c.tracer.clone()
+        }
+    }
 }
 
 fn num(s: &str) -> Option<f64> {
@@ -31,6 +62,15 @@ pub fn is_sweep(dir: &Path) -> bool {
 
 /// Writes DIR/report.md, report.html and figures/sweep-*.{png,svg}; returns the page's lines.
 pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
+    let sweep = read(dir)?;
+    let figures = draw_figures(dir, &sweep)?;
+    let lines = say(&sweep);
+    page(&sweep, lines.clone(), figures).write(dir)?;
+    Ok(lines)
+}
+
+/// Reads sweep.csv by column name into curves, and each value's run.json for the calls it planned.
+fn read(dir: &Path) -> Result<Sweep, ReportError> {
     let path = dir.join(crate::results::SWEEP_CSV);
     let t = Table::read(&path).map_err(|e| ReportError::Usage(e.to_string()))?;
     let col = |n: &str| t.col(n).ok_or_else(|| ReportError::MissingColumn { path: path.clone(), column: n.into() });
@@ -70,60 +110,6 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
             num(&r[cext]),
         ));
     }
-    let numeric = values.iter().all(|v| num(v).is_some());
-    let x_of =
-        |v: &str| if numeric { num(v).unwrap_or(0.0) } else { values.iter().position(|x| x == v).unwrap_or(0) as f64 };
-    let (lo, hi) = values.iter().filter_map(|v| num(v)).fold((f64::INFINITY, 0f64), |a, v| (a.0.min(v), a.1.max(v)));
-    let log_x = numeric && lo > 0.0 && hi / lo >= 16.0;
-    // A thread-count suffix only when the sweep holds several thread counts.
-    let several_threads = curves.iter().any(|c| c.threads != curves[0].threads);
-    let label = |c: &Curve| if several_threads { format!("{} x{}", c.tracer, c.threads) } else { c.tracer.clone() };
-    let unit = if matches!(knob.as_str(), "subbuf-size" | "payload-size") { " (bytes)" } else { "" };
-    let fdir = dir.join("figures");
-    crate::results::subdir(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
-    let mut figures = Vec::new();
-    let mut draw = |name: &str,
-                    title: String,
-                    y: &str,
-                    pick: &dyn Fn(&(String, f64, f64, Option<f64>, Option<f64>)) -> Option<f64>|
-     -> Result<(), ReportError> {
-        let series: Vec<Series<(f64, f64)>> = curves
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Series {
-                name: label(c),
-                colour: i,
-                points: c.points.iter().filter_map(|p| pick(p).map(|y| (x_of(&p.0), y))).collect(),
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect();
-        if series.is_empty() {
-            return Ok(());
-        }
-        let fig = CurveFigure {
-            title: title.clone(),
-            x_desc: format!("{knob}{unit}{}", if log_x { ", log scale" } else { "" }),
-            y_desc: y.into(),
-            log_x,
-            x_names: (!numeric).then(|| values.clone()),
-            series,
-        };
-        plot::save(&fig, &fdir, name)?;
-        figures.push((name.to_string(), title));
-        Ok(())
-    };
-    draw("sweep-mean", format!("Mean latency per call against {knob}"), "mean latency (ns, log scale)", &|p| {
-        Some(p.1)
-    })?;
-    draw("sweep-p90", format!("p90 latency per call against {knob}"), "p90 latency (ns, log scale)", &|p| Some(p.2))?;
-    draw(
-        "sweep-period",
-        format!("Period of the main slow path against {knob} (survey 7.1)"),
-        "slow-path period (calls, log scale)",
-        &|p| p.3,
-    )?;
-
-    let mut lines = Vec::new();
     // A sweep stopped by Ctrl-C holds values measured in fewer repetitions (or not at all): their
     // points are not comparable with the others'. Said where the rows hold fewer kept calls than
     // the run planned (iterations x repeats x threads, from each value's run.json).
@@ -144,32 +130,100 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
             }
         }
     }
-    if !short.is_empty() {
+    Ok(Sweep { knob, values, curves, short })
+}
+
+/// The page's lines: the short-run warning, each curve's laws, what each tracer adds over its
+/// baseline row, and where each value's own report is.
+fn say(s: &Sweep) -> Vec<String> {
+    let (knob, numeric) = (&s.knob, s.numeric());
+    let mut lines = Vec::new();
+    if !s.short.is_empty() {
         lines.push(format!(
             "This sweep holds fewer calls than it planned (an interrupted or failed cell): {}; the curves below compare unequal work, \
              so run the sweep again to completion before reading a law from them.",
-            short.join(", ")
+            s.short.join(", ")
         ));
     }
-    for c in &curves {
-        lines.push(latency_law(&label(c), &knob, numeric, &c.points));
-        if let Some(l) = period_law(&label(c), &knob, numeric, &c.points) {
+    for c in &s.curves {
+        lines.push(latency_law(&s.label(c), knob, numeric, &c.points));
+        if let Some(l) = period_law(&s.label(c), knob, numeric, &c.points) {
             lines.push(l);
         }
     }
-    for c in &curves {
-        if let Some(l) = baseline_line(c, &curves, &knob) {
+    for c in &s.curves {
+        if let Some(l) = baseline_line(c, &s.curves, knob) {
             lines.push(l);
         }
     }
     lines.push(format!(
         "Each value is an ordinary results directory ({knob}=VALUE/ beside sweep.csv) with its own report: tracebench report DIR/{knob}=VALUE."
     ));
-    let head: Vec<String> = ["tracer", "threads", &knob, "mean ns", "p90 ns", "slow-path period", "slow-path extra ns"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let rows = curves
+    lines
+}
+
+/// figures/sweep-{mean,p90,period}: each curve against the knob (a log axis over a wide numeric
+/// range, categories for names); a figure without a point is not drawn. Returns (name, title).
+fn draw_figures(dir: &Path, s: &Sweep) -> Result<Vec<(String, String)>, ReportError> {
+    let (knob, values, numeric) = (&s.knob, &s.values, s.numeric());
+    let x_of =
+        |v: &str| if numeric { num(v).unwrap_or(0.0) } else { values.iter().position(|x| x == v).unwrap_or(0) as f64 };
+    let (lo, hi) = values.iter().filter_map(|v| num(v)).fold((f64::INFINITY, 0f64), |a, v| (a.0.min(v), a.1.max(v)));
+    let log_x = numeric && lo > 0.0 && hi / lo >= 16.0;
+    let unit = if matches!(knob.as_str(), "subbuf-size" | "payload-size") { " (bytes)" } else { "" };
+    let fdir = dir.join("figures");
+    crate::results::subdir(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
+    let mut figures = Vec::new();
+    let mut draw =
+        |name: &str, title: String, y: &str, pick: &dyn Fn(&Point) -> Option<f64>| -> Result<(), ReportError> {
+            let series: Vec<Series<(f64, f64)>> = s
+                .curves
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Series {
+                    name: s.label(c),
+                    colour: i,
+                    points: c.points.iter().filter_map(|p| pick(p).map(|y| (x_of(&p.0), y))).collect(),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            if series.is_empty() {
+                return Ok(());
+            }
+            let fig = CurveFigure {
+                title: title.clone(),
+                x_desc: format!("{knob}{unit}{}", if log_x { ", log scale" } else { "" }),
+                y_desc: y.into(),
+                log_x,
+                x_names: (!numeric).then(|| values.clone()),
+                series,
+            };
+            plot::save(&fig, &fdir, name)?;
+            figures.push((name.to_string(), title));
+            Ok(())
+        };
+    draw("sweep-mean", format!("Mean latency per call against {knob}"), "mean latency (ns, log scale)", &|p| {
+        Some(p.1)
+    })?;
+    draw("sweep-p90", format!("p90 latency per call against {knob}"), "p90 latency (ns, log scale)", &|p| Some(p.2))?;
+    draw(
+        "sweep-period",
+        format!("Period of the main slow path against {knob} (survey 7.1)"),
+        "slow-path period (calls, log scale)",
+        &|p| p.3,
+    )?;
+    Ok(figures)
+}
+
+/// The page: the lines, the sweep's table (one row per curve and value) and the figures.
+fn page(s: &Sweep, lines: Vec<String>, figures: Vec<(String, String)>) -> Page {
+    let head: Vec<String> =
+        ["tracer", "threads", &s.knob, "mean ns", "p90 ns", "slow-path period", "slow-path extra ns"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let rows = s
+        .curves
         .iter()
         .flat_map(|c| {
             c.points.iter().map(move |p| {
@@ -186,13 +240,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         })
         .collect();
     Page {
-        title: format!("tracebench sweep over {knob}"),
-        lines: lines.clone(),
+        title: format!("tracebench sweep over {}", s.knob),
+        lines,
         tables: vec![(crate::results::SWEEP_CSV.into(), head, rows)],
         figures,
     }
-    .write(dir)?;
-    Ok(lines)
 }
 
 /// The row a tracer's cost is read against: the untraced call of the same family (survey 6.2.1
@@ -247,7 +299,7 @@ fn fmt(v: f64) -> String {
 /// "lw: mean 40.1 / 45.2 / 60.3 ns at 4 / 256 / 1024: grows x1.50 from 4 to 1024". A curve is
 /// said to grow or fall only when it is monotonic over numeric values; otherwise the page names
 /// its lowest and highest values.
-fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[(String, f64, f64, Option<f64>, Option<f64>)]) -> String {
+fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[Point]) -> String {
     let means: Vec<String> = pts.iter().map(|p| fmt(p.1)).collect();
     let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
     let (min, max) = pts.iter().fold((f64::INFINITY, 0f64), |a, p| (a.0.min(p.1), a.1.max(p.1)));
@@ -271,13 +323,8 @@ fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[(String, f64, f64, 
 
 /// "lttng-ust: slow-path period 401 / 1630 / 6545 at subbuf-size 4096 / 16384 / 65536:
 /// proportional to subbuf-size (value x4.00, x16.0; period x4.06, x16.3)".
-fn period_law(
-    name: &str,
-    knob: &str,
-    numeric: bool,
-    pts: &[(String, f64, f64, Option<f64>, Option<f64>)],
-) -> Option<String> {
-    let with: Vec<&(String, f64, f64, Option<f64>, Option<f64>)> = pts.iter().filter(|p| p.3.is_some()).collect();
+fn period_law(name: &str, knob: &str, numeric: bool, pts: &[Point]) -> Option<String> {
+    let with: Vec<&Point> = pts.iter().filter(|p| p.3.is_some()).collect();
     if with.is_empty() {
         return None;
     }
