@@ -103,11 +103,7 @@ fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
     let f = std::fs::File::open(path).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })?;
     let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
     let h: Vec<String> = r.headers().map_err(|e| csv_err(path, e))?.iter().map(String::from).collect();
-    let col = |n: &str| {
-        h.iter()
-            .position(|c| c == n)
-            .ok_or_else(|| ReportError::MissingColumn { path: path.to_path_buf(), column: n.into() })
-    };
+    let col = |n: &str| crate::results::read::col(&h, n, path);
     let (ci, cu, ck, cr) = (col("iteration")?, col("user_instructions")?, col("kernel_entries")?, col("repetition")?);
     let cc = h.iter().position(|c| c == "clock_retries");
     let mut rows = Vec::new();
@@ -163,33 +159,63 @@ fn period_text(p: &Path1) -> String {
     }
 }
 
+/// One tracer row of a stepped run, as read: its paths, most calls first.
+struct Stepped {
+    name: String,
+    spec: String,
+    calls: usize,
+    /// Calls a vDSO clock read retried in (because of the stepping), not counted.
+    retried: u64,
+    paths: Vec<Path1>,
+}
+
 /// Writes report.md, report.html and figures/instructions.{png,svg}; returns the lines printed.
 pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
+    let tracers = read(dir)?;
+    let lines = say(&tracers);
+    draw_figure(dir, &tracers)?;
+    page(&tracers, lines.clone()).write(dir)?;
+    Ok(lines)
+}
+
+/// The tracer rows of run.json that have an events.csv with at least one call, and their paths.
+fn read(dir: &Path) -> Result<Vec<Stepped>, ReportError> {
     let run: Value = read_run_json(dir)?;
-    let mut lines = vec![
-        "Counts are exact user-space instructions per call, from single-stepping the measuring thread (run.json: \
-         instructions); no time was measured. Kernel instructions are not counted: a call's kernel entries (system \
-         calls, traps, page faults) are given beside its count."
-            .to_string(),
-    ];
-    let mut rows = Vec::new();
-    let mut bars = Vec::new();
-    let mut main: BTreeMap<String, u64> = BTreeMap::new();
+    let mut out = Vec::new();
     for t in tracers_of(&run) {
         let p = dir.join(&t.dir).join(crate::results::EVENTS_CSV);
         if !p.is_file() {
             continue;
         }
         let (data, retried) = read_rows(&p)?;
-        let ps = paths(&data);
-        let Some(first) = ps.first() else { continue };
+        let paths = paths(&data);
+        if paths.is_empty() {
+            continue;
+        }
+        out.push(Stepped { name: t.name, spec: t.spec, calls: data.len(), retried, paths });
+    }
+    Ok(out)
+}
+
+/// The lines: what the counts are, each tracer's paths, the main paths over the `none` floor,
+/// and LTTng-UST's fast path against lw's.
+fn say(tracers: &[Stepped]) -> Vec<String> {
+    let mut lines = vec![
+        "Counts are exact user-space instructions per call, from single-stepping the measuring thread (run.json: \
+         instructions); no time was measured. Kernel instructions are not counted: a call's kernel entries (system \
+         calls, traps, page faults) are given beside its count."
+            .to_string(),
+    ];
+    let mut main: BTreeMap<String, u64> = BTreeMap::new();
+    for t in tracers {
+        let (ps, first) = (&t.paths, &t.paths[0]);
         main.insert(t.spec.clone(), first.instructions);
         let mut s = format!(
             "{}: {} instructions on {:.1}% of {} calls ({})",
             t.name,
             first.instructions,
             100.0 * first.share,
-            data.len(),
+            t.calls,
             entries(first.kernel)
         );
         // The three most frequent other paths, and any path that enters the kernel (a flush, a
@@ -208,27 +234,13 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
         if ps.len() > shown.len() + 1 {
             s.push_str(&format!("; {} more paths", ps.len() - shown.len() - 1));
         }
-        if retried > 0 {
+        if t.retried > 0 {
             s.push_str(&format!(
-                "; on {retried} calls a vDSO clock read retried because of the stepping, and that pass is not counted"
+                "; on {} calls a vDSO clock read retried because of the stepping, and that pass is not counted",
+                t.retried
             ));
         }
         lines.push(format!("{s}."));
-        for q in &ps {
-            rows.push(vec![
-                t.name.clone(),
-                count_text(q),
-                q.calls.to_string(),
-                format!("{:.2}%", 100.0 * q.share),
-                if q.kernel.0 == q.kernel.1 {
-                    q.kernel.0.to_string()
-                } else {
-                    format!("{}-{}", q.kernel.0, q.kernel.1)
-                },
-                period_text(q),
-            ]);
-        }
-        bars.push((t.name.clone(), first.instructions, ps.iter().skip(1).take(6).map(|q| q.instructions).collect()));
     }
     if let (Some(&none), true) = (main.get("none"), main.len() > 1) {
         let over: Vec<String> = main
@@ -252,26 +264,59 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
             lines.push(format!("LTTng-UST's fast path is {u} user-space instructions against lw's {l}: {x}{net}."));
         }
     }
+    lines
+}
+
+/// figures/instructions: each tracer's main path as a bar, its six next paths as dots.
+fn draw_figure(dir: &Path, tracers: &[Stepped]) -> Result<(), ReportError> {
     let figs = dir.join("figures");
     crate::results::subdir(&figs).map_err(|source| ReportError::Io { path: figs.clone(), source })?;
     let fig = PathBars {
         title: "User-space instructions per call (bars: main path; dots: rarer paths)".into(),
         y_desc: "instructions per call (exact)".into(),
-        bars,
+        bars: tracers
+            .iter()
+            .map(|t| {
+                let rest = t.paths.iter().skip(1).take(6).map(|q| q.instructions).collect();
+                (t.name.clone(), t.paths[0].instructions, rest)
+            })
+            .collect(),
     };
     plot::save(&fig, &figs, "instructions")?;
-    let page = Page {
+    Ok(())
+}
+
+/// The page: the lines, every path of every tracer in one table, and the figure.
+fn page(tracers: &[Stepped], lines: Vec<String>) -> Page {
+    let rows = tracers
+        .iter()
+        .flat_map(|t| {
+            t.paths.iter().map(|q| {
+                vec![
+                    t.name.clone(),
+                    count_text(q),
+                    q.calls.to_string(),
+                    format!("{:.2}%", 100.0 * q.share),
+                    if q.kernel.0 == q.kernel.1 {
+                        q.kernel.0.to_string()
+                    } else {
+                        format!("{}-{}", q.kernel.0, q.kernel.1)
+                    },
+                    period_text(q),
+                ]
+            })
+        })
+        .collect();
+    Page {
         title: "tracebench: instructions per call (single-stepped)".into(),
-        lines: lines.clone(),
+        lines,
         tables: vec![(
             "Code paths: each exact count, its calls, kernel entries per call, and its period".into(),
             ["tracer", "instructions", "calls", "share", "kernel entries", "period"].map(String::from).to_vec(),
             rows,
         )],
         figures: vec![("instructions".into(), "Instructions per call, per tracer (survey Figure 7(d) shape)".into())],
-    };
-    page.write(dir)?;
-    Ok(lines)
+    }
 }
 
 #[cfg(test)]
