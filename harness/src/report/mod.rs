@@ -81,35 +81,13 @@ pub struct ReportArgs {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error(
-        "{dir} is not a results directory: {missing} is missing; pass the directory `tracebench run --out DIR` wrote"
-    )]
-    NotResults { dir: PathBuf, missing: String },
-    #[error("{path}: line {line}: {msg}")]
-    Parse { path: PathBuf, line: u64, msg: String },
-    #[error(
-        "{path}: column '{column}' is missing; the file does not follow the output contract (re-run `tracebench run`)"
-    )]
-    MissingColumn { path: PathBuf, column: String },
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    /// Reading the results directory (not one, a malformed file, a missing column, I/O).
+    #[error(transparent)]
+    Read(#[from] crate::results::read::ReadError),
     #[error(transparent)]
     Plot(#[from] PlotError),
     #[error("{0}")]
     Usage(String),
-}
-
-/// A reading error keeps its words and its exit code (2, input the user must fix; 1, I/O).
-impl From<crate::results::read::ReadError> for ReportError {
-    fn from(e: crate::results::read::ReadError) -> Self {
-        use crate::results::read::ReadError as R;
-        match e {
-            R::NotResults { dir, missing } => ReportError::NotResults { dir, missing },
-            R::Parse { path, line, msg } => ReportError::Parse { path, line, msg },
-            R::MissingColumn { path, column } => ReportError::MissingColumn { path, column },
-            R::Io { path, source } => ReportError::Io { path, source },
-        }
-    }
 }
 
 /// Report files go through the results module's one atomic writer (docs/ARCHITECTURE.md).
@@ -172,11 +150,8 @@ impl ReportError {
     /// 2 for input the user must fix (not a results directory, a malformed file); 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            ReportError::NotResults { .. }
-            | ReportError::Parse { .. }
-            | ReportError::MissingColumn { .. }
-            | ReportError::Usage(_) => 2,
-            ReportError::Io { .. } | ReportError::Plot(_) => 1,
+            ReportError::Read(crate::results::read::ReadError::Io { .. }) | ReportError::Plot(_) => 1,
+            ReportError::Read(_) | ReportError::Usage(_) => 2,
         }
     }
 }
@@ -276,12 +251,18 @@ fn blocked_lines(tracers: &[TracerReport]) -> Vec<String> {
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
 pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, ReportError> {
     if !dir.is_dir() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "the directory itself".into() });
+        return Err(ReportError::Read(crate::results::read::ReadError::NotResults {
+            dir: dir.to_path_buf(),
+            missing: "the directory itself".into(),
+        }));
     }
     let run = load::read_run_json(dir)?;
     let summary_path = dir.join(crate::results::SUMMARY_CSV);
     if !summary_path.exists() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: crate::results::SUMMARY_CSV.into() });
+        return Err(ReportError::Read(crate::results::read::ReadError::NotResults {
+            dir: dir.to_path_buf(),
+            missing: crate::results::SUMMARY_CSV.into(),
+        }));
     }
     let summary = load::read_summary(&summary_path, false)?;
     let reps_path = dir.join(crate::results::REPETITIONS_CSV);
@@ -320,7 +301,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     report.survey_checks = compare_with_survey(&report);
     report.survey_notes = report.survey_checks.iter().map(|c| c.text.clone()).collect();
     figures::draw(&mut report, iterations)?;
-    render::write(&report)?;
+    render::write_report(&report)?;
     Ok(report)
 }
 

@@ -61,7 +61,9 @@ impl Page {
         html.push_str("</body></html>\n");
         for (name, text) in [("report.md", &md), ("report.html", &html)] {
             let path = dir.join(name);
-            write_atomic(&path, text.as_bytes()).map_err(|source| ReportError::Io { path: path.clone(), source })?;
+            write_atomic(&path, text.as_bytes()).map_err(|source| {
+                ReportError::Read(crate::results::read::ReadError::Io { path: path.clone(), source })
+            })?;
         }
         Ok(())
     }

@@ -252,11 +252,13 @@ pub fn csv(t: &Table) -> Result<String, ReportError> {
 /// Writes every table as DIR/tables/NAME.csv and NAME.tex.
 pub fn write_files(dir: &Path, tables: &[Table]) -> Result<(), ReportError> {
     let tdir = dir.join("tables");
-    crate::results::subdir(&tdir).map_err(|source| ReportError::Io { path: tdir.clone(), source })?;
+    crate::results::subdir(&tdir)
+        .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: tdir.clone(), source }))?;
     for t in tables {
         for (ext, text) in [("csv", csv(t)?), ("tex", latex(t))] {
             let p = tdir.join(format!("{}.{ext}", t.file));
-            write_atomic(&p, text.as_bytes()).map_err(|source| ReportError::Io { path: p.clone(), source })?;
+            write_atomic(&p, text.as_bytes())
+                .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: p.clone(), source }))?;
         }
     }
     Ok(())

@@ -45,7 +45,10 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
             )));
         }
         if !summary.is_file() {
-            return Err(ReportError::NotResults { dir: d.clone(), missing: crate::results::SUMMARY_CSV.into() });
+            return Err(ReportError::Read(crate::results::read::ReadError::NotResults {
+                dir: d.clone(),
+                missing: crate::results::SUMMARY_CSV.into(),
+            }));
         }
         let mut name =
             d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| d.display().to_string());
@@ -55,9 +58,12 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
         runs.push(Run { name, run: load::read_run_json(d)?, rows: load::read_summary(&summary, false)? });
     }
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| ReportError::Io { path: parent.to_path_buf(), source })?;
+        std::fs::create_dir_all(parent).map_err(|source| {
+            ReportError::Read(crate::results::read::ReadError::Io { path: parent.to_path_buf(), source })
+        })?;
     }
-    crate::results::subdir(out).map_err(|source| ReportError::Io { path: out.to_path_buf(), source })?;
+    crate::results::subdir(out)
+        .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: out.to_path_buf(), source }))?;
     let mut keys: Vec<(String, u32)> = Vec::new();
     for r in &runs {
         for s in &r.rows {

@@ -100,7 +100,9 @@ type Rows = Vec<(u64, u64, u64, u64)>;
 
 /// The rows, and how many calls had a vDSO clock retry left out.
 fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
-    let f = std::fs::File::open(path).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })?;
+    let f = std::fs::File::open(path).map_err(|source| {
+        ReportError::Read(crate::results::read::ReadError::Io { path: path.to_path_buf(), source })
+    })?;
     let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
     let h: Vec<String> = r.headers().map_err(|e| csv_err(path, e))?.iter().map(String::from).collect();
     let col = |n: &str| crate::results::read::col(&h, n, path);
@@ -111,10 +113,12 @@ fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
     for (n, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| csv_err(path, e))?;
         let num = |c: usize| -> Result<u64, ReportError> {
-            rec.get(c).and_then(|s| s.trim().parse().ok()).ok_or_else(|| ReportError::Parse {
-                path: path.to_path_buf(),
-                line: n as u64 + 2,
-                msg: format!("column {}: not a whole number", h[c]),
+            rec.get(c).and_then(|s| s.trim().parse().ok()).ok_or_else(|| {
+                ReportError::Read(crate::results::read::ReadError::Parse {
+                    path: path.to_path_buf(),
+                    line: n as u64 + 2,
+                    msg: format!("column {}: not a whole number", h[c]),
+                })
             })
         };
         rows.push((num(ci)?, num(cu)?, num(ck)?, num(cr)?));
@@ -270,7 +274,8 @@ fn say(tracers: &[Stepped]) -> Vec<String> {
 /// figures/instructions: each tracer's main path as a bar, its six next paths as dots.
 fn draw_figure(dir: &Path, tracers: &[Stepped]) -> Result<(), ReportError> {
     let figs = dir.join("figures");
-    crate::results::subdir(&figs).map_err(|source| ReportError::Io { path: figs.clone(), source })?;
+    crate::results::subdir(&figs)
+        .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: figs.clone(), source }))?;
     let fig = PathBars {
         title: "User-space instructions per call (bars: main path; dots: rarer paths)".into(),
         y_desc: "instructions per call (exact)".into(),

@@ -73,7 +73,11 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
 fn read(dir: &Path) -> Result<Sweep, ReportError> {
     let path = dir.join(crate::results::SWEEP_CSV);
     let t = Table::read(&path).map_err(|e| ReportError::Usage(e.to_string()))?;
-    let col = |n: &str| t.col(n).ok_or_else(|| ReportError::MissingColumn { path: path.clone(), column: n.into() });
+    let col = |n: &str| {
+        t.col(n).ok_or_else(|| {
+            ReportError::Read(crate::results::read::ReadError::MissingColumn { path: path.clone(), column: n.into() })
+        })
+    };
     let (ct, cp, cv, cth, cmean, cp90, cper, cext) = (
         col("tracer")?,
         col("param")?,
@@ -100,8 +104,13 @@ fn read(dir: &Path) -> Result<Sweep, ReportError> {
                 curves.len() - 1
             }
         };
-        let bad =
-            |what: &str| ReportError::Parse { path: path.clone(), line: 0, msg: format!("{what} is not a number") };
+        let bad = |what: &str| {
+            ReportError::Read(crate::results::read::ReadError::Parse {
+                path: path.clone(),
+                line: 0,
+                msg: format!("{what} is not a number"),
+            })
+        };
         curves[i].points.push((
             r[cv].clone(),
             num(&r[cmean]).ok_or_else(|| bad("mean_ns"))?,
@@ -172,7 +181,8 @@ fn draw_figures(dir: &Path, s: &Sweep) -> Result<Vec<(String, String)>, ReportEr
     let log_x = numeric && lo > 0.0 && hi / lo >= 16.0;
     let unit = if matches!(knob.as_str(), "subbuf-size" | "payload-size") { " (bytes)" } else { "" };
     let fdir = dir.join("figures");
-    crate::results::subdir(&fdir).map_err(|source| ReportError::Io { path: fdir.clone(), source })?;
+    crate::results::subdir(&fdir)
+        .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: fdir.clone(), source }))?;
     let mut figures = Vec::new();
     let mut draw =
         |name: &str, title: String, y: &str, pick: &dyn Fn(&Point) -> Option<f64>| -> Result<(), ReportError> {

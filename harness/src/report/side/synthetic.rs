@@ -54,7 +54,7 @@ fn models() -> Vec<Model> {
 pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| ReportError::Io { path: path.clone(), source }
+        move |source| ReportError::Read(crate::results::read::ReadError::Io { path: path.clone(), source })
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     if dir.join("summary.csv").exists() {
