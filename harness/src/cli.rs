@@ -196,7 +196,9 @@ pub fn run() -> i32 {
         Command::PluginHeader => print_plugin_header(),
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
-        Command::Calibrate { runs, seed } => finish(crate::report::battery::main(*runs, *seed)),
+        Command::Calibrate { runs, seed } => {
+            finish(crate::analysis::calibration_battery::main(*runs, *seed).map_err(crate::report::ReportError::from))
+        }
     }
 }
 

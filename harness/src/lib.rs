@@ -5,6 +5,7 @@
 //! cell, pinned), [`results`] (the output contract and the one atomic writer), [`stats`],
 //! [`kernel`] (the kbench-module ioctl client), the readers of results ([`report`], [`gate`],
 //! [`export`]) and the user-facing [`cli`] and [`output`]. docs/ARCHITECTURE.md is the map.
+pub mod analysis;
 pub mod cli;
 pub mod clock;
 pub mod counters;

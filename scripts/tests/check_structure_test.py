@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fixtures for scripts/check-structure.py: circles it must find (a path used inline in an
-expression, a `use super::{a, b}` group, a file beside a mod.rs) and a clean crate it must pass.
+expression, a `use super::{a, b}` group, a file beside a mod.rs, a bare path into a child that
+`mod x;` declares) and a clean crate it must pass.
 Run: python3 scripts/tests/check_structure_test.py (exits 1 on the first failure)."""
 import importlib.util
 import os
@@ -53,6 +54,26 @@ CASES = [
             "other.rs": "use crate::top::inner;\n",
         },
         ["other", "top/inner"],
+    ),
+    (
+        "bare path into a child declared with `mod x;`",
+        {
+            "lib.rs": "mod runner;\n",
+            "runner/mod.rs": "mod cell;\nmod singlestep;\n",
+            "runner/cell.rs": "use super::singlestep;\nfn f() { singlestep::cell_main(); }\npub fn name_process() {}\n",
+            "runner/singlestep/mod.rs": "mod stepper;\nuse stepper::Record;\npub fn cell_main() { stepper::{run}; }\n",
+            "runner/singlestep/stepper.rs": "use crate::runner::cell::name_process;\npub struct Record;\n",
+        },
+        ["runner/cell", "runner/singlestep", "runner/singlestep/stepper"],
+    ),
+    (
+        "no circle: a folder's face names its child, the child takes from the face",
+        {
+            "lib.rs": "mod clock;\n",
+            "clock/mod.rs": "mod x86;\npub use x86::Tsc;\npub trait Clock {}\n",
+            "clock/x86.rs": "use super::Clock;\npub struct Tsc;\n",
+        },
+        [],
     ),
     (
         "no circle (one-way imports, a test module ignored)",

@@ -173,7 +173,7 @@ impl Results {
         let summary = if sp.is_file() { Some(Table::read(&sp)?) } else { None };
         let reps = if rp.is_file() { Some(Table::read(&rp)?) } else { None };
         let run = if dir.join(crate::results::RUN_JSON).is_file() {
-            Some(crate::report::load::read_run_json(dir).map_err(data)?)
+            Some(crate::results::read::read_run_json(dir).map_err(data)?)
         } else {
             None
         };
@@ -204,7 +204,7 @@ impl Results {
         dir: Option<&Path>,
     ) -> Result<Results, Error> {
         let meta = run.map(RunMeta::from_run_json).unwrap_or_default();
-        let tracers = run.map(crate::report::load::tracers_of).unwrap_or_default();
+        let tracers = run.map(crate::results::read::tracers_of).unwrap_or_default();
         let run_tracers: Vec<&Value> = run
             .and_then(|r| r.get("tracers"))
             .and_then(Value::as_array)
@@ -309,8 +309,7 @@ impl Results {
                     Interval::Bootstrap { repetitions: moms.len(), confidence: CONFIDENCE },
                 )
             } else {
-                let tdir =
-                    meta_of.map(|m| tracers[m].dir.clone()).unwrap_or_else(|| crate::report::load::dir_name(&k.0));
+                let tdir = meta_of.map(|m| tracers[m].dir.clone()).unwrap_or_else(|| crate::results::dir_name(&k.0));
                 let p10 = match dir {
                     Some(d) => {
                         if !events.contains_key(&tdir) {
@@ -366,7 +365,7 @@ pub(super) fn contain(value: f64, lo: f64, hi: f64) -> Metric {
 
 /// The latencies of an events.csv by thread count, each sorted; an absent file gives none.
 /// A report-side reading error, as a data error of the export (exit 2).
-fn data(e: crate::report::ReportError) -> Error {
+fn data(e: crate::results::read::ReadError) -> Error {
     Error::Usage(e.to_string())
 }
 
@@ -375,8 +374,8 @@ fn read_latencies(path: &Path) -> Result<HashMap<u32, Vec<f64>>, Error> {
     if !path.is_file() {
         return Ok(out);
     }
-    let mut ev = crate::report::load::Events::open(path).map_err(data)?;
-    let mut e = crate::report::load::Event::default();
+    let mut ev = crate::results::read::Events::open(path).map_err(data)?;
+    let mut e = crate::results::read::Event::default();
     while ev.next_into(&mut e).map_err(data)? {
         out.entry(e.threads).or_default().push(e.latency);
     }

@@ -3,42 +3,37 @@
 //!
 //! Like every step after the measurement it reads files only (docs/ARCHITECTURE.md, "Honesty"), and
 //! it streams each events.csv twice with fixed-size state (log histograms, reservoirs, running
-//! moments), so memory does not grow with the number of rows.
-mod against;
-pub mod battery;
-use against::{compare_with_survey, expected_period};
-pub mod analyze;
-#[cfg(test)]
-mod browser_test;
-mod compare;
-mod dated;
-mod figures;
+//! moments), so memory does not grow with the number of rows. One stage per folder, data flowing
+//! down the table:
+//!
+//! ```text
+//! load      run.json, summary.csv, repetitions.csv, events.csv   (load/, through results::read)
+//! analysis  code paths of each metric: passes 1-3, modes,          (crate::analysis: also the
+//!           periodic paths, irregular paths, speed phases, dated   sweep's slow-path column, so
+//!           levels against the sentinel windows                    not inside report/)
+//! findings  typed claims (report.json), the survey check and the   (findings/: mod.rs,
+//!           period a tracer's geometry predicts, the ranking       survey_check.rs, ranking.rs)
+//! render    report.html / report.md, the code-path line, tables,   (render/: mod.rs, page.rs,
+//!           figures                                                path_line.rs, tables.rs, figures.rs)
+//! ```
+//! The reports that are not one run's code-path report (a sweep, a single-step run, several runs
+//! side by side) and the synthetic results generator are in side/. This file holds the command's
+//! arguments, its error type, the report's model (`Report`, `TracerReport`) and the order of the
+//! stages (`build`).
 pub mod findings;
-mod footprint;
-mod fractional;
-mod irregular;
 pub mod load;
-mod locked;
-mod null;
-mod page;
-mod passes;
-pub mod paths;
-mod phases;
-mod ranking;
-mod render;
-pub mod say;
-#[cfg(test)]
-mod say_tests;
-mod search;
-pub mod segments;
-pub mod stepped;
-pub mod stream;
-pub mod survey;
-pub mod sweep;
-pub mod synth;
-mod tables;
+pub mod render;
+pub mod side;
 #[cfg(test)]
 mod tests;
+
+use crate::analysis::dated::{self, tracer_row};
+use crate::analysis::{self, code_paths};
+use findings::expected_period::expected_period;
+use findings::survey_check::compare_with_survey;
+use findings::{ranking, survey_reference};
+use render::{figures, path_line};
+use side::{side_by_side, single_step, sweep, synthetic};
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -48,8 +43,8 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::plot::{self, PlotError};
+use code_paths::TracerAnalysis;
 use load::{SummaryRow, TracerMeta};
-use paths::TracerAnalysis;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -86,18 +81,9 @@ pub struct ReportArgs {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error(
-        "{dir} is not a results directory: {missing} is missing; pass the directory `tracebench run --out DIR` wrote"
-    )]
-    NotResults { dir: PathBuf, missing: String },
-    #[error("{path}: line {line}: {msg}")]
-    Parse { path: PathBuf, line: u64, msg: String },
-    #[error(
-        "{path}: column '{column}' is missing; the file does not follow the output contract (re-run `tracebench run`)"
-    )]
-    MissingColumn { path: PathBuf, column: String },
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    /// Reading the results directory (not one, a malformed file, a missing column, I/O).
+    #[error(transparent)]
+    Read(#[from] crate::results::read::ReadError),
     #[error(transparent)]
     Plot(#[from] PlotError),
     #[error("{0}")]
@@ -126,9 +112,9 @@ pub struct TracerReport {
     pub rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>>,
     pub analysis: Option<TracerAnalysis>,
     /// Its levels dated over time and held against its sentinel windows (None: no analysis).
-    pub dated: Option<segments::SegmentReport>,
+    pub dated: Option<dated::SegmentReport>,
     /// Slow calls that gather on the harness's own cycles (empty: none, or no analysis).
-    pub footprint: Vec<footprint::HarnessCycle>,
+    pub footprint: Vec<crate::analysis::footprint::HarnessCycle>,
     pub note: Option<String>,
 }
 
@@ -152,10 +138,12 @@ pub struct Report {
     pub tracers: Vec<TracerReport>,
     pub counters: Vec<String>,
     /// What the code-path analysis claims, per tracer row (report.json), and its lines as the
-    /// terminal says them (say.rs).
+    /// terminal says them (path_line.rs).
     pub findings: Vec<findings::TracerFindings>,
     pub code_paths: Vec<String>,
     pub survey_notes: Vec<String>,
+    /// The same sentences typed (report.json's `survey_check`).
+    pub survey_checks: Vec<findings::survey_check::SurveyCheck>,
     pub notes: Vec<String>,
     pub figures: Vec<FigureRef>,
 }
@@ -164,11 +152,8 @@ impl ReportError {
     /// 2 for input the user must fix (not a results directory, a malformed file); 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            ReportError::NotResults { .. }
-            | ReportError::Parse { .. }
-            | ReportError::MissingColumn { .. }
-            | ReportError::Usage(_) => 2,
-            ReportError::Io { .. } | ReportError::Plot(_) => 1,
+            ReportError::Read(crate::results::read::ReadError::Io { .. }) | ReportError::Plot(_) => 1,
+            ReportError::Read(_) | ReportError::Usage(_) => 2,
         }
     }
 }
@@ -191,7 +176,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
                 "several directories make one report side by side: say where it goes with --out DIR".into(),
             ));
         };
-        let lines = compare::write(&args.dirs, out)?;
+        let lines = side_by_side::write(&args.dirs, out)?;
         for l in lines {
             println!("{l}");
         }
@@ -213,8 +198,8 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         return Ok(0);
     }
     // `run --instructions singlestep` (issue 19): counts, not timings, so a report of its own.
-    if stepped::is_stepped(dir) && args.synthetic.is_none() {
-        let lines = stepped::write(dir)?;
+    if single_step::is_stepped(dir) && args.synthetic.is_none() {
+        let lines = single_step::write(dir)?;
         for l in lines {
             println!("{l}");
         }
@@ -227,9 +212,9 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         let tracers: usize = t.trim().parse().ok().filter(|&t| (1..=100).contains(&t)).ok_or_else(bad)?;
         let rows: usize = r.trim().parse().ok().filter(|&r| (100..=100_000_000).contains(&r)).ok_or_else(bad)?;
         let t0 = Instant::now();
-        synth::write(
+        synthetic::write(
             dir,
-            &synth::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
+            &synthetic::Options { tracers, rows, threads: vec![1, 2, 4], counters: args.synthetic_counters },
         )?;
         eprintln!(
             "synthetic results ({tracers} tracers x {rows} rows) written to {} in {:.2} s",
@@ -268,18 +253,24 @@ fn blocked_lines(tracers: &[TracerReport]) -> Vec<String> {
 /// Reads DIR, analyses it and writes report.html, report.md and figures/.
 pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, ReportError> {
     if !dir.is_dir() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: "the directory itself".into() });
+        return Err(ReportError::Read(crate::results::read::ReadError::NotResults {
+            dir: dir.to_path_buf(),
+            missing: "the directory itself".into(),
+        }));
     }
     let run = load::read_run_json(dir)?;
     let summary_path = dir.join(crate::results::SUMMARY_CSV);
     if !summary_path.exists() {
-        return Err(ReportError::NotResults { dir: dir.to_path_buf(), missing: crate::results::SUMMARY_CSV.into() });
+        return Err(ReportError::Read(crate::results::read::ReadError::NotResults {
+            dir: dir.to_path_buf(),
+            missing: crate::results::SUMMARY_CSV.into(),
+        }));
     }
     let summary = load::read_summary(&summary_path, false)?;
     let reps_path = dir.join(crate::results::REPETITIONS_CSV);
     let reps = if reps_path.exists() { load::read_summary(&reps_path, true)? } else { Vec::new() };
     let synthetic = run.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
-    let kernel = survey::is_kernel(&run);
+    let kernel = survey_reference::is_kernel(&run);
 
     let tracers = tracer_reports(dir, &run, &summary, &reps, points, iterations)?;
     let counters: Vec<String> = load::ordered_unique(
@@ -299,6 +290,7 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
         findings: Vec::new(),
         code_paths: Vec::new(),
         survey_notes: Vec::new(),
+        survey_checks: Vec::new(),
         notes: Vec::new(),
         figures: Vec::new(),
     };
@@ -306,11 +298,12 @@ pub fn build(dir: &Path, points: usize, iterations: usize) -> Result<Report, Rep
     report.notes.extend(report.tracers.iter().filter_map(|t| t.note.clone()));
     report.findings = report.tracers.iter().map(|t| tracer_findings(&report.run, t)).collect();
     for (t, f) in report.tracers.iter().zip(&report.findings) {
-        report.code_paths.extend(f.metrics.iter().map(|m| say::line(&t.label, m, say::Markup::Terminal)));
+        report.code_paths.extend(f.metrics.iter().map(|m| path_line::line(&t.label, m, path_line::Markup::Terminal)));
     }
-    report.survey_notes = compare_with_survey(&report);
+    report.survey_checks = compare_with_survey(&report);
+    report.survey_notes = report.survey_checks.iter().map(|c| c.text.clone()).collect();
     figures::draw(&mut report, iterations)?;
-    render::write(&report)?;
+    render::write_report(&report)?;
     Ok(report)
 }
 
@@ -342,21 +335,24 @@ fn tracer_reports(
         }
         let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
         let (analysis, note) = if events.exists() {
-            (Some(analyze::analyze(&events, base, points, iterations)?), None)
+            (Some(analysis::analyze(&events, base, points, iterations)?), None)
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
         let dated =
             match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
-                Some((a, cp)) => Some(dated::dated(dir, &m.dir, &m.name, a.threads, cp)?),
+                Some((a, cp)) => Some(tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp)?),
                 None => None,
             };
         let footprint = match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
-            Some((a, cp)) => footprint::check(&load::Source::File(events.clone()), a.threads, cp, &footprint::cycles(run))?,
+            Some((a, cp)) => {
+                let src = crate::results::read::Source::File(events.clone());
+                crate::analysis::footprint::check(&src, a.threads, cp, &crate::analysis::footprint::cycles(run))?
+            }
             None => Vec::new(),
         };
-        let label = match survey::ftrace_clock(&m.config) {
-            Some(c) if survey::kind(&m.spec).starts_with("ftrace") => {
+        let label = match survey_reference::ftrace_clock(&m.config) {
+            Some(c) if survey_reference::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
             }
             _ => m.name.clone(),

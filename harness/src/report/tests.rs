@@ -1,8 +1,9 @@
-//! Report tests on synthetic results directories (see synth.rs).
+//! Report tests on synthetic results directories (see side/synthetic.rs).
 use super::*;
+use crate::analysis::calibration_battery;
 
 fn synth(dir: &Path, tracers: usize, rows: usize, threads: Vec<u32>, counters: bool) {
-    synth::write(dir, &synth::Options { tracers, rows, threads, counters }).unwrap();
+    synthetic::write(dir, &synthetic::Options { tracers, rows, threads, counters }).unwrap();
 }
 
 #[test]
@@ -32,6 +33,12 @@ fn finds_period_64_on_spin_and_writes_everything() {
     assert!(html.contains("SYNTHETIC DATA"));
     assert!(!html.contains("src=\"figures/"), "report.html must embed its figures");
     assert!(r.survey_notes.iter().any(|l| l.contains("planted slow path every 64 calls is found")));
+    // report.json's survey check says the same sentence typed.
+    use findings::survey_check::{Topic, Verdict};
+    assert!(r
+        .survey_checks
+        .iter()
+        .any(|c| c.topic == Topic::PlantedPath && c.verdict == Verdict::Found && c.text.contains("every 64 calls")));
 }
 
 #[test]
@@ -116,13 +123,8 @@ fn base64_matches_rfc4648() {
 
 /// A deterministic pseudo-random sequence for synthetic latencies.
 fn xorshift() -> impl FnMut() -> u64 {
-    let mut x = 0x2545F4914F6CDD1Du64;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
+    let mut x = crate::stats::rng::XorShift64(0x2545F4914F6CDD1D);
+    move || x.next()
 }
 
 /// The code-path line of a synthetic `none` run of `n` calls whose latencies `lat(iteration, rnd)`
@@ -293,7 +295,7 @@ fn a_costlier_call_of_a_flush_is_the_flush_not_an_outlier() {
 }
 
 /// The analysis of sequences of latencies (one repetition each), through an in-memory events.csv.
-fn analysis_of(seqs: &[Vec<f64>]) -> paths::CodePaths {
+fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths {
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
     for (r, v) in seqs.iter().enumerate() {
         for (i, x) in v.iter().enumerate() {
@@ -301,7 +303,7 @@ fn analysis_of(seqs: &[Vec<f64>]) -> paths::CodePaths {
         }
     }
     let src = load::Source::Memory { name: "t/events.csv".into(), bytes: std::sync::Arc::new(ev.into_bytes()) };
-    let a = analyze::analyze_source(&src, None, 0, 0).unwrap();
+    let a = analysis::analyze_source(&src, None, 0, 0).unwrap();
     a.code_paths.into_iter().find(|c| c.metric == "latency").unwrap()
 }
 
@@ -326,7 +328,7 @@ fn printf_flush_in_three_repetitions_is_one_path() {
         })
         .collect();
     let cp = analysis_of(&seqs);
-    let line = say::describe("printf", &cp, None);
+    let line = path_line::describe("printf", &cp, None);
     assert!(cp.periodic.is_empty(), "{line}");
     assert_eq!(cp.irregular.iter().filter(|p| !p.is_phase()).count(), 1, "{line}");
     assert!(line.contains("about every 431 events"), "{line}");
@@ -356,7 +358,7 @@ fn printf_flush_every_8_calls_is_one_path_at_its_spacing() {
         })
         .collect();
     let cp = analysis_of(&seqs);
-    let line = say::describe("printf", &cp, None);
+    let line = path_line::describe("printf", &cp, None);
     let above = cp.periodic.len() + cp.irregular.iter().filter(|p| !p.is_phase()).count();
     assert_eq!(above, 1, "{line}");
     let period = cp.main_slow_path().unwrap().mean_period;
@@ -368,15 +370,15 @@ fn calibration_battery_seeded_subset_meets_the_targets() {
     // The targets of issue 23 (and issue 24's printf flush as one path) on a seeded subset of
     // `make calibrate`: 5 runs of each kind, deterministic, so it cannot flake.
     let t0 = std::time::Instant::now();
-    let res = battery::run(5, 7).unwrap();
-    let (table, ok) = battery::table(&res, 7, t0.elapsed().as_secs_f64());
+    let res = calibration_battery::run(5, 7).unwrap();
+    let (table, ok) = calibration_battery::table(&res, 7, t0.elapsed().as_secs_f64());
     println!("{table}");
     assert!(ok, "{table}");
-    let get = |k: battery::Kind| res.iter().find(|r| r.0 == k).unwrap().1;
-    let claims: u32 = battery::NULL_KINDS.iter().map(|&k| get(k).claimed).sum();
-    let irregular: u32 = battery::NO_PATH_KINDS.iter().map(|&k| get(k).irregular).sum();
+    let get = |k: calibration_battery::Kind| res.iter().find(|r| r.0 == k).unwrap().1;
+    let claims: u32 = calibration_battery::NULL_KINDS.iter().map(|&k| get(k).claimed).sum();
+    let irregular: u32 = calibration_battery::NO_PATH_KINDS.iter().map(|&k| get(k).irregular).sum();
     assert_eq!((claims, irregular), (0, 0), "{table}");
-    for k in battery::PLANTED_KINDS {
+    for k in calibration_battery::PLANTED_KINDS {
         let t = get(k);
         assert_eq!(t.found, t.runs, "{k:?}: {table}");
     }
@@ -404,7 +406,7 @@ fn commensurate_paths_at_two_phases_stay_apart() {
         })
         .collect();
     let cp = analysis_of(&seqs);
-    let line = say::describe("x", &cp, None);
+    let line = path_line::describe("x", &cp, None);
     assert_eq!(cp.periodic.iter().filter(|p| p.period == 100).count(), 2, "{line}");
 }
 

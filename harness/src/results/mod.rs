@@ -13,6 +13,7 @@
 //! ```
 pub mod atomic;
 pub mod columns;
+pub mod read;
 pub mod rows;
 pub mod table;
 

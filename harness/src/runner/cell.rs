@@ -23,13 +23,6 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// Started from `/proc/PID/exe` (`supervise::own_exe`), this process would be called "exe" in
-/// `ps` and /proc/PID/comm: it takes tracebench's name back (its threads inherit it).
-pub fn name_process() {
-    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
-    unsafe { libc::prctl(libc::PR_SET_NAME, c"tracebench".as_ptr()) };
-}
-
 fn to_ns(ticks: u64, hz: f64) -> f64 {
     ticks as f64 * 1e9 / hz
 }
@@ -47,7 +40,7 @@ struct ThreadOut {
 /// its directory, is on the command line too so that `ps` tells which run a cell belongs to.
 pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
     super::supervise::install_handlers_with(on_signal);
-    name_process();
+    super::supervise::name_process();
     let spec = protocol::read_spec(&mut std::io::stdin().lock())?;
     if spec.dir != dir {
         return Err(Error::Usage(format!("__cell {}: the spec on stdin is for {}", dir.display(), spec.dir.display())));

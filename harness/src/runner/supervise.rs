@@ -110,6 +110,14 @@ pub fn own_exe() -> PathBuf {
     PathBuf::from(format!("/proc/{}/exe", std::process::id()))
 }
 
+/// Started from `/proc/PID/exe` ([`own_exe`]), this process would be called "exe" in `ps` and
+/// /proc/PID/comm: it takes tracebench's name back (its threads inherit it). Here, below both
+/// processes that call it (the cell, `runner::cell`, and the stepper, `singlestep::stepper`).
+pub fn name_process() {
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"tracebench".as_ptr()) };
+}
+
 /// Reads the pid the cell sent (non-blocking; None until it is there).
 fn cell_pid(pipe: &OwnedFd) -> Option<libc::pid_t> {
     let mut buf = [0u8; 16];

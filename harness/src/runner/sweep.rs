@@ -301,7 +301,7 @@ pub struct SlowPath {
 pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {
     let Some(r) = plan.rows.iter().find(|r| r.name == row.tracer) else { return SlowPath::default() };
     let events = out.path.join(&r.dir).join(crate::results::EVENTS_CSV);
-    let Ok(a) = crate::report::analyze::analyze(&events, Some(row.threads as u32), 0, 0) else {
+    let Ok(a) = crate::analysis::analyze(&events, Some(row.threads as u32), 0, 0) else {
         return SlowPath::default();
     };
     // The costliest path (an exact period, or an irregular path's spacing: printf's flush, whose
@@ -326,8 +326,8 @@ pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row
 /// The median gap, in calls, between consecutive calls whose latency lies in `like` (ns) in each
 /// sequence of an events.csv (one thread count); None with fewer than two gaps.
 fn median_gap_within(events: &std::path::Path, threads: u32, like: (f64, f64)) -> Option<f64> {
-    let mut ev = crate::report::load::Events::open(events).ok()?;
-    let mut row = crate::report::load::Event::default();
+    let mut ev = crate::results::read::Events::open(events).ok()?;
+    let mut row = crate::results::read::Event::default();
     let mut last: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut gaps: Vec<u64> = Vec::new();
     while ev.next_into(&mut row).ok()? {

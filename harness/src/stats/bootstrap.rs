@@ -3,21 +3,8 @@
 //! Resampling is done over *repetitions* (one value per process run), never over the
 //! iterations of one process: those are not independent (Kalibera & Jones 2013).
 
-/// A small, fast, seedable PRNG (SplitMix64) so that a gate's verdict is reproducible.
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
+/// The resamples' generator (in `stats::rng`, with the others), so that a gate's verdict is reproducible.
+pub use super::rng::SplitMix64;
 
 /// Percentile bootstrap interval of a two-sample statistic `stat(a, b)`, where `a` and `b` are
 /// per-repetition values, each resampled with replacement independently. Returns (point

@@ -300,13 +300,13 @@ fn the_report_header_lists_what_matters_bad_first() {
     ];
     let run = serde_json::json!({ "system": super::render::json(&checks, "the run") });
     assert_eq!(
-        crate::report::load::system_lines(&run),
+        crate::results::read::system_lines(&run),
         vec![
             "BAD: the TSC is not invariant".to_string(),
             "WARN: steal 3.1% during the check: expect stalls no event shows".to_string()
         ]
     );
-    assert!(crate::report::load::system_lines(&serde_json::json!({})).is_empty(), "runs before issue 25 have none");
+    assert!(crate::results::read::system_lines(&serde_json::json!({})).is_empty(), "runs before issue 25 have none");
     assert_eq!(super::render::exit_code(&checks), 1);
     assert_eq!(super::render::exit_code(&checks[..3]), 0);
 }

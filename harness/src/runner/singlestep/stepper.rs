@@ -244,7 +244,7 @@ impl Faults {
 
 /// Entry point of the hidden `__stepper PID TID` subcommand.
 pub fn main(pid: i32, tid: i32) -> Result<i32, Error> {
-    crate::runner::cell::name_process();
+    crate::runner::supervise::name_process();
     // SAFETY: prctl and sigaction with plain arguments; the handler only stores to an atomic.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);

@@ -1,0 +1,234 @@
+//! What the code-path analysis finds (survey section 7.1: the fast path, a middle path every
+//! PAGE_SIZE / EVENT_SIZE events, the slow path every SUB-BUFFER_SIZE / EVENT_SIZE events), and
+//! how one tracer's paths are said in one line. The finding itself is `analysis/mod.rs`.
+use crate::analysis::running::{Reservoir, Running};
+use crate::stats::hist::{LogHistogram, Mode};
+
+/// A mode (frequent path) must hold at least this many calls (and `analyze`'s MIN_MODE_FRACTION
+/// of them); rarer paths are found by their period instead. Shared by pass 2 (`analyze`) and the
+/// irregular-path step (`irregular`), so it lives here, below both.
+pub(crate) const MIN_MODE_CALLS: u64 = 10;
+
+/// One frequent but irregular code path of one metric (a mode of the histogram whose calls
+/// follow no period, such as a printf flush whose spacing drifts with the formatted length).
+#[derive(Debug, Clone)]
+pub struct CodePath {
+    pub mode: Mode,
+    /// Median difference to the dominant path's median (ns, or counter units).
+    pub delta: f64,
+    /// Calls of the mode on no periodic path.
+    pub calls: u64,
+    /// How regularly consecutive calls on this path are spaced.
+    pub spacing: Option<Spacing>,
+    /// The share of its calls in the busiest quarter of the run (phases.rs), when the run is long
+    /// enough to tell; at or above CLUSTERED_SHARE it is a phase of the machine, not a path.
+    pub clustered: Option<f64>,
+}
+
+impl CodePath {
+    pub fn is_phase(&self) -> bool {
+        self.clustered.is_some_and(|c| c >= crate::analysis::phases::CLUSTERED_SHARE)
+    }
+}
+
+/// The median spacing of consecutive calls on a path and the share of spacings within 10 % of it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Spacing {
+    pub median: f64,
+    pub near_share: f64,
+}
+
+impl From<(f64, f64)> for Spacing {
+    fn from((median, near_share): (f64, f64)) -> Self {
+        Spacing { median, near_share }
+    }
+}
+
+/// A call just after a periodic path's, on the same period and also slow (the call after
+/// LTTng's sub-buffer switch): said with the path, not as a path of its own.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Follower {
+    /// Calls after the path's own call (1: the next one).
+    pub offset: u64,
+    /// Median extra cost over the fast path's median, and the calls.
+    pub extra: f64,
+    pub calls: u64,
+}
+
+/// A call above the fast path (or in a non-dominant mode), as pass 2 keeps it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Entry {
+    /// Sequence (thread, repetition, counter set), iteration, value of the metric, and the
+    /// histogram mode holding it (None: in no mode).
+    pub seq: u64,
+    pub it: u64,
+    pub v: f32,
+    pub mode: Option<usize>,
+}
+
+/// A periodic path's calls in one sequence: the iterations `residue + k * period`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Residue {
+    pub seq: u64,
+    pub residue: u64,
+}
+
+/// The main slow path of a metric: its mean spacing in calls and its extra cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MainSlowPath {
+    pub mean_period: f64,
+    pub extra: f64,
+}
+
+/// A path taken every `period` calls (survey section 7.1), or `phases` times in every `period`
+/// calls at evenly spread phases: a mean period of `period / phases` that is not a whole number
+/// (fractional.rs).
+#[derive(Debug, Clone)]
+pub struct PeriodicPath {
+    pub period: u64,
+    pub phases: u64,
+    /// Slow calls on the lattice.
+    pub hits: u64,
+    /// Kept calls on the lattice (pass 3): `hits` of them were slow.
+    pub slots: u64,
+    /// Median extra cost of the slow calls on the lattice over the dominant path's median.
+    pub extra: f64,
+    /// Kept calls on the lattice above `cut` (half-way to the path's cost): those taking it.
+    pub taken: u64,
+    pub cut: f64,
+    /// The search's evidence for the lattice (its statistic: log10 of a fixed-lattice chance,
+    /// not a probability; permutation.rs calibrates it).
+    pub log10_chance: f64,
+    /// Calibrated p-value: (1 + null reruns of the whole search as strong) / (1 + reruns).
+    pub p_value: f64,
+    pub null_runs: u32,
+    /// First iteration on the lattice in the first sequence (the phase).
+    pub phase: u64,
+    /// The residue of each sequence holding the lattice.
+    pub(crate) residues: Vec<Residue>,
+    /// Calls just after this path's, on the same period and also slow, such as the call after
+    /// LTTng's sub-buffer switch. One path, not two.
+    pub followers: Vec<Follower>,
+    /// The calls of each period folded from the path's own call on (pass 3), and the slower
+    /// stretch they show right after it, if any (stretch.rs): the tracer's, with this path.
+    pub(crate) profile: Option<crate::analysis::periodic::stretch::Profile>,
+    pub stretch: Option<crate::analysis::periodic::stretch::Stretch>,
+}
+
+impl PeriodicPath {
+    /// Whether iteration `it` of sequence `seq` is on this path's lattice.
+    pub(crate) fn on(&self, seq: u64, it: u64) -> bool {
+        self.residues.iter().any(|x| x.seq == seq && it % self.period == x.residue)
+    }
+
+    /// Calls between two calls of the path, on average.
+    pub fn mean_period(&self) -> f64 {
+        self.period as f64 / self.phases.max(1) as f64
+    }
+
+    /// The period as the report says it: `810`, or `56.5` where it is not a whole number.
+    pub fn period_text(&self) -> String {
+        if self.phases <= 1 {
+            self.period.to_string()
+        } else {
+            format!("{:.1}", self.mean_period())
+        }
+    }
+}
+
+/// A lattice the search found but the permutation null did not confirm (permutation.rs): said, so the
+/// reader knows it was tried, but not claimed as a path.
+#[derive(Debug, Clone)]
+pub struct RejectedLattice {
+    pub period: u64,
+    pub hits: u64,
+    pub p: f64,
+    pub null_runs: u32,
+}
+
+/// A speed phase of the machine: a mode whose calls come in long contiguous stretches of
+/// iterations (the VM drifts between speeds over seconds). Not a code path.
+#[derive(Debug, Clone)]
+pub struct SpeedPhase {
+    pub mode: Mode,
+    pub delta: f64,
+    /// Maximal runs of windows where this mode holds the majority.
+    pub stretches: u64,
+}
+
+/// Code paths of one metric (latency, or instructions when a PMU exists).
+#[derive(Debug, Clone)]
+pub struct CodePaths {
+    pub metric: String,
+    pub unit: &'static str,
+    /// The dominant (most frequent) mode and the share of calls in it at or below `threshold`.
+    pub dominant: Mode,
+    pub fast_fraction: f64,
+    /// Calls above this value count as slow (candidates for a periodic path).
+    pub threshold: f64,
+    pub periodic: Vec<PeriodicPath>,
+    /// Lattices the search found and the null refused.
+    pub rejected: Vec<RejectedLattice>,
+    pub irregular: Vec<CodePath>,
+    pub phases: Vec<SpeedPhase>,
+    /// Slow calls on no path (interrupts and other noise), and the calls analysed.
+    pub outliers: u64,
+    /// When most calls in no mode hold the majority of their 64-call windows: the number of
+    /// stretches they come in (a speed phase too broad to form one mode).
+    pub outliers_in_stretches: Option<u64>,
+    /// Two speed levels of the machine in the means of 64-call windows (phases.rs), when they are
+    /// too close to form latency modes of their own.
+    pub levels: Option<crate::analysis::phases::Levels>,
+    pub rows: u64,
+    /// Calls per sequence (the shortest sequence's extent, in iterations).
+    pub seq_len: u64,
+    /// The metric's column (None: latency).
+    pub(crate) col: Option<usize>,
+}
+
+impl CodePaths {
+    /// The main slow path's mean spacing and extra cost: the costliest periodic path, or else the
+    /// costliest irregular path with a spacing (printf's flush, whose period drifts with the line:
+    /// its median spacing, issue 24).
+    pub fn main_slow_path(&self) -> Option<MainSlowPath> {
+        if let Some(p) = self.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra)) {
+            return Some(MainSlowPath { mean_period: p.mean_period(), extra: p.extra });
+        }
+        self.irregular
+            .iter()
+            .filter(|p| !p.is_phase() && p.delta > 0.0)
+            .filter_map(|p| p.spacing.map(|s| MainSlowPath { mean_period: s.median, extra: p.delta }))
+            .max_by(|x, y| x.extra.total_cmp(&y.extra))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CounterStats {
+    pub name: String,
+    pub running: Running,
+    pub hist: LogHistogram,
+    /// (counter value, latency ns) pairs for the Figure 3/4/7 scatter.
+    pub sample: Reservoir<(f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TracerAnalysis {
+    /// Thread count analysed (the smallest in the file: code paths are a single-thread matter).
+    pub threads: u32,
+    pub rows: u64,
+    pub latency: LogHistogram,
+    pub latency_running: Running,
+    pub counters: Vec<CounterStats>,
+    /// The first iterations of the first sequence (thread, repetition, counter set).
+    pub first_iterations: Vec<(u64, f64)>,
+    pub code_paths: Vec<CodePaths>,
+}
+
+/// The period a tracer's own geometry predicts for its slow path (survey section 7.1: "the slow
+/// path every SUB-BUFFER_SIZE / EVENT_SIZE events"), and how it was computed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Expected {
+    pub period: f64,
+    /// e.g. "sub-buffer 8192 B (84 B header) / event 10.0 B = 810".
+    pub how: String,
+}

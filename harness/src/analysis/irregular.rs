@@ -1,0 +1,227 @@
+//! Irregular paths: frequent modes of the latency (or counter) histogram that no periodic path
+//! explains, such as printf's buffer flush, whose spacing drifts with the formatted length. A
+//! path that recurs at a nearly fixed spacing also owns the slow calls one spacing away from its
+//! own that its cost band missed (a flush that wrote more and cost more), so that a call of the
+//! path is never counted as an outlier "on no path".
+use std::collections::HashMap;
+
+use crate::analysis::code_paths::{CodePath, Entry};
+use crate::analysis::phases::busiest_quarter_share;
+use crate::stats::hist::Mode;
+use crate::stats::period::spacing;
+
+/// The slow calls of pass 2 and what they were drawn from.
+pub(crate) struct Scan<'a> {
+    /// Each call above the fast path, sorted by sequence and iteration.
+    pub entries: &'a [Entry],
+    pub seq_ids: &'a [u64],
+    pub ranges: &'a HashMap<u64, (u64, u64)>,
+    pub rows: u64,
+}
+
+/// Irregular paths, and which entries they explain. `skip(k)`: mode k is the fast path or a
+/// phase; `threshold`: calls above it are slow; `on_lattice(seq position, iteration)`: the call
+/// is on a periodic path.
+pub(crate) fn paths(
+    scan: &Scan,
+    modes: &[Mode],
+    skip: impl Fn(usize) -> bool,
+    threshold: f64,
+    base: f64,
+    on_lattice: &impl Fn(usize, u64) -> bool,
+) -> (Vec<CodePath>, Vec<bool>) {
+    let entries = scan.entries;
+    let mut out = Vec::new();
+    let mut explained = vec![false; entries.len()];
+    let extents: Vec<(u64, u64)> = scan.seq_ids.iter().map(|id| scan.ranges[id]).collect();
+    for (k, x) in modes.iter().enumerate() {
+        if skip(k) {
+            continue;
+        }
+        // Per sequence: the mode's calls, and the other slow calls on no path, as (iteration, entry).
+        let mut seqs: Vec<Vec<(u64, usize)>> = Vec::new();
+        let mut others: Vec<Vec<(u64, usize)>> = Vec::new();
+        for (pos, id) in scan.seq_ids.iter().enumerate() {
+            let lo = entries.partition_point(|e| e.seq < *id);
+            let hi = entries.partition_point(|e| e.seq <= *id);
+            let (mut s, mut o) = (Vec::new(), Vec::new());
+            for (j, e) in entries[lo..hi].iter().enumerate() {
+                if on_lattice(pos, e.it) || explained[lo + j] {
+                    continue;
+                }
+                if e.mode == Some(k) {
+                    s.push((e.it, lo + j));
+                } else if e.v as f64 > threshold && !e.mode.is_some_and(&skip) {
+                    o.push((e.it, lo + j));
+                }
+            }
+            seqs.push(s);
+            others.push(o);
+        }
+        let n: usize = seqs.iter().map(Vec::len).sum();
+        if (n as u64) < crate::analysis::code_paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
+            continue;
+        }
+        let iters =
+            |v: &[Vec<(u64, usize)>]| v.iter().map(|s| s.iter().map(|c| c.0).collect()).collect::<Vec<Vec<u64>>>();
+        // A costlier mode is a path only when its calls recur at a nearly fixed spacing, more
+        // regularly than calls at random positions would (regular_spacing's binomial test):
+        // memoryless slow calls (interrupts, a busy neighbour) form a mode too, and the
+        // calibration battery's null runs counted them as irregular paths. Its calls stay
+        // outliers on no path.
+        let regular = regular_spacing(&iters(&seqs), MODE_MIN_GAPS);
+        if x.median > base && regular.is_none() {
+            continue;
+        }
+        // A nearly fixed spacing: a slow call one spacing (within 10 %) from a call of the path is
+        // the path's.
+        if let Some((med, _)) = regular.or_else(|| spacing(&iters(&seqs)).filter(|s| s.1 >= 0.5 && s.0 >= 2.0)) {
+            for (s, o) in seqs.iter_mut().zip(&others) {
+                let own: Vec<u64> = s.iter().map(|c| c.0).collect();
+                let near_one = |it: u64| own.iter().any(|&p| ((it as f64 - p as f64).abs() - med).abs() <= 0.1 * med);
+                s.extend(o.iter().filter(|c| near_one(c.0)));
+                s.sort_unstable();
+            }
+        }
+        seqs.iter().flatten().for_each(|c| explained[c.1] = true);
+        let calls = seqs.iter().map(Vec::len).sum::<usize>() as u64;
+        let its = iters(&seqs);
+        out.push(CodePath {
+            mode: x.clone(),
+            delta: x.median - base,
+            calls,
+            spacing: typical_spacing(&its).map(Into::into),
+            clustered: busiest_quarter_share(&its, &extents, scan.rows),
+        });
+    }
+    out.extend(rare(scan, &mut explained, &skip, threshold, base, on_lattice));
+    (out, explained)
+}
+
+/// The spacing a path is said at (and the sweep's slow period, issue 24): the median of all its
+/// consecutive gaps, and the share within 10 % of it or one call, whichever is wider (a flush every
+/// 7 to 9 calls is "about every 8", all of its gaps within one call of that).
+fn typical_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
+    let (med, _) = spacing(its)?;
+    let g: Vec<f64> =
+        its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    let near = g.iter().filter(|&&x| (x - med).abs() <= (0.1 * med).max(1.0)).count();
+    Some((med, near as f64 / g.len() as f64))
+}
+
+/// Spacings a rare path needs before its regularity says anything: random slow calls put about
+/// one gap in ten within 10 % of their median, so half of ten or more is not chance.
+const RARE_MIN_GAPS: usize = 10;
+
+/// A mode's calls (a cost of their own already sets them apart) need no more gaps than the
+/// binomial test below asks for: five of five in one window is already below its 1e-3.
+const MODE_MIN_GAPS: usize = 3;
+
+/// The chance that a gap between randomly placed calls falls in the best window of +-10 %
+/// (geometric gaps put about 7 % there; a margin for other shapes).
+const RANDOM_IN_WINDOW: f64 = 0.15;
+
+/// P(Binomial(n, p) >= k).
+fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
+    let mut term = (1.0 - p).powi(n as i32);
+    let mut below = 0.0;
+    for i in 0..k {
+        below += term;
+        term *= (n - i) as f64 / (i + 1) as f64 * p / (1.0 - p);
+    }
+    (1.0 - below).max(0.0)
+}
+
+/// The spacing of calls that recur at a nearly fixed spacing with interlopers among them: the
+/// window of +-10 % that holds most consecutive gaps, when it holds half of them or more, at
+/// least `min_gaps`, and more than random gaps would put in any window (binomial tail, times
+/// the windows tried, below 1e-3). Returns the median gap in the window and its share.
+fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64, f64)> {
+    let mut g: Vec<f64> =
+        its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
+    if g.len() < min_gaps {
+        return None;
+    }
+    g.sort_by(f64::total_cmp);
+    let (mut best, mut j) = ((0usize, 0usize), 0usize);
+    for i in 0..g.len() {
+        j = j.max(i);
+        while j + 1 < g.len() && g[j + 1] <= g[i] * 1.1 / 0.9 {
+            j += 1;
+        }
+        if j + 1 - i > best.1 - best.0 {
+            best = (i, j + 1);
+        }
+    }
+    let k = best.1 - best.0;
+    let n = g.len();
+    let chance = binom_tail(n, k, RANDOM_IN_WINDOW) * n as f64;
+    let med = g[(best.0 + best.1) / 2];
+    (2 * k >= n && chance < 1e-3 && med >= 2.0).then_some((med, k as f64 / n as f64))
+}
+
+/// Rare paths too few to form a mode (a 64 KiB buffer fed variable-size events: 0.04 % of calls),
+/// among the slow calls on no path: calls of like cost (within a factor of 1.7) that recur at a
+/// nearly fixed spacing (regular_spacing).
+fn rare(
+    scan: &Scan,
+    explained: &mut [bool],
+    skip: &impl Fn(usize) -> bool,
+    threshold: f64,
+    base: f64,
+    on_lattice: &impl Fn(usize, u64) -> bool,
+) -> Vec<CodePath> {
+    let entries = scan.entries;
+    // Cost bands of 20 %; a path's calls are looked for within three (a factor of 1.7).
+    let band = |v: f32| ((v.max(1.0) as f64).ln() / 1.2f64.ln()).floor() as i64;
+    let slow_free = |i: usize, pos: usize| {
+        let e = &entries[i];
+        e.v as f64 > threshold && !e.mode.is_some_and(skip) && !on_lattice(pos, e.it)
+    };
+    let spans: Vec<(usize, usize)> = scan
+        .seq_ids
+        .iter()
+        .map(|id| (entries.partition_point(|e| e.seq < *id), entries.partition_point(|e| e.seq <= *id)))
+        .collect();
+    let bands: std::collections::BTreeSet<i64> = spans
+        .iter()
+        .enumerate()
+        .flat_map(|(pos, &(lo, hi))| (lo..hi).filter(move |&i| slow_free(i, pos)))
+        .map(|i| band(entries[i].v))
+        .collect();
+    let mut out = Vec::new();
+    for b in bands {
+        let members: Vec<Vec<usize>> = spans
+            .iter()
+            .enumerate()
+            .map(|(pos, &(lo, hi))| {
+                (lo..hi)
+                    .filter(|&i| !explained[i] && slow_free(i, pos) && (b..=b + 2).contains(&band(entries[i].v)))
+                    .collect()
+            })
+            .collect();
+        let its: Vec<Vec<u64>> = members.iter().map(|m| m.iter().map(|&i| entries[i].it).collect()).collect();
+        let Some(sp) = regular_spacing(&its, RARE_MIN_GAPS) else { continue };
+        let mut v: Vec<f32> = members.iter().flatten().map(|&i| entries[i].v).collect();
+        v.sort_by(f32::total_cmp);
+        let med = v[v.len() / 2] as f64;
+        members.iter().flatten().for_each(|&i| explained[i] = true);
+        let bin = |x: f64| crate::stats::hist::LogHistogram::bin_of(x).unwrap_or(0);
+        let calls = v.len() as u64;
+        out.push(CodePath {
+            mode: Mode {
+                first_bin: bin(1.2f64.powi(b as i32)),
+                end_bin: bin(1.2f64.powi(b as i32 + 3)),
+                zero: false,
+                median: med,
+                count: calls,
+                fraction: calls as f64 / scan.rows.max(1) as f64,
+            },
+            delta: med - base,
+            calls,
+            spacing: Some(sp.into()),
+            clustered: None,
+        });
+    }
+    out
+}

@@ -1,0 +1,468 @@
+//! Per-tracer analysis of events.csv in streaming passes, holding only bounded state: pass 1
+//! fills log histograms, running moments, a reservoir and the first iterations; pass 2 keeps the
+//! iteration of every call above the fast path (capped) and the phase windows; pass 3 (only when a
+//! period was found) counts the kept calls on each period.
+//!
+//! Survey section 7.1: LTTng's slow path is taken "every SUB-BUFFER_SIZE / EVENT_SIZE events". A
+//! path is established by its period, not its share: a handful of slow calls exactly P apart is
+//! strong evidence however rare, so periods are searched among the slow calls (search.rs), and a
+//! period is claimed only when reruns of that whole search on the same calls at random positions
+//! (permutation.rs) almost never find as strong a lattice. Calls in long stretches are speed phases, not
+//! paths (phases.rs).
+//!
+//! The report (`report`) and the sweep's slow-path column (`runner/sweep.rs`) both use it, so it
+//! stands beside them: it reads through `results::read` and computes with `stats`, nothing else.
+pub mod calibration_battery;
+pub mod code_paths;
+pub mod dated;
+pub mod footprint;
+pub mod irregular;
+pub mod passes;
+pub mod periodic;
+pub mod phases;
+pub mod running;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::analysis::code_paths::*;
+use crate::analysis::passes::{count_on_lattices, pass1};
+use crate::analysis::periodic::search::{Call, Space, Thresholds};
+use crate::analysis::periodic::{fractional, permutation, search};
+use crate::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use crate::results::read::ReadError;
+use crate::results::read::{Event, Events, Source};
+use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
+
+/// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
+/// ~10 ns steps, 26 ticks of a 2.596 GHz TSC, which would otherwise split one path into a comb of
+/// modes: 15 ns is one and a half clock steps).
+const LAT_BW: (f64, f64) = (0.05, 15.0);
+/// Instruction counts of one path are nearly exact (survey: 870 / 927 / 1,638): 1 % or 2.
+const INS_BW: (f64, f64) = (0.01, 2.0);
+/// A mode (frequent path) must hold at least this share of calls, and this many calls: rarer
+/// paths are found by their period instead (LTTng's sub-buffer switch is 0.12 % of calls).
+const MIN_MODE_FRACTION: f64 = 0.001;
+
+/// Slow calls are those this many kernel widths above the fast path's median (and never past the
+/// valley to the next mode): a call 4 widths up lies beyond the fast path's kernel-smoothed bulk.
+/// The permutation null reruns every threshold, so these set the search's power, not its error
+/// rate (docs/code-paths.md).
+const SLOW_WIDTHS: f64 = 4.0;
+/// A second, lower threshold the search also looks above (cheaper paths close to the fast one).
+const LOW_WIDTHS: f64 = 3.0;
+/// Calls kept for the search and for irregular paths: above this many widths (below the lowest
+/// threshold the search uses, so every threshold has its calls).
+const KEEP_WIDTHS: f64 = 2.0;
+/// A tight fast path: periods are also searched above its own TIGHT_QUANTILE plus TIGHT_WIDTHS
+/// absolute kernel widths (two clock steps here; ftrace-open's +130 ns page crossing on 1262 ns).
+const TIGHT_QUANTILE: f64 = 0.9;
+const TIGHT_WIDTHS: f64 = 2.0;
+/// A lattice that trails a costlier one of the same period by at most this many calls in every
+/// sequence is that path's aftermath (the call after LTTng's switch: offset 1, survey Fig. 3).
+const FOLLOWER_MAX_OFFSET: u64 = 3;
+
+/// Cap on stored slow-path indices per tracer (bounded memory whatever the file size: 2M entries
+/// of 40 bytes, about 80 MB).
+const MAX_SLOW_INDICES: usize = 2_000_000;
+
+/// Slow calls the periodic search (and each of its null reruns) looks at, at most: a bound on
+/// the report's time (about 3 us per call per rerun here, 1000 reruns).
+const MAX_SEARCH_CALLS: usize = 2000;
+
+/// Windows of one metric seen two ways: by mode, and off the fast path against on it.
+struct Windows {
+    wins: HashMap<u64, WinState>,
+    major_calls: Vec<u64>,
+    stretches: Vec<u64>,
+}
+
+impl Windows {
+    fn new(n: usize) -> Self {
+        Windows { wins: HashMap::new(), major_calls: vec![0; n], stretches: vec![0; n] }
+    }
+    fn add(&mut self, seq: u64, iteration: u64, k: Option<usize>) {
+        let n = self.major_calls.len();
+        let w = self.wins.entry(seq).or_insert_with(|| WinState {
+            win: iteration / WINDOW,
+            counts: vec![0; n],
+            prev_major: None,
+        });
+        if iteration / WINDOW != w.win {
+            close_window(w, &mut self.major_calls, &mut self.stretches);
+            w.win = iteration / WINDOW;
+        }
+        if let Some(k) = k {
+            w.counts[k] += 1;
+        }
+    }
+    fn close(&mut self) {
+        for w in self.wins.values_mut() {
+            close_window(w, &mut self.major_calls, &mut self.stretches);
+        }
+    }
+}
+
+/// Per metric state of pass 2.
+struct MetricScan {
+    name: String,
+    unit: &'static str,
+    col: Option<usize>,
+    modes: Vec<Mode>,
+    dom: usize,
+    bw: (f64, f64),
+    th: Thresholds,
+    /// Calls above `th.keep_above` or in a non-dominant mode.
+    entries: Vec<Entry>,
+    by_mode: Windows,
+    /// Calls off the fast path (above the slow threshold, or in another mode) against the rest:
+    /// a slower phase too broad to form one mode still holds the majority of its windows so.
+    off: Windows,
+    off_calls: u64,
+    /// Window means of the calls at or below the slow threshold (latency only): small phases.
+    means: Option<WindowMeans>,
+}
+
+/// The modes and thresholds of one metric, from its histogram; None without a mode.
+fn metric_scan(
+    name: &str,
+    unit: &'static str,
+    col: Option<usize>,
+    h: &LogHistogram,
+    bw: (f64, f64),
+) -> Option<MetricScan> {
+    let mut modes = find_modes(h, bw.0, bw.1, MIN_MODE_FRACTION);
+    modes.retain(|x| x.count >= MIN_MODE_CALLS);
+    let dom = modes.iter().enumerate().max_by_key(|(_, m)| m.count).map(|(i, _)| i)?;
+    let d = &modes[dom];
+    // Slow: clearly above the fast path, four kernel widths past its median, and never past
+    // the valley that separates it from the next mode up.
+    let above = |widths: f64| d.median + (widths * bw.0 * d.median).max(widths * bw.1);
+    let mut slow = above(SLOW_WIDTHS);
+    let mut low = above(LOW_WIDTHS);
+    let mut keep_above = above(KEEP_WIDTHS);
+    if !d.zero && d.end_bin < NBINS {
+        slow = slow.min(LogHistogram::bin_lo(d.end_bin));
+        low = low.min(slow);
+        keep_above = keep_above.min(low);
+    }
+    // A tight fast path hides a cheap periodic path inside its kernel widths: ftrace-open's
+    // page crossing adds +130 ns to 1262 ns every 51 calls, and three widths are 190 ns. Its
+    // calls stand above the fast path's own 90th percentile plus two absolute widths (two
+    // clock steps here), so periods are searched there too (the permutation null keeps noise out).
+    let q90 = if d.zero { 0.0 } else { h.quantile_in(TIGHT_QUANTILE, d.first_bin, d.end_bin) };
+    let tight = (q90 + TIGHT_WIDTHS * bw.1).min(low);
+    keep_above = keep_above.min(tight);
+    let n = modes.len();
+    Some(MetricScan {
+        name: name.into(),
+        unit,
+        col,
+        modes,
+        dom,
+        bw,
+        th: Thresholds { slow, low, tight, keep_above },
+        entries: Vec::new(),
+        by_mode: Windows::new(n),
+        off: Windows::new(2),
+        off_calls: 0,
+        means: col.is_none().then(WindowMeans::default),
+    })
+}
+
+/// Each sequence's first and last iteration, in sequence order.
+pub(crate) struct Sequences {
+    pub ids: Vec<u64>,
+    pub ranges: HashMap<u64, (u64, u64)>,
+    pub extents: Vec<(u64, u64)>,
+}
+
+/// Pass 2: the slow calls (and those of the non-dominant modes) with their iteration, and the
+/// phase windows.
+fn pass2(path: &Source, threads: u32, scans: &mut [MetricScan], row: &mut Event) -> Result<Sequences, ReadError> {
+    let mut ranges: HashMap<u64, (u64, u64)> = HashMap::new();
+    let mut ev = Events::from_source(path)?;
+    let mut stored = 0usize;
+    while ev.next_into(row)? {
+        if row.threads != threads {
+            continue;
+        }
+        let r = ranges.entry(row.seq).or_insert((row.iteration, row.iteration));
+        r.0 = r.0.min(row.iteration);
+        r.1 = r.1.max(row.iteration);
+        for m in scans.iter_mut() {
+            let v = match m.col {
+                None => row.latency,
+                Some(i) => row.counters[i],
+            };
+            if v.is_finite() {
+                observe(m, row.seq, row.iteration, v, &mut stored);
+            }
+        }
+    }
+    for m in scans.iter_mut() {
+        m.by_mode.close();
+        m.off.close();
+    }
+    let mut ids: Vec<u64> = ranges.keys().copied().collect();
+    ids.sort_unstable();
+    let extents = ids.iter().map(|id| ranges[id]).collect();
+    Ok(Sequences { ids, ranges, extents })
+}
+
+/// One call of pass 2 for one metric.
+fn observe(m: &mut MetricScan, seq: u64, it: u64, v: f64, stored: &mut usize) {
+    let k = m.modes.iter().position(|x| x.contains(v));
+    m.by_mode.add(seq, it, k);
+    // Off the fast path: above the slow threshold, or in another mode.
+    let off = k != Some(m.dom) || v > m.th.slow;
+    m.off.add(seq, it, Some(off as usize));
+    m.off_calls += off as u64;
+    if let Some(w) = m.means.as_mut().filter(|_| v <= m.th.slow) {
+        w.add(seq, it, v);
+    }
+    if (v > m.th.keep_above || k.is_some_and(|k| k != m.dom)) && *stored < MAX_SLOW_INDICES {
+        m.entries.push(Entry { seq, it, v: v as f32, mode: k });
+        *stored += 1;
+    }
+}
+
+/// Analyses one events.csv. `threads`: which thread count to analyse (None: the first seen).
+pub fn analyze(
+    path: &Path,
+    threads: Option<u32>,
+    points: usize,
+    iterations: usize,
+) -> Result<TracerAnalysis, ReadError> {
+    analyze_source(&Source::File(path.to_path_buf()), threads, points, iterations)
+}
+
+/// [`analyze`] on an events.csv from a file or from memory.
+pub fn analyze_source(
+    path: &Source,
+    threads: Option<u32>,
+    points: usize,
+    iterations: usize,
+) -> Result<TracerAnalysis, ReadError> {
+    let (mut a, mut row) = pass1(path, threads, points, iterations)?;
+    if a.rows == 0 {
+        return Ok(a);
+    }
+    // Modes per metric: latency always, instructions when the PMU gave them.
+    let mut scans: Vec<MetricScan> = Vec::new();
+    scans.extend(metric_scan("latency", "ns", None, &a.latency, LAT_BW));
+    if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
+        scans.extend(metric_scan("instructions", "instructions", Some(i), &a.counters[i].hist, INS_BW));
+    }
+    let seqs = pass2(path, a.threads, &mut scans, &mut row)?;
+    for m in scans.iter_mut() {
+        let cp = code_paths(m, &seqs, a.rows);
+        a.code_paths.push(cp);
+    }
+    count_on_lattices(path, &mut a, &mut row)?;
+    Ok(a)
+}
+
+/// The code paths of one metric from its pass-2 state.
+fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
+    let dom = m.modes[m.dom].clone();
+    let base = dom.median;
+    let phase: Vec<bool> = m
+        .modes
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            k != m.dom && x.count >= 2 * WINDOW && m.by_mode.major_calls[k] as f64 >= PHASE_SHARE * x.count as f64
+        })
+        .collect();
+    m.entries.sort_by_key(|e| (e.seq, e.it));
+    let sp = Space { extents: seqs.extents.clone(), rows, base, bw: m.bw, th: m.th };
+    let (periodic, rejected) = periodic_paths(m, &sp, seqs, &phase);
+    let on_lattice = |seq_pos: usize, it: u64| periodic.iter().any(|p| p.on(seqs.ids[seq_pos], it));
+    // Frequent modes that the lattices do not explain: irregular paths (irregular.rs).
+    let scan = irregular::Scan { entries: &m.entries, seq_ids: &seqs.ids, ranges: &seqs.ranges, rows };
+    let (irregular, explained) =
+        irregular::paths(&scan, &m.modes, |k| k == m.dom || phase[k], m.th.slow, base, &on_lattice);
+    let counts = slow_counts(m, seqs, &periodic, &phase, &explained, &on_lattice);
+    let phases = m
+        .modes
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| phase[*k])
+        .map(|(k, x)| SpeedPhase { mode: x.clone(), delta: x.median - base, stretches: m.by_mode.stretches[k] })
+        .collect();
+    CodePaths {
+        metric: m.name.clone(),
+        unit: m.unit,
+        fast_fraction: (dom.count - counts.slow_in_dom.min(dom.count)) as f64 / rows as f64,
+        dominant: dom,
+        threshold: m.th.slow,
+        periodic,
+        rejected,
+        irregular,
+        phases,
+        outliers: counts.outliers,
+        // Calls off the dominant mode that hold the majority of their windows, in stretches: a
+        // slower phase too broad to form one mode, not scattered noise.
+        levels: m.means.take().and_then(WindowMeans::levels),
+        outliers_in_stretches: (m.off_calls >= 2 * WINDOW
+            && m.off.major_calls[1] as f64 >= PHASE_SHARE * m.off_calls as f64)
+            .then_some(m.off.stretches[1]),
+        rows,
+        seq_len: seqs.extents.iter().map(|r| r.1 - r.0 + 1).min().unwrap_or(0),
+        col: m.col,
+    }
+}
+
+/// The calls of each sequence as the search sees them.
+fn calls_by_seq(m: &MetricScan, seqs: &Sequences, phase: &[bool]) -> Vec<Vec<Call>> {
+    seqs.ids
+        .iter()
+        .map(|id| {
+            let lo = m.entries.partition_point(|e| e.seq < *id);
+            let hi = m.entries.partition_point(|e| e.seq <= *id);
+            m.entries[lo..hi]
+                .iter()
+                .map(|e| Call { it: e.it, v: e.v, phase: e.mode.is_some_and(|k| phase[k]) })
+                .collect()
+        })
+        .collect()
+}
+
+/// The periodic paths the search finds and the null confirms, and the lattices it refused.
+fn periodic_paths(
+    m: &MetricScan,
+    sp: &Space,
+    seqs: &Sequences,
+    phase: &[bool],
+) -> (Vec<PeriodicPath>, Vec<RejectedLattice>) {
+    let mut calls = calls_by_seq(m, seqs, phase);
+    // The null reruns the search a thousand times, at a cost that grows with the slow calls: a
+    // long noisy run is searched in its first part only (the same part for the data and for the
+    // null, so the test stays exact), holding MAX_SEARCH_CALLS of them. Pass 3 still counts the
+    // claimed paths over the whole run.
+    let total: usize = calls.iter().map(|c| c.iter().filter(|x| !x.phase).count()).sum();
+    let region;
+    let sp = if total > MAX_SEARCH_CALLS {
+        let frac = MAX_SEARCH_CALLS as f64 / total as f64;
+        let extents: Vec<(u64, u64)> =
+            sp.extents.iter().map(|&(f, l)| (f, f + ((l - f) as f64 * frac) as u64)).collect();
+        for (c, e) in calls.iter_mut().zip(&extents) {
+            c.retain(|x| x.it <= e.1);
+        }
+        let rows = ((sp.rows as f64 * frac) as u64).max(1);
+        region = Space { extents, rows, base: sp.base, bw: sp.bw, th: sp.th };
+        &region
+    } else {
+        sp
+    };
+    let found = search::search(sp, &calls);
+    let seed = sp.rows ^ (m.entries.len() as u64).rotate_left(32) ^ 0x9E3779B97F4A7C15;
+    let tested = permutation::test(sp, &calls, found, seed);
+    let mut periodic = Vec::new();
+    let mut rejected = Vec::new();
+    for t in tested {
+        let l = &t.lattice;
+        if !t.claimed() {
+            rejected.push(RejectedLattice { period: l.period, hits: l.hits as u64, p: t.p(), null_runs: t.runs });
+            continue;
+        }
+        let (med, cut) = search::cost_and_cut(sp, l);
+        let phase = l
+            .residues
+            .iter()
+            .zip(&sp.extents)
+            .find_map(|(r, &(first, _))| r.map(|r| first + (r + l.period - first % l.period) % l.period))
+            .unwrap_or(0);
+        periodic.push(PeriodicPath {
+            period: l.period,
+            phases: 1,
+            hits: l.hits as u64,
+            slots: l.slots,
+            extra: med - sp.base,
+            cut,
+            taken: 0,
+            log10_chance: l.log10_chance,
+            p_value: t.p(),
+            null_runs: t.runs,
+            phase,
+            residues: l
+                .residues
+                .iter()
+                .zip(&seqs.ids)
+                .filter_map(|(r, id)| r.map(|residue| Residue { seq: *id, residue }))
+                .collect(),
+            followers: Vec::new(),
+            profile: None,
+            stretch: None,
+        });
+    }
+    let periodic = fold_followers(periodic);
+    // A real-valued period shows as several lattices of one multiple: one path.
+    (fractional::fold(periodic, &m.entries, &seqs.ranges), rejected)
+}
+
+/// Folds a lattice that trails a costlier one of the same period by one to three calls in every
+/// sequence into it: the same event's aftermath (the call after LTTng's switch), said with it.
+fn fold_followers(mut periodic: Vec<PeriodicPath>) -> Vec<PeriodicPath> {
+    periodic.sort_by(|a, b| b.extra.total_cmp(&a.extra));
+    let mut k = 1;
+    while k < periodic.len() {
+        let lead = (0..k).find(|&j| {
+            let (a, b) = (&periodic[j], &periodic[k]);
+            a.period == b.period
+                && a.residues.len() == b.residues.len()
+                && a.residues.iter().zip(&b.residues).all(|(x, y)| {
+                    x.seq == y.seq
+                        && (1..=FOLLOWER_MAX_OFFSET).contains(&((y.residue + a.period - x.residue) % a.period))
+                })
+        });
+        if let Some(j) = lead {
+            let f = periodic.remove(k);
+            let off = (f.residues[0].residue + f.period - periodic[j].residues[0].residue) % f.period;
+            periodic[j].followers.push(Follower { offset: off, extra: f.extra, calls: f.hits });
+        } else {
+            k += 1;
+        }
+    }
+    periodic.sort_by_key(|p| p.period);
+    periodic
+}
+
+/// Slow calls on no path, and calls of the fast path's mode that take a path or stand above the
+/// slow threshold.
+struct SlowCounts {
+    outliers: u64,
+    slow_in_dom: u64,
+}
+
+fn slow_counts(
+    m: &MetricScan,
+    seqs: &Sequences,
+    periodic: &[PeriodicPath],
+    phase: &[bool],
+    explained: &[bool],
+    on_lattice: &impl Fn(usize, u64) -> bool,
+) -> SlowCounts {
+    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0 };
+    for (pos, id) in seqs.ids.iter().enumerate() {
+        let lo = m.entries.partition_point(|e| e.seq < *id);
+        let hi = m.entries.partition_point(|e| e.seq <= *id);
+        for (j, e) in m.entries[lo..hi].iter().enumerate() {
+            // The fast path's share leaves out its calls that take a periodic path (some sit
+            // below the slow threshold: cheap paths are found with a lower one).
+            let taking = periodic.iter().any(|p| p.on(*id, e.it) && e.v as f64 > p.cut);
+            if e.mode == Some(m.dom) && (taking || e.v as f64 > m.th.slow) {
+                c.slow_in_dom += 1;
+            }
+            if e.v as f64 > m.th.slow
+                && !explained[lo + j]
+                && !e.mode.is_some_and(|k| phase[k])
+                && !on_lattice(pos, e.it)
+            {
+                c.outliers += 1;
+            }
+        }
+    }
+    c
+}

@@ -1,0 +1,115 @@
+//! The two simple streaming passes of the code-path analysis over events.csv (pass 2, which finds
+//! the paths, is `analysis/mod.rs`): fixed-size state whatever the number of rows.
+use crate::analysis::code_paths::{CounterStats, TracerAnalysis};
+use crate::analysis::periodic::stretch::Profile;
+use crate::analysis::running::{Reservoir, Running};
+use crate::results::read::ReadError;
+use crate::results::read::{Event, Events, Source};
+use crate::stats::hist::LogHistogram;
+
+/// Pass 1: histograms and running moments of latency and each counter, the scatter reservoir,
+/// and the first iterations of one sequence, for the calls of one thread count.
+pub(crate) fn pass1(
+    path: &Source,
+    threads: Option<u32>,
+    points: usize,
+    iterations: usize,
+) -> Result<(TracerAnalysis, Event), ReadError> {
+    let mut ev = Events::from_source(path)?;
+    let names: Vec<String> = ev.cols.counters.iter().map(|c| c.1.clone()).collect();
+    let mut a = TracerAnalysis {
+        threads: threads.unwrap_or(0),
+        rows: 0,
+        latency: LogHistogram::new(),
+        latency_running: Running::default(),
+        counters: names
+            .iter()
+            .map(|n| CounterStats {
+                name: n.clone(),
+                running: Running::default(),
+                hist: LogHistogram::new(),
+                sample: Reservoir::new(points),
+            })
+            .collect(),
+        first_iterations: Vec::new(),
+        code_paths: Vec::new(),
+    };
+    let mut row = Event::default();
+    let mut first_seq: Option<u64> = None;
+    let mut want = threads;
+    while ev.next_into(&mut row)? {
+        let t = *want.get_or_insert(row.threads);
+        if row.threads != t {
+            continue;
+        }
+        a.rows += 1;
+        a.latency.add(row.latency);
+        a.latency_running.add(row.latency);
+        for (c, &v) in a.counters.iter_mut().zip(&row.counters) {
+            if v.is_finite() {
+                c.running.add(v);
+                c.hist.add(v);
+                c.sample.add((v, row.latency));
+            }
+        }
+        if *first_seq.get_or_insert(row.seq) == row.seq && a.first_iterations.len() < iterations {
+            a.first_iterations.push((row.iteration, row.latency));
+        }
+    }
+    a.threads = want.unwrap_or(0);
+    a.first_iterations.sort_by_key(|p| p.0);
+    Ok((a, row))
+}
+
+/// Pass 3: how many kept calls sit on each lattice, so the report can say "6 of 6 calls on that
+/// period were slow" (discarded calls leave slots empty).
+pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReadError> {
+    // (only when a lattice was found): how many kept calls sit on each lattice, so the
+    // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
+    if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
+        for c in a.code_paths.iter_mut() {
+            c.periodic.iter_mut().for_each(|p| {
+                p.slots = 0;
+                p.taken = 0;
+                p.profile = (p.phases <= 1).then(|| Profile::new(p.period));
+            });
+        }
+        let mut ev = Events::from_source(path)?;
+        while ev.next_into(row)? {
+            if row.threads != a.threads {
+                continue;
+            }
+            for c in a.code_paths.iter_mut() {
+                let v = match c.col {
+                    None => row.latency,
+                    Some(i) => row.counters[i],
+                };
+                for p in c.periodic.iter_mut() {
+                    let Some(r) = p.residues.iter().find(|x| x.seq == row.seq).map(|x| x.residue) else { continue };
+                    let on = p.on(row.seq, row.iteration);
+                    if on {
+                        p.slots += 1;
+                        if v > p.cut {
+                            p.taken += 1;
+                        }
+                    }
+                    if let Some(prof) = p.profile.as_mut().filter(|_| v.is_finite() && v <= p.cut) {
+                        prof.add((row.iteration + p.period - r % p.period) % p.period, p.period, v);
+                    }
+                }
+            }
+        }
+        for c in a.code_paths.iter_mut() {
+            for p in c.periodic.iter_mut() {
+                p.stretch = p.profile.take().and_then(|prof| prof.stretch(p.period));
+            }
+            // An exact period holds over the whole run, not only where it was searched (a long
+            // run is searched in its first part: analysis/mod.rs): printf's flush, every 431.2 calls,
+            // fills a lattice of 2156 for a while and then drifts off it.
+            c.periodic.retain(|p| {
+                p.slots == 0 || p.taken as f64 >= crate::analysis::periodic::search::TAKEN * p.slots as f64
+            });
+        }
+    }
+    Ok(())
+}

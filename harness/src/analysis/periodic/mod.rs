@@ -1,0 +1,7 @@
+//! Periodic paths: the search on the slow calls alone (`search`), its permutation null (`permutation`:
+//! the whole search rerun on the same calls at random positions, each lattice's p-value), periods
+//! that are not whole numbers (`fractional`), and a slower stretch locked to a path's phase (`stretch`).
+pub mod fractional;
+pub mod permutation;
+pub mod search;
+pub mod stretch;

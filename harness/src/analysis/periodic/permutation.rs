@@ -1,0 +1,115 @@
+//! The permutation null of the periodic-path search (issue 23). The search picks its candidate
+//! periods from the data, at several thresholds and cost bands, on each metric, and keeps its
+//! strongest evidence, so no fixed-lattice bound says how often it finds a lattice by chance.
+//! This reruns the whole search (search.rs) on the same slow calls, their costs kept, at
+//! positions drawn uniformly at random within each sequence, and compares the strongest evidence
+//! each null rerun finds with each lattice found in the data (a max-statistic permutation test:
+//! one null distribution for every lattice of the search, so the family is covered).
+//!
+//! p = (1 + reruns at least as strong) / (1 + reruns). A period is claimed only below
+//! [`ALPHA`]: that needs [`NULL_RUNS`] reruns none of which is as strong. The reruns stop early
+//! once every lattice has been matched by one (none can then be claimed): a valid sequential
+//! scheme, since a claim still needs all of them.
+use crate::analysis::periodic::search::{search, Call, Space};
+use crate::stats::period::Lattice;
+
+/// A period is claimed only when its p-value is below this.
+pub const ALPHA: f64 = 0.001;
+/// Null reruns for a claim: with none as strong, p = 1 / 1001 < ALPHA.
+pub const NULL_RUNS: u32 = 1000;
+
+/// A lattice found in the data with its calibrated p-value.
+#[derive(Debug, Clone)]
+pub(crate) struct Tested {
+    pub lattice: Lattice,
+    /// Null reruns at least as strong, and the reruns made.
+    pub exceed: u32,
+    pub runs: u32,
+}
+
+impl Tested {
+    pub fn p(&self) -> f64 {
+        (1.0 + self.exceed as f64) / (1.0 + self.runs as f64)
+    }
+    pub fn claimed(&self) -> bool {
+        self.runs >= NULL_RUNS && self.p() < ALPHA
+    }
+}
+
+/// The seeded generator (xorshift64*): reports made twice from the same files agree.
+pub(crate) use crate::stats::rng::XorShift64Star as Rng;
+
+/// `k` distinct iterations drawn uniformly in `first..=last`, sorted (Floyd's algorithm where
+/// they are many, rejection where few).
+fn distinct_positions(rng: &mut Rng, first: u64, last: u64, k: usize, out: &mut Vec<u64>) {
+    let len = last - first + 1;
+    out.clear();
+    let k = k.min(len as usize);
+    if (k as u64) * 4 >= len {
+        // Dense: a partial Fisher-Yates over the range would allocate it; a Bernoulli scan
+        // with exact count instead (selection sampling, Knuth's Algorithm S).
+        let mut need = k as u64;
+        for i in 0..len {
+            if rng.below(len - i) < need {
+                out.push(first + i);
+                need -= 1;
+            }
+        }
+        return;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(2 * k);
+    while out.len() < k {
+        let x = first + rng.below(len);
+        if seen.insert(x) {
+            out.push(x);
+        }
+    }
+    out.sort_unstable();
+}
+
+/// The same calls at random positions within each sequence, their costs shuffled over them.
+fn permuted(rng: &mut Rng, sp: &Space, seqs: &[Vec<Call>]) -> Vec<Vec<Call>> {
+    let mut pos = Vec::new();
+    seqs.iter()
+        .zip(&sp.extents)
+        .map(|(s, &(first, last))| {
+            distinct_positions(rng, first, last, s.len(), &mut pos);
+            let mut v: Vec<Call> = s.clone();
+            for i in (1..v.len()).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                v.swap(i, j);
+            }
+            v.iter_mut().zip(&pos).for_each(|(c, &p)| c.it = p);
+            v.truncate(pos.len());
+            v
+        })
+        .collect()
+}
+
+/// The strongest evidence of one search: minus the smallest log10 chance of its lattices.
+fn strength(found: &[Lattice]) -> f64 {
+    found.iter().map(|l| -l.log10_chance).fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Tests each lattice the search found in `seqs` against reruns of the search at random
+/// positions. `seed` makes the reruns reproducible.
+pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], found: Vec<Lattice>, seed: u64) -> Vec<Tested> {
+    let mut out: Vec<Tested> = found.into_iter().map(|lattice| Tested { lattice, exceed: 0, runs: 0 }).collect();
+    if out.is_empty() {
+        return out;
+    }
+    let mut rng = Rng(seed | 1);
+    for _ in 0..NULL_RUNS {
+        if out.iter().all(|t| t.exceed > 0) {
+            break;
+        }
+        let s = strength(&search(sp, &permuted(&mut rng, sp, seqs)));
+        for t in out.iter_mut() {
+            t.runs += 1;
+            if s >= -t.lattice.log10_chance {
+                t.exceed += 1;
+            }
+        }
+    }
+    out
+}

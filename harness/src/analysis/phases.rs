@@ -1,0 +1,224 @@
+//! Speed phases of the machine, not code paths (issue 12): the VM drifts between speeds over
+//! seconds, so a mode whose calls come in long contiguous stretches is a phase. Calls are counted
+//! in windows of WINDOW consecutive iterations; a mode that holds the majority of its windows for
+//! most of its calls is a phase.
+
+/// Phase windows: a mode holding the majority of WINDOW consecutive iterations in stretches
+/// covering most of its calls is a phase of the machine, not a path. A path of share f < 1/2
+/// taken independently of its neighbours almost never holds a 64-call window.
+pub(crate) const WINDOW: u64 = 64;
+/// Share of a mode's calls inside its majority windows above which it is a phase.
+pub(crate) const PHASE_SHARE: f64 = 0.6;
+
+#[derive(Default)]
+pub(crate) struct WinState {
+    pub(crate) win: u64,
+    pub(crate) counts: Vec<u32>,
+    pub(crate) prev_major: Option<usize>,
+}
+
+/// Closes one window of WINDOW calls: its majority mode, if any, gains the window's calls, and a
+/// new stretch when the previous window had another majority.
+pub(crate) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches: &mut [u64]) {
+    let n: u32 = w.counts.iter().sum();
+    let major = w.counts.iter().enumerate().find(|(_, &c)| 2 * c > n && n as u64 >= WINDOW / 2).map(|(k, _)| k);
+    if let Some(k) = major {
+        major_calls[k] += w.counts[k] as u64;
+        if w.prev_major != Some(k) {
+            stretches[k] += 1;
+        }
+    }
+    w.prev_major = major;
+    w.counts.iter_mut().for_each(|c| *c = 0);
+}
+
+/// Calls per window for [`busiest_quarter_share`]: enough that a path taken independently of
+/// time puts about a third of its calls in the busiest quarter of the windows (Poisson, 16 +- 4).
+const CALLS_PER_WINDOW: u64 = 16;
+/// Fewer windows than this and the busiest quarter says nothing (two of eight windows).
+const MIN_QUARTER_WINDOWS: usize = 8;
+/// Share of a mode's calls in the busiest quarter of its windows above which it comes and goes
+/// with time: a phase of the machine, not a code path.
+pub(crate) const CLUSTERED_SHARE: f64 = 0.75;
+
+/// The share of a mode's calls (iterations per sequence, with each sequence's first and last
+/// iteration) that falls in the busiest quarter of windows sized to hold 16 of them on average.
+/// A code path is taken as often in every stretch of the run; a slower state of the machine that
+/// comes and goes (one repetition out of three, or seconds of a busy neighbour) interleaves with
+/// fast calls too finely to hold a majority window, but crowds into a few windows. None when the
+/// run holds fewer than 8 windows: too few to tell.
+pub(crate) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], rows: u64) -> Option<f64> {
+    let calls: usize = seqs.iter().map(Vec::len).sum();
+    if calls == 0 {
+        return None;
+    }
+    let w = (CALLS_PER_WINDOW * rows).div_ceil(calls as u64).max(1);
+    let mut counts: Vec<u64> = Vec::new();
+    for (s, &(first, last)) in seqs.iter().zip(ranges) {
+        let n = ((last - first + 1) / w) as usize;
+        let base = counts.len();
+        counts.resize(base + n, 0);
+        for &i in s {
+            let k = ((i - first) / w) as usize;
+            if k < n {
+                counts[base + k] += 1;
+            }
+        }
+    }
+    let total: u64 = counts.iter().sum();
+    if counts.len() < MIN_QUARTER_WINDOWS || total == 0 {
+        return None;
+    }
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    Some(counts[..counts.len() / 4].iter().sum::<u64>() as f64 / total as f64)
+}
+
+/// A window's mean counts only when at least this share of its calls were kept (at or below the
+/// slow threshold): a window mostly of outliers says nothing of the speed around them.
+pub(crate) const WINDOW_KEPT: f64 = 0.75;
+/// Window means needed before two levels are looked for: with fewer (1024 calls) a tenth of them
+/// is one or two windows, too few to show a level and its spread.
+const MIN_WINDOWS: usize = 16;
+/// Two levels must lie at least this share of the low level apart (a 10 ns clock step on a
+/// 100 ns call), and at least LEVEL_SPREADS times either group's standard deviation apart.
+const LEVEL_GAP: f64 = 0.1;
+const LEVEL_SPREADS: f64 = 4.0;
+/// Each level holds at least this share of the windows.
+const LEVEL_MIN_SHARE: usize = 10;
+/// Levels come in stretches when they change at most this share of the times a random order of
+/// the same windows would (1 + 2 n p (1 - p) expected changes).
+const STRETCHED: f64 = 0.5;
+
+/// Two speed levels of the machine seen in window means (see [`WindowMeans`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Levels {
+    /// Mean latency of the low and the high windows.
+    pub low: f64,
+    pub high: f64,
+    /// Share of the windows at the high level, and the stretches the levels come in.
+    pub high_share: f64,
+    pub stretches: u64,
+}
+
+/// Per sequence: the open window, its sum and count, and the closed windows' means (NaN where
+/// too few calls were kept to tell).
+#[derive(Default)]
+pub(crate) struct WindowMeans {
+    seqs: std::collections::BTreeMap<u64, (u64, f64, u64, Vec<f64>)>,
+}
+
+impl WindowMeans {
+    /// One call at or below the slow threshold (outliers would make a window look slow).
+    pub(crate) fn add(&mut self, seq: u64, iteration: u64, v: f64) {
+        let w = iteration / WINDOW;
+        let e = self.seqs.entry(seq).or_insert((w, 0.0, 0, Vec::new()));
+        while e.0 < w {
+            e.3.push(if e.2 as f64 >= WINDOW_KEPT * WINDOW as f64 { e.1 / e.2 as f64 } else { f64::NAN });
+            (e.0, e.1, e.2) = (e.0 + 1, 0.0, 0);
+        }
+        e.1 += v;
+        e.2 += 1;
+    }
+
+    /// The two levels, when the window means form two groups far apart (the gap at least 10 % of
+    /// the low level, and four times either group's spread), each holding a tenth of the windows
+    /// or more, in stretches (at most half the level changes that a random order would give). A
+    /// speed phase too small to form its own latency mode (40 to 50 ns against 90 to 100 ns: the
+    /// 15 ns kernel floor that hides the TSC's comb merges them) is found here.
+    pub(crate) fn levels(self) -> Option<Levels> {
+        let seqs: Vec<Vec<f64>> = self.seqs.into_values().map(|e| e.3).collect();
+        let mut v: Vec<f64> = seqs.iter().flatten().copied().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n < MIN_WINDOWS {
+            return None;
+        }
+        let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+        let sd = |s: &[f64], m: f64| (s.iter().map(|x| (x - m).powi(2)).sum::<f64>() / s.len() as f64).sqrt();
+        // The split that leaves the least spread within the two groups (Otsu), by prefix sums.
+        let (mut s1, mut s2) = (vec![0.0; n + 1], vec![0.0; n + 1]);
+        for (i, x) in v.iter().enumerate() {
+            s1[i + 1] = s1[i] + x;
+            s2[i + 1] = s2[i] + x * x;
+        }
+        // Sum of squared deviations of v[i..j] from its mean.
+        let ss = |i: usize, j: usize| s2[j] - s2[i] - (s1[j] - s1[i]).powi(2) / (j - i) as f64;
+        let edge = (n / LEVEL_MIN_SHARE).max(2);
+        let best = (edge..=n - edge).map(|k| (k, ss(0, k) + ss(k, n))).min_by(|x, y| x.1.total_cmp(&y.1))?;
+        let (a, b) = v.split_at(best.0);
+        let (low, high) = (mean(a), mean(b));
+        let gap = high - low;
+        if gap < LEVEL_GAP * low || gap < LEVEL_SPREADS * sd(a, low).max(sd(b, high)) {
+            return None;
+        }
+        let cut = 0.5 * (low + high);
+        let p = b.len() as f64 / n as f64;
+        let mut stretches = 0u64;
+        for s in &seqs {
+            let mut prev = None;
+            for &x in s.iter().filter(|x| x.is_finite()) {
+                let hi = x > cut;
+                if prev != Some(hi) {
+                    stretches += 1;
+                }
+                prev = Some(hi);
+            }
+        }
+        let random = 1.0 + 2.0 * n as f64 * p * (1.0 - p);
+        (stretches >= 2 && stretches as f64 <= STRETCHED * random).then_some(Levels {
+            low,
+            high,
+            high_share: p,
+            stretches,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_spread_over_time_is_not_clustered_and_one_in_a_third_of_the_run_is() {
+        let ranges = [(0, 29_999), (0, 29_999), (0, 29_999)];
+        // Every 17th call in all three repetitions.
+        let even: Vec<Vec<u64>> = (0..3).map(|_| (0..30_000).step_by(17).collect()).collect();
+        let s = busiest_quarter_share(&even, &ranges, 90_000).unwrap();
+        assert!(s < 0.35, "{s}");
+        // As many calls, all in the first repetition, interleaved with fast calls.
+        let one = vec![(0..30_000).step_by(6).collect(), vec![], vec![]];
+        let s = busiest_quarter_share(&one, &ranges, 90_000).unwrap();
+        assert!(s >= CLUSTERED_SHARE, "{s}");
+        // Too few calls to tell.
+        assert_eq!(busiest_quarter_share(&[vec![5, 900, 2000]], &[(0, 4999)], 5000), None);
+    }
+    #[test]
+    fn two_speed_levels_in_stretches_and_none_in_noise() {
+        let mut x = 0x9E3779B97F4A7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // 40/50 ns against 90/100 ns, in stretches of 300 to 900 calls.
+        let (mut w, mut slow, mut left) = (WindowMeans::default(), false, 500u64);
+        for i in 0..5000u64 {
+            if left == 0 {
+                slow = !slow;
+                left = 300 + rnd() % 600;
+            }
+            left -= 1;
+            w.add(0, i, if slow { 90.0 } else { 40.0 } + 10.0 * (rnd() % 2) as f64);
+        }
+        let l = w.levels().expect("two levels");
+        assert!((l.low - 45.0).abs() < 3.0 && (l.high - 95.0).abs() < 3.0, "{l:?}");
+        assert!((3..=20).contains(&l.stretches), "{l:?}");
+        // One speed, with a +130 ns path every 51 calls and a clock step of jitter: no levels.
+        let mut w = WindowMeans::default();
+        for i in 0..5000u64 {
+            w.add(0, i, 1262.0 + 10.0 * (rnd() % 2) as f64 + if i % 51 == 7 { 130.0 } else { 0.0 });
+        }
+        assert_eq!(w.levels(), None);
+    }
+}

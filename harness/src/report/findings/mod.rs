@@ -1,0 +1,462 @@
+//! What the code-path analysis claims, as typed findings with their evidence (issue 23): per
+//! tracer and metric, a fast path, periodic paths (survey section 7.1: "the slow path every
+//! SUB-BUFFER_SIZE / EVENT_SIZE events"), irregular paths, speed levels and who they belong to,
+//! the periods tried and refused, and the outliers. One renderer (path_line.rs) turns them into the
+//! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
+//! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
+pub mod expected_period;
+pub mod ranking;
+pub mod survey_check;
+pub mod survey_reference;
+
+use serde::Serialize;
+
+use crate::analysis::code_paths::{self, CodePaths};
+pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
+use crate::analysis::dated::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::report::load::SummaryRow;
+
+/// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
+/// measure of the machine's speed beside the tracer's, so a level may be either's.
+pub const NO_SENTINELS: &str =
+    "this run has no sentinel windows, so the machine's levels cannot be told from the tracer's";
+
+/// An irregular path is said to recur "about every N events" only when at least this share of
+/// its spacings lies within 10 % of their median (a majority: otherwise "1 in N events").
+const REGULAR_SHARE: f64 = 0.5;
+/// ... and when that median spacing is at least this many calls (a spacing of one is a stretch).
+const REGULAR_MIN_SPACING: f64 = 2.0;
+
+/// Whose a level or a slower stretch is. Only `Undecided` can be said of a run without sentinel
+/// windows; the sentinel-based attribution (issue 23, item 2) decides the other two.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Attribution {
+    Tracer,
+    Machine,
+    Undecided { why: String },
+}
+
+impl Attribution {
+    pub fn no_sentinels() -> Self {
+        Attribution::Undecided { why: NO_SENTINELS.into() }
+    }
+}
+
+/// The fast path: the dominant mode's calls at or below the slow threshold. `single`: nothing
+/// else was found above or below it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FastPath {
+    pub share: f64,
+    pub median: f64,
+    pub single: bool,
+}
+
+/// A slower stretch of calls right after a periodic path's call, in every period (stretch.rs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LockedStretch {
+    pub calls: u64,
+    pub extra: f64,
+    /// Locked to the tracer's own path, so the tracer's.
+    pub attribution: Attribution,
+}
+
+/// A path taken every `period` calls, or `evenly_spread` times in every `period` calls (a mean
+/// period that is not a whole number, fractional.rs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeriodicFinding {
+    pub period: u64,
+    pub evenly_spread: u64,
+    /// Calls between two calls of the path on average: `period / evenly_spread`.
+    pub mean_period: f64,
+    /// The first iteration on the path in the first sequence.
+    pub phase: u64,
+    /// Kept calls on the period that take the path, of `slots` kept calls on it.
+    pub calls: u64,
+    pub slots: u64,
+    pub share_taken: f64,
+    /// Median extra cost over the fast path's median.
+    pub extra: f64,
+    /// Calibrated p-value (permutation.rs) and the null reruns of the whole search it took.
+    pub p_value: f64,
+    pub null_runs: u32,
+    pub followers: Vec<Follower>,
+    pub stretch: Option<LockedStretch>,
+    /// The period the tracer's geometry predicts, on the path closest to it.
+    pub expected: Option<Expected>,
+}
+
+/// A path without an exact period (printf's flush, a rare drifting buffer).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IrregularPath {
+    pub calls: u64,
+    pub share: f64,
+    pub extra: f64,
+    /// Some when it recurs at a nearly fixed spacing ("about every N events").
+    pub spacing: Option<Spacing>,
+    /// Calls per call of the path ("about 1 in N events").
+    pub one_in: f64,
+}
+
+/// One level of the modes held in stretches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Level {
+    pub share: f64,
+    pub extra: f64,
+    pub stretches: u64,
+}
+
+/// How a speed level showed in the data (phases.rs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "seen_as", rename_all = "snake_case")]
+pub enum LevelShape {
+    /// Latency modes whose calls hold the majority of their windows: the levels above the fast one.
+    Modes { levels: Vec<Level> },
+    /// A mode whose calls crowd into the busiest quarter of the run.
+    ComeAndGo { share: f64, extra: f64, busiest_quarter_share: f64 },
+    /// Two levels of the means of `window`-call windows, too close to form modes.
+    WindowMeans { window: u64, low: f64, high: f64, high_share: f64, stretches: u64 },
+    /// Slow calls on no path, most of them in stretches of consecutive calls.
+    OffPath { calls: u64, share: f64, stretches: u64 },
+}
+
+/// Calls at another speed in stretches, not single-call paths: the tracer's, the machine's, or
+/// undecided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeedLevels {
+    #[serde(flatten)]
+    pub shape: LevelShape,
+    pub attribution: Attribution,
+}
+
+/// One level of one sequence, dated by change points on the window means over `t_ns` and said
+/// the tracer's or the machine's by the sentinel windows in the same time spans (dated/mod.rs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatedLevel {
+    pub repetition: u32,
+    pub thread: u32,
+    /// Above the sequence's base level (slower), or below it.
+    pub above: bool,
+    pub segments: usize,
+    pub windows: usize,
+    /// The tracer's mean in the level over its mean in the base, minus 1.
+    pub tracer_shift: f64,
+    /// The same for the sentinels, with its 99 % bootstrap interval (None: too few sentinels).
+    pub sentinel_shift: Option<Interval>,
+    pub sentinels_in: usize,
+    pub attribution: Attribution,
+    /// A tracer level that keeps a periodic path's phase ("~300 slower calls after each switch").
+    pub lock: Option<PathLock>,
+    /// Calls disturbed from outside in the level's spans and in the base's.
+    pub outside: Option<Outside>,
+}
+
+/// The levels found over time in a run with sentinel windows. `sequences`: how many sequences
+/// (repetition x thread) were searched; none of them has a level when `levels` is empty.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatedLevels {
+    pub sequences: usize,
+    pub levels: Vec<DatedLevel>,
+}
+
+impl DatedLevels {
+    /// The findings' view of a segments result; None for a run without sentinels or times.
+    pub fn of(r: &SegmentReport) -> Option<Self> {
+        let Outcome::Dated { sequences } = &r.outcome else { return None };
+        let levels = sequences
+            .iter()
+            .flat_map(|s| {
+                s.levels.iter().map(|l| DatedLevel {
+                    repetition: s.key.repetition,
+                    thread: s.key.thread,
+                    above: l.side != Side::Below,
+                    segments: l.segments,
+                    windows: l.windows,
+                    tracer_shift: l.tracer_shift,
+                    sentinel_shift: l.sentinel_shift,
+                    sentinels_in: l.sentinels_in,
+                    attribution: match &l.attribution {
+                        dated::Attribution::Tracer => Attribution::Tracer,
+                        dated::Attribution::Machine => Attribution::Machine,
+                        dated::Attribution::Undecided { reason } => Attribution::Undecided { why: reason.clone() },
+                    },
+                    lock: l.lock,
+                    outside: l.outside,
+                })
+            })
+            .collect();
+        Some(DatedLevels { sequences: sequences.len(), levels })
+    }
+
+    /// Whose the levels the window shapes show are, as far as the dated levels decide it: one
+    /// owner when every dated level has that owner, else undecided with the reason.
+    pub fn owner(&self) -> Attribution {
+        let all = |a: &Attribution| !self.levels.is_empty() && self.levels.iter().all(|l| &l.attribution == a);
+        if all(&Attribution::Tracer) {
+            Attribution::Tracer
+        } else if all(&Attribution::Machine) {
+            Attribution::Machine
+        } else if self.levels.is_empty() {
+            Attribution::Undecided { why: NO_DATED_LEVEL.into() }
+        } else if self.levels.iter().all(|l| matches!(l.attribution, Attribution::Undecided { .. })) {
+            Attribution::Undecided { why: UNDECIDED_LEVELS.into() }
+        } else {
+            Attribution::Undecided { why: MIXED_LEVELS.into() }
+        }
+    }
+}
+
+/// Why a level shape stays undecided when the change points over time find no lasting level.
+pub const NO_DATED_LEVEL: &str =
+    "whose: not decided, the change points over time find no lasting level in any sequence to hold against the \
+     sentinel windows";
+/// ... when every dated level is itself undecided.
+pub const UNDECIDED_LEVELS: &str = "whose: not decided, nor are the dated levels (below)";
+/// ... and when the dated levels are not all one owner's.
+pub const MIXED_LEVELS: &str = "whose: not decided here, the dated levels differ (below)";
+
+/// A lattice the search found and the null refused.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefusedPeriod {
+    pub period: u64,
+    pub calls: u64,
+    pub p_value: f64,
+    pub null_runs: u32,
+}
+
+/// Lattices tried and not claimed as periods.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefusedPeriods {
+    pub lattices: Vec<RefusedPeriod>,
+}
+
+/// The tracer's geometry predicts a period, and no periodic path was found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MissingPeriod {
+    pub expected: Expected,
+}
+
+/// Slow calls on no path, scattered (interrupts and other noise).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outliers {
+    pub count: u64,
+    pub share: f64,
+}
+
+/// One claim with its evidence; `kind` names it in report.json.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    FastPath(FastPath),
+    PeriodicPath(PeriodicFinding),
+    IrregularPath(IrregularPath),
+    SpeedLevels(SpeedLevels),
+    RefusedPeriods(RefusedPeriods),
+    MissingPeriod(MissingPeriod),
+    Outliers(Outliers),
+    DatedLevels(DatedLevels),
+    /// Slow calls on the harness's own cycle (analysis/footprint.rs).
+    HarnessCycle(crate::analysis::footprint::HarnessCycle),
+}
+
+impl Finding {
+    /// The extra cost of a path over the fast path's median (None: not a path).
+    pub fn path_extra(&self) -> Option<f64> {
+        match self {
+            Finding::PeriodicPath(p) => Some(p.extra),
+            Finding::IrregularPath(p) => Some(p.extra),
+            _ => None,
+        }
+    }
+}
+
+/// The findings of one metric, in the order the line says them: the fast path, the paths by
+/// extra cost (cheapest first), then the rest.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricFindings {
+    pub metric: String,
+    pub unit: &'static str,
+    /// Calls analysed.
+    pub calls: u64,
+    pub findings: Vec<Finding>,
+}
+
+/// summary.csv's figures of the thread count analysed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryFigures {
+    pub kept: u64,
+    pub discarded: u64,
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+}
+
+impl SummaryFigures {
+    pub fn of(s: &SummaryRow) -> Self {
+        SummaryFigures {
+            kept: s.kept,
+            discarded: s.discarded,
+            mean_ns: s.mean,
+            p50_ns: s.p50,
+            p90_ns: s.p90,
+            p99_ns: s.p99,
+            min_ns: s.min,
+            max_ns: s.max,
+        }
+    }
+}
+
+/// One tracer row of report.json.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TracerFindings {
+    /// The row's name in the results, and as the report labels it (ftrace rows get their clock).
+    pub name: String,
+    pub label: String,
+    pub threads: u32,
+    pub summary: Option<SummaryFigures>,
+    pub metrics: Vec<MetricFindings>,
+}
+
+/// report.json's schema: bumped when a field changes meaning or goes; fields are only ever added
+/// otherwise (docs/output.md).
+pub const REPORT_JSON_SCHEMA: u32 = 1;
+
+/// report.json: what the report claims, for other tools.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportJson<'a> {
+    /// REPORT_JSON_SCHEMA.
+    pub schema: u32,
+    pub tracers: &'a [TracerFindings],
+    /// The survey check, typed: each sentence's topic, verdict and tracer rows (added in
+    /// schema 1; older files lack it).
+    pub survey_check: &'a [survey_check::SurveyCheck],
+}
+
+/// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.
+/// `dated`: the row's dated levels (latency only; None for old data).
+pub fn of(cp: &CodePaths, expected: Option<&Expected>, dated: Option<&SegmentReport>) -> MetricFindings {
+    let mut paths: Vec<Finding> = periodic(cp, expected).into_iter().map(Finding::PeriodicPath).collect();
+    paths.extend(cp.irregular.iter().filter(|p| !p.is_phase()).map(|p| Finding::IrregularPath(irregular(cp, p))));
+    paths.sort_by(|a, b| a.path_extra().unwrap_or(0.0).total_cmp(&b.path_extra().unwrap_or(0.0)));
+    let fast = FastPath { share: cp.fast_fraction, median: cp.dominant.median, single: paths.is_empty() };
+    let mut f = vec![Finding::FastPath(fast)];
+    f.extend(paths);
+    if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
+        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone() }));
+    }
+    let dated = dated.and_then(DatedLevels::of);
+    let owner = dated.as_ref().map_or_else(Attribution::no_sentinels, DatedLevels::owner);
+    f.extend(levels(cp).into_iter().map(|l| Finding::SpeedLevels(SpeedLevels { attribution: owner.clone(), ..l })));
+    if !cp.rejected.is_empty() {
+        let lattices = cp
+            .rejected
+            .iter()
+            .map(|r| RefusedPeriod { period: r.period, calls: r.hits, p_value: r.p, null_runs: r.null_runs })
+            .collect();
+        f.push(Finding::RefusedPeriods(RefusedPeriods { lattices }));
+    }
+    f.extend(outliers(cp).map(|o| match o {
+        Finding::SpeedLevels(l) => Finding::SpeedLevels(SpeedLevels { attribution: owner.clone(), ..l }),
+        o => o,
+    }));
+    f.extend(dated.filter(|d| !d.levels.is_empty()).map(Finding::DatedLevels));
+    MetricFindings { metric: cp.metric.clone(), unit: cp.unit, calls: cp.rows, findings: f }
+}
+
+fn share(calls: u64, rows: u64) -> f64 {
+    calls as f64 / rows.max(1) as f64
+}
+
+/// The periodic paths, the expected period on the one closest to it.
+fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding> {
+    let closest = expected.and_then(|e| {
+        (0..cp.periodic.len()).min_by(|&a, &b| {
+            let d = |i: usize| (cp.periodic[i].mean_period() - e.period).abs();
+            d(a).total_cmp(&d(b))
+        })
+    });
+    cp.periodic
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PeriodicFinding {
+            period: p.period,
+            evenly_spread: p.phases.max(1),
+            mean_period: p.mean_period(),
+            phase: p.phase,
+            calls: p.taken,
+            slots: p.slots,
+            share_taken: share(p.taken, p.slots),
+            extra: p.extra,
+            p_value: p.p_value,
+            null_runs: p.null_runs,
+            followers: p.followers.clone(),
+            stretch: p.stretch.as_ref().map(|s| LockedStretch {
+                calls: s.calls,
+                extra: s.extra,
+                attribution: Attribution::Tracer,
+            }),
+            expected: expected.filter(|_| closest == Some(i)).cloned(),
+        })
+        .collect()
+}
+
+fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
+    let regular = p.spacing.filter(|s| s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING);
+    IrregularPath {
+        calls: p.calls,
+        share: share(p.calls, cp.rows),
+        extra: p.delta,
+        spacing: regular,
+        one_in: cp.rows as f64 / p.calls.max(1) as f64,
+    }
+}
+
+/// The speed levels: phase modes, modes that come and go, and two levels of window means (said
+/// only when neither phase modes nor off-path stretches say them already).
+fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
+    let undecided = |shape| SpeedLevels { shape, attribution: Attribution::no_sentinels() };
+    let mut out = Vec::new();
+    if !cp.phases.is_empty() {
+        let levels = cp
+            .phases
+            .iter()
+            .map(|p| Level { share: p.mode.fraction, extra: p.delta, stretches: p.stretches })
+            .collect();
+        out.push(undecided(LevelShape::Modes { levels }));
+    }
+    for p in cp.irregular.iter().filter(|p| p.is_phase()) {
+        out.push(undecided(LevelShape::ComeAndGo {
+            share: share(p.calls, cp.rows),
+            extra: p.delta,
+            busiest_quarter_share: p.clustered.unwrap_or(0.0),
+        }));
+    }
+    if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
+        out.push(undecided(LevelShape::WindowMeans {
+            window: crate::analysis::phases::WINDOW,
+            low: l.low,
+            high: l.high,
+            high_share: l.high_share,
+            stretches: l.stretches,
+        }));
+    }
+    out
+}
+
+/// The slow calls on no path: scattered outliers, or a slower phase in stretches.
+fn outliers(cp: &CodePaths) -> Option<Finding> {
+    if cp.outliers == 0 {
+        return None;
+    }
+    let s = share(cp.outliers, cp.rows);
+    Some(match cp.outliers_in_stretches {
+        Some(stretches) => Finding::SpeedLevels(SpeedLevels {
+            shape: LevelShape::OffPath { calls: cp.outliers, share: s, stretches },
+            attribution: Attribution::no_sentinels(),
+        }),
+        None => Finding::Outliers(Outliers { count: cp.outliers, share: s }),
+    })
+}

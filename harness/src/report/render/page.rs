@@ -1,0 +1,70 @@
+//! A plain report page (report.md and report.html side by side) for the reports that are not one
+//! run's: a sweep's curves (`sweep`) and several runs side by side (`compare`).
+use std::fmt::Write;
+use std::path::Path;
+
+use crate::report::render::{esc, md_cell};
+use crate::report::{write_atomic, ReportError};
+
+pub struct Page {
+    pub title: String,
+    /// Sentences, each a claim the data on the page support.
+    pub lines: Vec<String>,
+    /// (caption, header, rows).
+    pub tables: Vec<(String, Vec<String>, Vec<Vec<String>>)>,
+    /// Figure names under figures/ (png and svg exist).
+    pub figures: Vec<(String, String)>,
+}
+
+impl Page {
+    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
+        let mut md = format!("# {}\n\n", self.title);
+        let mut html = format!(
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>body{{font-family:sans-serif;max-width:1150px;margin:auto;padding:1em}}table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#f3f3f3}}td:first-child,th:first-child{{text-align:left}}img{{max-width:100%}}</style></head><body><h1>{t}</h1>\n",
+            t = esc(&self.title)
+        );
+        for l in &self.lines {
+            let _ = writeln!(md, "- {l}");
+            let _ = writeln!(html, "<p>{}</p>", esc(l));
+        }
+        md.push('\n');
+        for (cap, head, rows) in &self.tables {
+            let _ = writeln!(md, "**{}**\n", md_cell(cap));
+            let _ = writeln!(md, "| {} |", head.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
+            let _ = writeln!(md, "|{}", "---|".repeat(head.len()));
+            for r in rows {
+                let _ = writeln!(md, "| {} |", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
+            }
+            md.push('\n');
+            let _ = write!(html, "<h3>{}</h3><table><tr>", esc(cap));
+            for h in head {
+                let _ = write!(html, "<th>{}</th>", esc(h));
+            }
+            html.push_str("</tr>\n");
+            for r in rows {
+                html.push_str("<tr>");
+                for c in r {
+                    let _ = write!(html, "<td>{}</td>", esc(c));
+                }
+                html.push_str("</tr>\n");
+            }
+            html.push_str("</table>\n");
+        }
+        for (name, cap) in &self.figures {
+            let _ = writeln!(md, "![{}](figures/{name}.svg)\n", md_cell(cap));
+            let _ = writeln!(
+                html,
+                "<figure><img src=\"figures/{name}.svg\" alt=\"{c}\"><figcaption>{c}</figcaption></figure>",
+                c = esc(cap)
+            );
+        }
+        html.push_str("</body></html>\n");
+        for (name, text) in [("report.md", &md), ("report.html", &html)] {
+            let path = dir.join(name);
+            write_atomic(&path, text.as_bytes()).map_err(|source| {
+                ReportError::Read(crate::results::read::ReadError::Io { path: path.clone(), source })
+            })?;
+        }
+        Ok(())
+    }
+}

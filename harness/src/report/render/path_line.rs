@@ -1,0 +1,379 @@
+//! The one renderer of the code-path findings (findings.rs): the survey-style line per tracer
+//! and metric, e.g. "lttng-ust: fast path 99.8% (median 70.1 ns), slow path every 810 events
+//! (...)". The terminal, report.md and report.html say the same words; they differ only in
+//! markup (`Markup`).
+use crate::analysis::code_paths::{CodePaths, Expected};
+use crate::analysis::dated::Interval;
+use crate::analysis::footprint::HarnessCycle;
+use crate::analysis::periodic::permutation::ALPHA;
+use crate::report::findings::*;
+
+/// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
+/// (inside <pre>) escapes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Markup {
+    Terminal,
+    Markdown,
+    Html,
+}
+
+impl Markup {
+    fn finish(self, line: String) -> String {
+        match self {
+            Markup::Terminal | Markup::Markdown => line,
+            Markup::Html => esc(&line),
+        }
+    }
+}
+
+/// Text escaped for HTML (report.html and the sweep's and comparison's pages).
+pub(crate) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Refused lattices said by name, at most; the rest are counted.
+const REFUSED_SAID: usize = 3;
+
+/// The line of one tracer's metric from its code paths (the terminal's words).
+pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> String {
+    line(tracer, &of(cp, expected, None), Markup::Terminal)
+}
+
+/// The line of one tracer's metric: the fast path and the paths by cost joined by ", ", then
+/// every other finding after "; ".
+pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
+    let what = if m.metric == "latency" { String::new() } else { format!(" [{}]", m.metric) };
+    let n_up = m.findings.iter().filter_map(Finding::path_extra).filter(|&d| d >= 0.0).count();
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    let mut up = 0;
+    for f in &m.findings {
+        match f {
+            Finding::FastPath(p) => head.push(fast(p, m.unit)),
+            Finding::PeriodicPath(p) => head.push(format!("{} {}", name(p.extra, n_up, &mut up), periodic(p, m.unit))),
+            Finding::IrregularPath(p) => {
+                head.push(format!("{} {}", name(p.extra, n_up, &mut up), irregular(p, m.unit)))
+            }
+            Finding::MissingPeriod(p) => tail.push(format!("no periodic path found [expected: {}]", p.expected.how)),
+            Finding::SpeedLevels(l) => tail.push(levels(l, m.unit)),
+            Finding::RefusedPeriods(r) => tail.push(refused(r)),
+            Finding::Outliers(o) => tail.push(outliers(o)),
+            Finding::DatedLevels(d) => tail.push(dated(d, m.unit)),
+            Finding::HarnessCycle(h) => tail.push(harness_cycle(h)),
+        }
+    }
+    let mut s = format!("{tracer}{what}: {}", head.join(", "));
+    for t in tail {
+        s.push_str("; ");
+        s.push_str(&t);
+    }
+    markup.finish(s)
+}
+
+/// A path's name by its rank above the fast path (survey 7.1): the costliest is the slow path,
+/// a cheaper one of two the middle path, the others numbered; below the fast path, a faster path.
+fn name(extra: f64, n_up: usize, up: &mut usize) -> String {
+    if extra < 0.0 {
+        return "faster path".into();
+    }
+    *up += 1;
+    match (n_up, *up) {
+        (n, u) if u == n => "slow path".into(),
+        (2, 1) => "middle path".into(),
+        (_, u) => format!("path {}", u + 1),
+    }
+}
+
+pub(crate) fn fmt_val(v: f64, unit: &str) -> String {
+    let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
+    if unit == "ns" {
+        format!("{s} ns")
+    } else {
+        s
+    }
+}
+
+/// "+990 ns", "-12.5".
+fn signed(v: f64, unit: &str) -> String {
+    format!("{}{}", if v >= 0.0 { "+" } else { "-" }, fmt_val(v.abs(), unit))
+}
+
+/// A share in percent with one decimal, or more where one decimal would round a share below
+/// 100 % up to "100.0" (a line must not say all calls when a few are elsewhere).
+pub(crate) fn pct(f: f64) -> String {
+    let p = 100.0 * f;
+    let mut d = 1;
+    while d < 4 && p < 100.0 && format!("{p:.d$}").starts_with("100") {
+        d += 1;
+    }
+    format!("{p:.d$}")
+}
+
+/// The calibrated p-value as said: "p < 0.001 over 1000 null reruns of the search".
+pub(crate) fn p_text(p: f64, runs: u32) -> String {
+    let rel = if p < ALPHA { "<" } else { "=" };
+    let shown = if p < ALPHA { ALPHA } else { p };
+    format!("p {rel} {shown:.3} over {runs} null reruns of the search")
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        one.into()
+    } else {
+        many.into()
+    }
+}
+
+fn fast(p: &FastPath, unit: &str) -> String {
+    if p.single {
+        format!("single code path ({}% of calls, median {})", pct(p.share), fmt_val(p.median, unit))
+    } else {
+        format!("fast path {}% (median {})", pct(p.share), fmt_val(p.median, unit))
+    }
+}
+
+fn periodic(p: &PeriodicFinding, unit: &str) -> String {
+    let mean = if p.evenly_spread > 1 {
+        format!(" on average ({} times in every {} calls, evenly spread: no whole period; ", p.evenly_spread, p.period)
+    } else {
+        " (".to_string()
+    };
+    let period = if p.evenly_spread > 1 { format!("{:.1}", p.mean_period) } else { p.period.to_string() };
+    let mut t = format!(
+        "every {period} events{mean}from iteration {}; {} calls, {}; {} of {} kept calls on that period take it, {})",
+        p.phase,
+        p.calls,
+        signed(p.extra, unit),
+        p.calls,
+        p.slots,
+        p_text(p.p_value, p.null_runs)
+    );
+    if let Some(st) = &p.stretch {
+        t.push_str(&format!(
+            ", and the ~{} calls after each cost {} more (a slower stretch locked to this path's phase: {})",
+            st.calls,
+            signed(st.extra, unit),
+            whose(&st.attribution)
+        ));
+    }
+    for f in &p.followers {
+        let which = if f.offset == 1 { "just".to_string() } else { format!("{} calls", f.offset) };
+        t.push_str(&format!(", and the call {which} after it costs {} too ({} calls)", signed(f.extra, unit), f.calls));
+    }
+    if let Some(e) = &p.expected {
+        t.push_str(&format!(" [expected: {}]", e.how));
+    }
+    t
+}
+
+/// Whose a locked stretch is, as said after its colon.
+fn whose(a: &Attribution) -> String {
+    match a {
+        Attribution::Tracer => "the tracer's, not the machine's".into(),
+        Attribution::Machine => "the machine's".into(),
+        Attribution::Undecided { why } => why.clone(),
+    }
+}
+
+/// Whose a speed level is, as said inside its parenthesis.
+fn level_owner(a: &Attribution) -> String {
+    match a {
+        Attribution::Tracer => "the tracer's".into(),
+        Attribution::Machine => "the machine's".into(),
+        Attribution::Undecided { why } => why.clone(),
+    }
+}
+
+/// "levels over time (change points on its window means, held against the sentinel windows of the
+/// same spans): 3 the tracer's (median +12%, their sentinels +0.3%), ...", then each lock.
+fn dated(d: &DatedLevels, unit: &str) -> String {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let mut groups = Vec::new();
+    let owners = [
+        (Some(Attribution::Tracer), "the tracer's"),
+        (Some(Attribution::Machine), "the machine's"),
+        (None, "undecided"),
+    ];
+    // Slower and faster levels apart: a median of both signs would say neither.
+    for ((owner, whose), (above, side)) in
+        owners.into_iter().flat_map(|o| [(true, "slower"), (false, "faster")].map(move |a| (o.clone(), a)))
+    {
+        let words = format!("{whose}, {side}");
+        let of: Vec<&DatedLevel> = d
+            .levels
+            .iter()
+            .filter(|l| l.above == above)
+            .filter(|l| match &owner {
+                Some(a) => &l.attribution == a,
+                None => matches!(l.attribution, Attribution::Undecided { .. }),
+            })
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let t = median(of.iter().map(|l| l.tracer_shift).collect());
+        // The sentinels' evidence: the interval of the level whose sentinel shift is the median.
+        let mut with: Vec<Interval> = of.iter().filter_map(|l| l.sentinel_shift).collect();
+        with.sort_by(|a, b| a.estimate.total_cmp(&b.estimate));
+        let sent = match with.get(with.len() / 2) {
+            Some(i) => format!(
+                " while their sentinels moved {} (99% interval {} to {})",
+                shift_pct(i.estimate),
+                shift_pct(i.low),
+                shift_pct(i.high)
+            ),
+            None => String::new(),
+        };
+        let why = match (&owner, of[0].attribution.clone()) {
+            (None, Attribution::Undecided { why }) => format!("; {why}"),
+            _ => String::new(),
+        };
+        // The detector's evidence of a neighbour, where it decided the owner.
+        // Each sequence's base once, however many of its levels are in the group.
+        let mut bases = std::collections::BTreeMap::new();
+        let (mut hits, mut calls) = (0, 0);
+        for (l, o) in of.iter().filter_map(|l| l.outside.map(|o| (l, o))) {
+            hits += o.level;
+            calls += o.level_calls;
+            bases.insert((l.repetition, l.thread), (o.base, o.base_calls));
+        }
+        let (base, base_calls) = bases.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let why = if owner == Some(Attribution::Machine) && hits > 0 && calls > 0 && base_calls > 0 {
+            format!(
+                "{why}; {hits} of their {calls} calls disturbed from outside, against {base} of the base's {base_calls}"
+            )
+        } else {
+            why
+        };
+        groups.push(format!("{} {words} (median {}{sent}{why})", of.len(), shift_pct(t)));
+    }
+    let mut s = format!(
+        "{} {} over time in {} of {} sequences (change points on its {}-call window means, held against the sentinel \
+         windows of the same spans): {}",
+        d.levels.len(),
+        plural(d.levels.len() as u64, "level", "levels"),
+        d.levels.iter().map(|l| (l.repetition, l.thread)).collect::<std::collections::BTreeSet<_>>().len(),
+        d.sequences,
+        crate::analysis::dated::WINDOW,
+        groups.join(", ")
+    );
+    if let Some(l) = d.levels.iter().find_map(|l| l.lock) {
+        s.push_str(&format!(
+            "; the tracer's slower stretch keeps a path's phase: ~{} calls at {} from {} calls after each path's call, \
+             every {} events",
+            l.length_calls,
+            signed(l.extra_ns, unit),
+            l.lag_calls,
+            l.period
+        ));
+    }
+    s
+}
+
+/// A relative shift in percent with its sign: "+12%", "-0.3%".
+fn shift_pct(x: f64) -> String {
+    let p = 100.0 * x;
+    if p.abs() >= 10.0 {
+        format!("{p:+.0}%")
+    } else {
+        format!("{p:+.1}%")
+    }
+}
+
+fn irregular(p: &IrregularPath, unit: &str) -> String {
+    let when = match &p.spacing {
+        Some(s) => format!(
+            "about every {:.0} events (no exact period; {:.0}% of spacings within 10% of that)",
+            s.median,
+            100.0 * s.near_share
+        ),
+        None => format!("irregular, about 1 in {:.0} events", p.one_in),
+    };
+    format!("{:.1}% {when} ({})", 100.0 * p.share, signed(p.extra, unit))
+}
+
+fn levels(l: &SpeedLevels, unit: &str) -> String {
+    let owner = level_owner(&l.attribution);
+    match &l.shape {
+        LevelShape::Modes { levels } => {
+            let each: Vec<String> = levels
+                .iter()
+                .map(|x| {
+                    let st = plural(x.stretches, "stretch", "stretches");
+                    format!("{:.1}% of calls at {} in {} {st}", 100.0 * x.share, signed(x.extra, unit), x.stretches)
+                })
+                .collect();
+            let n = if levels.len() == 1 { "two".to_string() } else { (levels.len() + 1).to_string() };
+            format!("{n} speed levels in stretches of calls, not single-call paths ({}; {owner})", each.join(", "))
+        }
+        LevelShape::ComeAndGo { share, extra, busiest_quarter_share } => format!(
+            "{:.1}% of calls at {} come and go over the run ({:.0}% of them in its busiest quarter): a phase, not a \
+             code path ({owner})",
+            100.0 * share,
+            signed(*extra, unit),
+            100.0 * busiest_quarter_share
+        ),
+        LevelShape::WindowMeans { window, low, high, high_share, stretches } => format!(
+            "two speed levels in stretches of calls, not single-call paths: its {window}-call windows average {} or {} \
+             ({:.0}% of them at the higher, in {stretches} stretches; {owner})",
+            fmt_val(*low, unit),
+            fmt_val(*high, unit),
+            100.0 * high_share
+        ),
+        LevelShape::OffPath { calls, share, stretches } => format!(
+            "{calls} slow {} ({}%) on no path, most of them in {stretches} {} of consecutive calls: a slower phase, \
+             not a code path ({owner})",
+            plural(*calls, "call", "calls"),
+            small_pct(*share),
+            plural(*stretches, "stretch", "stretches")
+        ),
+    }
+}
+
+/// A small share in percent: two decimals, or the first significant digit of a smaller one (0.004).
+fn small_pct(share: f64) -> String {
+    let pct = 100.0 * share;
+    let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
+    format!("{pct:.digits$}")
+}
+
+fn refused(r: &RefusedPeriods) -> String {
+    let said: Vec<String> = r
+        .lattices
+        .iter()
+        .take(REFUSED_SAID)
+        .map(|l| format!("every {} ({} calls, {})", l.period, l.calls, p_text(l.p_value, l.null_runs)))
+        .collect();
+    let more = r.lattices.len().saturating_sub(REFUSED_SAID);
+    format!(
+        "not claimed as periods, as likely among these slow calls at random positions: {}{}",
+        said.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    )
+}
+
+fn outliers(o: &Outliers) -> String {
+    format!("{} {} ({}%) on no path", o.count, plural(o.count, "outlier", "outliers"), small_pct(o.share))
+}
+
+fn harness_cycle(h: &HarnessCycle) -> String {
+    let whose = if h.tracer_path_with_this_period {
+        format!("the harness's {} or the tracer's own path of that period (the data cannot tell them apart)", h.cycle)
+    } else {
+        format!("the harness's {}: a measurement artifact", h.cycle)
+    };
+    format!(
+        "{:.1}% of the {} slow calls that no other path of the tracer explains fall on {} consecutive residues of every {} {} ({:.1}% if spread evenly; binomial p {}, bounded over the residues and the {} cycles tested): {whose}",
+        100.0 * h.share,
+        h.slow_calls,
+        h.residues,
+        h.length,
+        h.counted_in,
+        100.0 * h.even_share,
+        if h.p_value < 1e-12 { "< 1e-12".to_string() } else { format!("= {:.1e}", h.p_value) },
+        h.cycles_tested
+    )
+}
