@@ -187,7 +187,7 @@ fn counters_prose(run: &Value) -> String {
 }
 
 /// What both pages show, computed once.
-struct Page {
+struct RunPage {
     tables: Vec<crate::report::render::tables::Table>,
     facts: Vec<(String, String)>,
     banner: Option<String>,
@@ -201,7 +201,7 @@ pub fn write_report(r: &Report) -> Result<(), ReportError> {
     } else {
         crate::results::interrupted_line(&r.run)
     };
-    let page = Page {
+    let page = RunPage {
         tables: tables(r),
         facts: run_facts(&r.run),
         banner,
@@ -249,7 +249,7 @@ figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption
 const CODE_PATHS_NOTE: &str = "Paths of each tracer's latency (and instruction count where a PMU exists) at the fewest threads. A periodic path is found by its period among the slow calls (however rare), with its phase, its extra cost over the fast path's median and how many calls on that period take it; the expected period comes from the tracer's own buffer geometry. Speed phases (long stretches at another speed, the machine's or the tracer's) are not paths; a period is claimed only when reruns of the whole search on the same slow calls at random positions almost never find as strong a lattice (p below 0.001); slow calls on no path are outliers. report.json holds the same findings for other tools.";
 
 /// The header of report.html: title, banner, the run's facts, the ranking.
-fn html_head(r: &Report, page: &Page) -> String {
+fn html_head(r: &Report, page: &RunPage) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>tracebench report</title>\n<style>\n");
     h.push_str(STYLE);
@@ -277,7 +277,7 @@ fn html_head(r: &Report, page: &Page) -> String {
     h
 }
 
-fn html(r: &Report, page: &Page) -> Result<String, ReportError> {
+fn html(r: &Report, page: &RunPage) -> Result<String, ReportError> {
     let mut h = html_head(r, page);
     h.push_str("<h2>Code paths (survey section 7.1)</h2>\n<pre>");
     for l in code_path_lines(r, Markup::Html) {
@@ -326,7 +326,7 @@ fn html(r: &Report, page: &Page) -> Result<String, ReportError> {
 }
 
 /// The header of report.md: title, banner, the run's facts, the ranking, the code paths.
-fn markdown_head(r: &Report, page: &Page) -> String {
+fn markdown_head(r: &Report, page: &RunPage) -> String {
     let mut m = String::from("# tracebench report\n\n");
     if let Some(b) = &page.banner {
         m.push_str(&format!("> **{b}**\n\n"));
@@ -352,7 +352,7 @@ fn markdown_head(r: &Report, page: &Page) -> String {
     m
 }
 
-fn markdown(r: &Report, page: &Page) -> String {
+fn markdown(r: &Report, page: &RunPage) -> String {
     let mut m = markdown_head(r, page);
     if !r.survey_notes.is_empty() {
         m.push_str("## Against the survey\n\n");
