@@ -154,12 +154,16 @@ pub struct Interval {
     pub high: f64,
 }
 
+/// Whose a level or a slower stretch is: the one type the analysis decides and report.json says
+/// (`{"by": "tracer"}`, `{"by": "machine"}`, `{"by": "undecided", "why": ...}`). Only `Undecided`
+/// can be said of a run without sentinel windows; the sentinel-based attribution (issue 23, item
+/// 2) decides the other two.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum Attribution {
     Tracer,
     Machine,
-    Undecided { reason: String },
+    Undecided { why: String },
 }
 
 /// The segments of one side of the base in one sequence, taken together.
@@ -432,7 +436,7 @@ fn attribute(tracer: f64, sentinels: Option<Interval>, fewest: usize) -> Attribu
     let pct = |v: f64| format!("{:+.1} %", 100.0 * v);
     let Some(i) = sentinels else {
         return Attribution::Undecided {
-            reason: format!(
+            why: format!(
                 "only {fewest} sentinel windows fell in the level's or the base's time ({MIN_SENTINELS} needed)"
             ),
         };
@@ -446,15 +450,15 @@ fn attribute(tracer: f64, sentinels: Option<Interval>, fewest: usize) -> Attribu
         Attribution::Machine
     } else if lo > 0.0 {
         Attribution::Undecided {
-            reason: format!("the sentinels moved too ({range}), but by less than half the tracer's {}", pct(tracer)),
+            why: format!("the sentinels moved too ({range}), but by less than half the tracer's {}", pct(tracer)),
         }
     } else if hi < 0.0 {
-        Attribution::Undecided { reason: format!("the sentinels moved the other way ({range})") }
+        Attribution::Undecided { why: format!("the sentinels moved the other way ({range})") }
     } else if hi < t {
         Attribution::Tracer
     } else {
         Attribution::Undecided {
-            reason: format!("the sentinels' interval ({range}) holds both no shift and the tracer's {}", pct(tracer)),
+            why: format!("the sentinels' interval ({range}) holds both no shift and the tracer's {}", pct(tracer)),
         }
     }
 }

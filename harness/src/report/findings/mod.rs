@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::analysis::code_paths::{self, CodePaths};
 pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
-use crate::analysis::dated::{self, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::analysis::dated::{Interval, Outcome, Outside, PathLock, SegmentReport, Side};
 use crate::report::load::SummaryRow;
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
@@ -27,15 +27,7 @@ const REGULAR_SHARE: f64 = 0.5;
 /// ... and when that median spacing is at least this many calls (a spacing of one is a stretch).
 const REGULAR_MIN_SPACING: f64 = 2.0;
 
-/// Whose a level or a slower stretch is. Only `Undecided` can be said of a run without sentinel
-/// windows; the sentinel-based attribution (issue 23, item 2) decides the other two.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum Attribution {
-    Tracer,
-    Machine,
-    Undecided { why: String },
-}
+pub use crate::analysis::dated::Attribution;
 
 impl Attribution {
     pub fn no_sentinels() -> Self {
@@ -175,11 +167,7 @@ impl DatedLevels {
                     tracer_shift: l.tracer_shift,
                     sentinel_shift: l.sentinel_shift,
                     sentinels_in: l.sentinels_in,
-                    attribution: match &l.attribution {
-                        dated::Attribution::Tracer => Attribution::Tracer,
-                        dated::Attribution::Machine => Attribution::Machine,
-                        dated::Attribution::Undecided { reason } => Attribution::Undecided { why: reason.clone() },
-                    },
+                    attribution: l.attribution.clone(),
                     lock: l.lock,
                     outside: l.outside,
                 })
