@@ -67,6 +67,7 @@ pub struct HarnessCycle {
     pub counted_in: &'static str,
     pub first_residue: u64,
     pub residues: u64,
+    /// Distinct positions (in their sequence) holding a slow call, and those on the residues.
     pub slow_calls: u64,
     pub on_residues: u64,
     pub share: f64,
@@ -79,7 +80,8 @@ pub struct HarnessCycle {
     pub tracer_path_with_this_period: bool,
 }
 
-/// Tests every cycle on the latency's slow calls of one events.csv (one more pass over it).
+/// Tests every cycle on the latency's slow calls of one events.csv (one more pass over it): the
+/// distinct positions in their sequence that hold one (see `slow_calls`).
 pub fn check(path: &Source, threads: u32, cp: &CodePaths, cycles: &[Cycle]) -> Result<Vec<HarnessCycle>, ReadError> {
     if cycles.is_empty() || cp.col.is_some() {
         return Ok(Vec::new());
@@ -119,59 +121,61 @@ fn finding(c: &Cycle, g: &Gathering, p: f64, tests: u64, tracer_path: bool) -> H
     }
 }
 
-/// Positions in both numberings, each sequence laid after the last (so one residue count serves
-/// all sequences: each starts at a multiple of every cycle's length, the product of them).
+/// Positions in both numberings.
 #[derive(Default)]
 struct Numbered<T> {
     kept: T,
     iteration: T,
 }
 
+/// The positions, within their sequence, of the slow calls the tracer's paths do not explain,
+/// each position once however many sequences have a slow call there, and the span of positions.
+/// Once: every repetition is a process of its own that reaches the timed loop after the same
+/// number of the tracer's calls, so a tracer's own slow call (printf's flush at calls 201 and 656
+/// of each of ten 1000-call repetitions) sits at the same place in every sequence and would pile
+/// on one residue of any cycle. The harness's cycle comes back at every one of its periods:
+/// many distinct positions.
 fn slow_calls(
     path: &Source,
     threads: u32,
     cp: &CodePaths,
     lengths: &[u64],
 ) -> Result<(Numbered<Vec<(u64, u64)>>, Numbered<Vec<u64>>), ReadError> {
-    // Sequences are laid one after another at offsets that are multiples of every length, so
-    // that a residue means the same in each.
-    let stride: u64 = lengths.iter().product::<u64>().max(1);
-    let mut seqs: Vec<(u64, u64, u64, u64)> = Vec::new(); // (seq, kept so far, first it, last it)
-    let mut slow: Vec<(usize, u64, u64)> = Vec::new(); // (sequence index, kept index, iteration)
+    let mut kept_so_far: Vec<(u64, u64)> = Vec::new(); // (sequence, kept calls so far)
+    let mut slow = Numbered::<Vec<u64>>::default();
+    let (mut longest, mut first_it, mut last_it) = (0u64, u64::MAX, 0u64);
     let mut ev = Events::from_source(path)?;
     let mut row = Event::default();
     while ev.next_into(&mut row)? {
         if row.threads != threads {
             continue;
         }
-        let i = match seqs.iter().position(|s| s.0 == row.seq) {
+        let i = match kept_so_far.iter().position(|s| s.0 == row.seq) {
             Some(i) => i,
             None => {
-                seqs.push((row.seq, 0, row.iteration, row.iteration));
-                seqs.len() - 1
+                kept_so_far.push((row.seq, 0));
+                kept_so_far.len() - 1
             }
         };
-        let s = &mut seqs[i];
-        let kept = s.1;
-        s.1 += 1;
-        s.2 = s.2.min(row.iteration);
-        s.3 = s.3.max(row.iteration);
+        let kept = kept_so_far[i].1;
+        kept_so_far[i].1 += 1;
+        longest = longest.max(kept + 1);
+        first_it = first_it.min(row.iteration);
+        last_it = last_it.max(row.iteration);
         if is_unexplained_slow(cp, lengths, row.seq, row.iteration, row.latency) {
-            slow.push((i, kept, row.iteration));
+            slow.kept.push(kept);
+            slow.iteration.push(row.iteration);
         }
     }
-    let base = |i: usize, span: u64| (i as u64) * span.div_ceil(stride).max(1) * stride;
-    let kept_span = seqs.iter().map(|s| s.1).max().unwrap_or(0);
-    let it_span = seqs.iter().map(|s| s.3 + 1).max().unwrap_or(0);
+    for v in [&mut slow.kept, &mut slow.iteration] {
+        v.sort_unstable();
+        v.dedup();
+    }
     let ranges = Numbered {
-        kept: seqs.iter().enumerate().map(|(i, s)| (base(i, kept_span), base(i, kept_span) + s.1 - 1)).collect(),
-        iteration: seqs.iter().enumerate().map(|(i, s)| (base(i, it_span) + s.2, base(i, it_span) + s.3)).collect(),
+        kept: if longest > 0 { vec![(0, longest - 1)] } else { Vec::new() },
+        iteration: if first_it <= last_it { vec![(first_it, last_it)] } else { Vec::new() },
     };
-    let marked = Numbered {
-        kept: slow.iter().map(|&(i, k, _)| base(i, kept_span) + k).collect(),
-        iteration: slow.iter().map(|&(i, _, it)| base(i, it_span) + it).collect(),
-    };
-    Ok((ranges, marked))
+    Ok((ranges, slow))
 }
 
 /// A slow call that no path of the tracer explains (see the module doc).

@@ -366,7 +366,7 @@ fn harness_cycle(h: &HarnessCycle) -> String {
         format!("the harness's {}: a measurement artifact", h.cycle)
     };
     format!(
-        "{:.1}% of the {} slow calls that no other path of the tracer explains fall on {} consecutive residues of every {} {} ({:.1}% if spread evenly; binomial p {}, bounded over the residues and the {} cycles tested): {whose}",
+        "{:.1}% of the {} calls (by their place in the sequence) slow for no path of the tracer fall on {} consecutive residues of every {} {} ({:.1}% if spread evenly; binomial p {}, bounded over the residues and the {} cycles tested): {whose}",
         100.0 * h.share,
         h.slow_calls,
         h.residues,
