@@ -156,8 +156,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         }
         None => *online.last().ok_or_else(|| Error::Usage("no online CPU found".into()))?,
     };
-    let mut cpus = vec![first];
-    cpus.extend(online.iter().rev().copied().filter(|c| *c != first));
+    let cpus = host::measuring_order(&online, first);
     let threads = if !args.threads.is_empty() {
         args.threads.clone()
     } else if mode == Mode::Scale {
