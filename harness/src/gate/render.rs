@@ -67,8 +67,9 @@ fn method(rep: &Report) -> String {
         None => String::new(),
     };
     let exact = if rep.rows.iter().any(|r| r.judgement.exact) {
-        " (not applied to exact counts: a count that is the same on every repetition has no noise, so any \
-         change in it, one instruction included, is its verdict)"
+        " (not applied to exact counts: a count that is the same on every repetition has no noise, so a \
+         change in it larger than --count-threshold, by default any change, one instruction included, is its \
+         verdict)"
     } else {
         ""
     };
@@ -148,10 +149,12 @@ fn row_notes(rep: &Report, name: fn(&str) -> String) -> Vec<String> {
             out.push(format!("{at}: inconclusive: {}", j.why));
         } else if j.exact && j.verdict != Verdict::Unchanged {
             out.push(format!(
-                "{at}: {}: {}; the ±{:.1}% threshold does not apply to exact counts",
+                "{at}: {}: {}; the ±{:.1}% threshold does not apply to exact counts (--count-threshold {}: \
+                 instructions per call a change may move)",
                 j.verdict.as_str(),
                 j.why,
-                rep.threshold * 100.0
+                rep.threshold * 100.0,
+                rep.count_threshold
             ));
         }
         let sides = j.candidate / j.baseline - 1.0;
