@@ -7,6 +7,7 @@
 //! the gate runs itself in ABBA order (`interleave`).
 pub mod input;
 mod interleave;
+mod modes;
 pub use interleave::plain_words;
 mod render;
 pub mod verdict;
@@ -322,7 +323,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
                 j.why = format!("{}: {}", verdict::not_exact(&b, &c), j.why);
                 j
             }
-            None => verdict::judge(&b, &c, &cfg),
+            None => modes::annotate(verdict::judge(&b, &c, &cfg), &b, &c),
         };
         rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }
