@@ -143,6 +143,8 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(err.contains(needle), "'{needle}' not in {err}");
     };
     one_line(&tb(&["system", "show", "--cpu", "4096"]), "--cpu 4096: no such online CPU");
+    one_line(&tb(&["system", "show", "--threads", "4096"]), "--threads 4096: a run measures on one CPU per thread");
+    one_line(&tb(&["system", "show", "--cpus", "0,4096"]), "--cpu 4096: no such online CPU");
     let fake = tempfile::tempdir().unwrap();
     let root = fake.path().to_str().unwrap();
     one_line(&tb(&["system", "reset", "--sys-root", root]), "nothing to reset");
