@@ -18,6 +18,18 @@ if [ -z "$al" ]; then
     fi
     al=$tools/bin/actionlint
 fi
+# actionlint checks each `run:` script with shellcheck only when shellcheck is on PATH; without
+# it those scripts would go unchecked, so it is installed (Debian/Ubuntu: apt) or the lint fails.
+if ! command -v shellcheck >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "lint-workflows: installing shellcheck (apt) so actionlint checks the run: scripts"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null
+    else
+        echo "lint-workflows: shellcheck not found; install it (apt-get install shellcheck) so the run: scripts are checked" >&2
+        exit 1
+    fi
+fi
 "$al" -version | head -1
+shellcheck --version | sed -n 2p
 "$al" -config-file scripts/ci-example/actionlint.yaml scripts/ci-example/*.yml
-echo "lint-workflows: scripts/ci-example/*.yml pass actionlint"
+echo "lint-workflows: scripts/ci-example/*.yml pass actionlint (run: scripts checked by shellcheck)"

@@ -179,10 +179,19 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    let code = dispatch(&cli, &argv);
+    // Results made under sudo go to the user who ran sudo (results::owner, docs/security.md).
+    for line in crate::results::owner::hand_back() {
+        eprintln!("tracebench: warning: {line}");
+    }
+    code
+}
+
+fn dispatch(cli: &Cli, argv: &[String]) -> i32 {
     match &cli.command {
-        Command::Run(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Run, &argv)),
-        Command::Scale(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Scale, &argv)),
-        Command::Sweep(a) => finish(crate::runner::sweep::run_sweep(&a.run.options(), &a.vary, &argv)),
+        Command::Run(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Run, argv)),
+        Command::Scale(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Scale, argv)),
+        Command::Sweep(a) => finish(crate::runner::sweep::run_sweep(&a.run.options(), &a.vary, argv)),
         Command::List => finish(crate::output::list()),
         Command::Gate(a) => {
             let mut a = a.clone();

@@ -72,6 +72,15 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     v
 }
 
+/// The CPUs a run measures on, in the order its threads take them: `first` (the last online CPU
+/// unless `--cpu` says), then the other online CPUs from the highest down. `run --threads N` and
+/// `scale` use the first N; `system tune --threads N` keeps the same N quiet.
+pub fn measuring_order(online: &[usize], first: usize) -> Vec<usize> {
+    let mut cpus = vec![first];
+    cpus.extend(online.iter().rev().copied().filter(|c| *c != first));
+    cpus
+}
+
 pub fn online_cpus() -> Vec<usize> {
     read_trim("/sys/devices/system/cpu/online").map(|s| parse_cpu_list(&s)).unwrap_or_else(|| {
         // SAFETY: sysconf has no preconditions.

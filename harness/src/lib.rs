@@ -11,6 +11,7 @@ pub mod clock;
 pub mod counters;
 pub mod disturbance;
 pub mod error;
+pub mod escape;
 pub mod export;
 pub mod gate;
 pub mod host;

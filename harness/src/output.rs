@@ -38,12 +38,27 @@ pub fn print_table(
         );
     }
     for (t, m) in reasons {
-        if !m.is_empty() {
-            let v: Vec<String> = m.iter().map(|(k, n)| format!("{k} {n}")).collect();
-            println!("discards {t}: {}", v.join(", "));
+        if let Some(l) = discards_line(t, m.iter().map(|(k, n)| (k.as_str(), *n))) {
+            println!("{l}");
         }
     }
     println!("results: {}", out.display());
+}
+
+/// The discard reasons of one tracer: calls per cause, and that one call can have several (a
+/// switch and the softirq it ran, say), so the counts may sum to more than `discarded`.
+pub fn discards_line<'a>(tracer: &str, reasons: impl Iterator<Item = (&'a str, u64)>) -> Option<String> {
+    let v: Vec<(&str, u64)> = reasons.collect();
+    if v.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = v.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let several = if v.len() > 1 {
+        " (calls per cause: one call can have several causes, so these may sum to more than its discarded calls)"
+    } else {
+        ""
+    };
+    Some(format!("discards {}: {}{several}", crate::escape::visible(tracer), list.join(", ")))
 }
 
 /// `--payload-size` sizes a backend takes; spin is a calibration, not a tracer, and records nothing.
@@ -84,4 +99,20 @@ pub fn list() -> Result<i32, Error> {
     }
     println!("--instructions singlestep steps every tracer above except those marked.");
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_discard_line_says_one_call_can_have_several_causes() {
+        let l = super::discards_line("printf", [("context-switch", 1), ("softirq", 2), ("timer-irq", 3)].into_iter());
+        assert_eq!(
+            l.unwrap(),
+            "discards printf: context-switch 1, softirq 2, timer-irq 3 (calls per cause: one call can have several \
+             causes, so these may sum to more than its discarded calls)"
+        );
+        assert_eq!(super::discards_line("lw", [("timer-irq", 4)].into_iter()).unwrap(), "discards lw: timer-irq 4");
+        assert_eq!(super::discards_line("x\u{1b}[1m", [("a", 1)].into_iter()).unwrap(), "discards x\\x1b[1m: a 1");
+        assert!(super::discards_line("lw", std::iter::empty()).is_none());
+    }
 }

@@ -66,7 +66,15 @@ fn run_plan_errors_are_one_line() {
     run(&["--tracer", "none", "--repeats", "0"], &["--repeats must be at least 1"]);
     run(&["--tracer", "none,"], &["empty tracer name in --tracer", "tracebench list"]);
     run(&["--tracer", "none,lw", "--label", "a"], &["--label gives 1 names for 2 tracers", "give one per tracer"]);
-    run(&["--tracer", "none,lw", "--label", "a,"], &["bad label ''", "labels must be non-empty"]);
+    run(
+        &["--tracer", "none,lw", "--label", "a,"],
+        &["bad row name '' (--label): it is empty", "another name with --label"],
+    );
+    // A control character is named visibly, never sent to the terminal raw, and is the reason given.
+    run(
+        &["--tracer", "none", "--label", "evil\u{1b}[31mRED"],
+        &["bad row name 'evil\\x1b[31mRED' (--label): it holds the control character \\x1b"],
+    );
     run(&["--tracer", "none,none"], &["tracer row 'none' appears twice", "use --label"]);
     run(&["--tracer", "none", "--threads", "4096"], &["--threads 4096: each count must be between 1 and the"]);
     run(&["--tracer", "none", "--counters", "a,b,c,d,e"], &["--counters takes at most 4 events per set", "got 5"]);

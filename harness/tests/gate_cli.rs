@@ -424,6 +424,11 @@ fn exact_counts_say_they_ignore_the_threshold() {
     let out = judge(&a, &stepped(t.path(), "c", 100)).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("does not apply"));
+    // --count-threshold N: N instructions more per call still pass, N + 1 fail; --threshold never does.
+    let b3 = stepped(t.path(), "d", 103);
+    judge(&a, &b3).args(["--count-threshold", "3"]).assert().code(0);
+    judge(&a, &b3).args(["--count-threshold", "2"]).assert().code(1);
+    judge(&a, &b3).args(["--threshold", "50%"]).assert().code(1);
 }
 
 /// A side whose run.json says it was interrupted is refused in one line that says so, before

@@ -18,12 +18,14 @@ fn tb(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
 
-/// Every line is `LEVEL group: ...`, every group is there, the tally counts them, and the exit
-/// code is 1 exactly when a line is BAD.
+/// Every line is `LEVEL group: ...`, every group is there, the tally counts them, and the last
+/// line is the verdict: exit 4 "not fit (...)" exactly when a line is BAD, naming each BAD line;
+/// else 3 "fit with warnings (N)" when N lines WARN; else 0 "fit to measure".
 fn check_show(o: &Output, who: &str) -> String {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let lines: Vec<&str> = out.lines().collect();
-    let (checks, tally) = lines.split_at(lines.len() - 1);
+    let (checks, tail) = lines.split_at(lines.len() - 2);
+    let (tally, verdict) = (&tail[..1], tail[1]);
     for l in checks {
         assert!(["OK ", "WARN", "BAD "].iter().any(|p| l.starts_with(p)), "{who}: {l}");
         if !l.starts_with("OK") {
@@ -35,8 +37,69 @@ fn check_show(o: &Output, who: &str) -> String {
     }
     let bad = checks.iter().filter(|l| l.starts_with("BAD")).count();
     assert!(tally[0].ends_with(&format!("{bad} BAD")), "{who}: {}", tally[0]);
-    assert_eq!(o.status.code(), Some(i32::from(bad > 0)), "{who}: {out}");
+    let warn = checks.iter().filter(|l| l.starts_with("WARN")).count();
+    if bad > 0 {
+        assert_eq!(o.status.code(), Some(4), "{who}: {out}");
+        assert!(verdict.starts_with("verdict: not fit ("), "{who}: {verdict}");
+        for l in checks.iter().filter(|l| l.starts_with("BAD")) {
+            let rest = l[4..].trim_start(); // the group, then the text
+            let text = rest.split_once(' ').unwrap().1.trim_start().split("; fix:").next().unwrap();
+            assert!(verdict.contains(text), "{who}: the verdict names '{text}': {verdict}");
+        }
+    } else if warn > 0 {
+        assert_eq!(o.status.code(), Some(3), "{who}: {out}");
+        assert_eq!(verdict, format!("verdict: fit with warnings ({warn})"), "{who}");
+    } else {
+        assert_eq!(o.status.code(), Some(0), "{who}: {out}");
+        assert_eq!(verdict, "verdict: fit to measure", "{who}");
+    }
     out
+}
+
+/// Busy loops on every online CPU for `secs` seconds (a busy machine), joined on return.
+fn hogs<T>(secs: f64, f: impl FnOnce() -> T) -> T {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads: Vec<_> = (0..n)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let t = std::time::Instant::now();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && t.elapsed().as_secs_f64() < secs {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let r = f();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    r
+}
+
+/// A busy machine (a hog on every CPU) is not fit to measure on: exit 4, the busy CPUs named,
+/// and `--cpus` checks every CPU it lists.
+#[test]
+fn show_on_a_busy_machine_is_not_fit() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last: usize = online.trim().rsplit(['-', ',']).next().unwrap().parse().unwrap();
+    let list = if last > 0 { format!("{},{last}", last - 1) } else { "0".into() };
+    let o = hogs(6.0, || tb(&["system", "show", "--cpus", &list]));
+    let out = check_show(&o, "busy");
+    assert_eq!(o.status.code(), Some(4), "{out}");
+    for c in list.split(',') {
+        assert!(out.contains(&format!("BAD  cpu             cpu {c} busy")), "cpu {c} checked and busy:\n{out}");
+        assert!(
+            out.contains(&format!("device IRQs aimed at cpu {c}"))
+                || out.contains(&format!("no device IRQ aimed at cpu {c}"))
+                || out.contains("IRQ affinity unknown"),
+            "{out}"
+        );
+    }
+    assert!(out.lines().last().unwrap().contains(&format!("cpu {last} busy")), "{out}");
 }
 
 #[test]
@@ -80,6 +143,8 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(err.contains(needle), "'{needle}' not in {err}");
     };
     one_line(&tb(&["system", "show", "--cpu", "4096"]), "--cpu 4096: no such online CPU");
+    one_line(&tb(&["system", "show", "--threads", "4096"]), "--threads 4096: a run measures on one CPU per thread");
+    one_line(&tb(&["system", "show", "--cpus", "0,4096"]), "--cpu 4096: no such online CPU");
     let fake = tempfile::tempdir().unwrap();
     let root = fake.path().to_str().unwrap();
     one_line(&tb(&["system", "reset", "--sys-root", root]), "nothing to reset");
@@ -139,8 +204,9 @@ fn tune_then_reset_leaves_every_file_as_it_was() {
     assert_eq!(rout.lines().filter(|l| l.starts_with("restored ")).count(), set, "{out}\n{rout}");
     // What was absent here is said, not an error.
     assert!(
-        out.lines()
-            .all(|l| ["set ", "kept ", "absent ", "failed ", "state: ", "nothing "].iter().any(|p| l.starts_with(p))),
+        out.lines().all(|l| ["quiet: ", "set ", "kept ", "absent ", "failed ", "state: ", "nothing "]
+            .iter()
+            .any(|p| l.starts_with(p))),
         "{out}"
     );
     assert_eq!(knob_files(), before, "tune + reset changed a file:\n{out}\n{rout}");
@@ -202,8 +268,11 @@ fn the_counter_check_says_it_cannot_run_without_a_pmu() {
         println!("SKIP the_counter_check_without_a_pmu: this machine has a PMU\n{out}");
         return;
     }
-    assert_eq!(o.status.code(), Some(3), "{out}");
+    // Could not check is a warning (3); a BAD line (a busy shared machine) makes it not fit (4).
+    let bad = out.lines().any(|l| l.starts_with("BAD"));
+    assert_eq!(o.status.code(), Some(if bad { 4 } else { 3 }), "{out}");
     assert!(out.contains("counters: NOT CHECKED") && out.contains("nothing passed"), "{out}");
+    assert!(out.lines().last().unwrap().starts_with("verdict: "), "the verdict ends the output: {out}");
 }
 
 #[test]
@@ -220,4 +289,30 @@ fn a_run_records_the_checks_in_run_json() {
         assert!(checks.iter().any(|c| c["group"] == g), "no {g} in {s}");
     }
     assert_eq!(s["bad"].as_u64().unwrap() as usize, checks.iter().filter(|c| c["level"] == "BAD").count());
+}
+
+/// `scale` (and `run --threads N`) records the checks of every measuring CPU, and names them.
+#[test]
+fn a_scale_records_the_checks_of_every_measuring_cpu() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        println!("SKIP a_scale_records_every_cpu: one CPU");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let o =
+        tb(&["scale", "--tracer", "none", "-n", "300", "--threads", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let s = &run["system"];
+    let used: Vec<u64> = s["cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+    assert_eq!(used.len(), 2, "{s}");
+    for c in used {
+        let online = format!("cpu {c} (measuring) online");
+        assert!(
+            s["checks"].as_array().unwrap().iter().any(|x| x["text"] == online.as_str()),
+            "no check of cpu {c}: {s}"
+        );
+    }
 }

@@ -167,6 +167,9 @@ impl Results {
             return Err(not_results(dir, "no such directory"));
         }
         let (sp, rp) = (dir.join(crate::results::SUMMARY_CSV), dir.join(crate::results::REPETITIONS_CSV));
+        if let Some(why) = crate::results::owner::unreadable(dir) {
+            return Err(Error::Usage(why));
+        }
         if !sp.is_file() && !rp.is_file() {
             return Err(not_results(dir, "it has neither summary.csv nor repetitions.csv"));
         }

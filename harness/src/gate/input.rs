@@ -24,6 +24,9 @@ pub struct Results {
 
 impl Results {
     pub fn open(dir: &Path) -> Result<Self, GateError> {
+        if let Some(why) = results::owner::unreadable(dir) {
+            return Err(GateError::Other(why));
+        }
         if !dir.is_dir() {
             return Err(GateError::NotAResultsDir {
                 dir: dir.into(),
@@ -135,6 +138,7 @@ impl Results {
             s.push_str(&r.join(","));
             s.push('\n');
         }
+        results::owner::made_dir(dir);
         std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
         Ok(results::write_atomic(dir.join(crate::results::REPETITIONS_CSV), s.as_bytes())?)
     }

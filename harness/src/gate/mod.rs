@@ -7,6 +7,7 @@
 //! the gate runs itself in ABBA order (`interleave`).
 pub mod input;
 mod interleave;
+mod modes;
 pub use interleave::plain_words;
 mod render;
 pub mod verdict;
@@ -110,8 +111,14 @@ pub struct GateArgs {
     #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
     pub candidate: Option<PathBuf>,
     /// Smallest relative change that matters: "regressed" needs the whole confidence interval above it.
+    /// Not applied to exact counts (`--instructions singlestep`): see --count-threshold.
     #[arg(long, default_value = "5%", value_parser = parse_threshold)]
     pub threshold: f64,
+    /// Exact counts only (user_instructions of `run --instructions singlestep`): how many
+    /// instructions per call a change may add or remove and still be "unchanged". Default 0: any
+    /// increase, one instruction included, fails.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub count_threshold: u64,
     /// Confidence level of the bootstrap interval.
     #[arg(long, default_value = "99%", value_parser = parse_confidence)]
     pub confidence: f64,
@@ -207,6 +214,8 @@ pub struct Report {
     pub estimator: Estimator,
     pub paired: bool,
     pub threshold: f64,
+    /// `--count-threshold`: instructions per call an exact count may move and stay unchanged.
+    pub count_threshold: u64,
     pub confidence: f64,
     pub strict: bool,
     pub rows: Vec<Row>,
@@ -309,7 +318,8 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         let b = base.values(&tracer, threads, &metric)?;
         let c = cand.values(&tracer, threads, &metric)?;
         // Exact counts (a stepped run's main path): any change is a verdict (issue 19).
-        let exact = (metric == crate::results::columns::USER_INSTRUCTIONS).then(|| verdict::judge_exact(&b, &c));
+        let exact = (metric == crate::results::columns::USER_INSTRUCTIONS)
+            .then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {
             Some(Some(j)) => j,
             // Counts that should be exact but are not: said, then judged statistically.
@@ -318,7 +328,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
                 j.why = format!("{}: {}", verdict::not_exact(&b, &c), j.why);
                 j
             }
-            None => verdict::judge(&b, &c, &cfg),
+            None => modes::annotate(verdict::judge(&b, &c, &cfg), &b, &c),
         };
         rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }
@@ -339,6 +349,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         estimator: args.estimator,
         paired: cfg.paired,
         threshold: args.threshold,
+        count_threshold: args.count_threshold,
         confidence: args.confidence,
         strict: args.strict,
         rows,

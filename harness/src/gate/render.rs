@@ -2,6 +2,7 @@
 //! serialised `Report`.
 use super::verdict::Verdict;
 use super::{Report, Row};
+use crate::escape;
 
 fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
@@ -66,8 +67,9 @@ fn method(rep: &Report) -> String {
         None => String::new(),
     };
     let exact = if rep.rows.iter().any(|r| r.judgement.exact) {
-        " (not applied to exact counts: a count that is the same on every repetition has no noise, so any \
-         change in it, one instruction included, is its verdict)"
+        " (not applied to exact counts: a count that is the same on every repetition has no noise, so a \
+         change in it larger than --count-threshold, by default any change, one instruction included, is its \
+         verdict)"
     } else {
         ""
     };
@@ -118,10 +120,12 @@ fn head(rep: &Report) -> Vec<String> {
     h
 }
 
-fn cells(rep: &Report, r: &Row) -> Vec<String> {
+/// The row's cells; `name` renders the tracer's name (a tracer's string is data: escaped for the
+/// format, `crate::escape`).
+fn cells(rep: &Report, r: &Row, name: fn(&str) -> String) -> Vec<String> {
     let j = &r.judgement;
     let mut c = vec![
-        r.tracer.clone(),
+        name(&r.tracer),
         r.threads.to_string(),
         reps(r),
         value(j.baseline, &r.metric),
@@ -136,19 +140,21 @@ fn cells(rep: &Report, r: &Row) -> Vec<String> {
 
 /// Lines under the table: why a row is inconclusive, that an exact count ignored the threshold,
 /// and, paired, where the side medians point the other way from the pairs.
-fn row_notes(rep: &Report) -> Vec<String> {
+fn row_notes(rep: &Report, name: fn(&str) -> String) -> Vec<String> {
     let mut out = Vec::new();
     for r in &rep.rows {
         let j = &r.judgement;
-        let at = format!("{}, {} thread(s)", r.tracer, r.threads);
+        let at = format!("{}, {} thread(s)", name(&r.tracer), r.threads);
         if j.verdict == Verdict::Inconclusive {
             out.push(format!("{at}: inconclusive: {}", j.why));
         } else if j.exact && j.verdict != Verdict::Unchanged {
             out.push(format!(
-                "{at}: {}: {}; the ±{:.1}% threshold does not apply to exact counts",
+                "{at}: {}: {}; the ±{:.1}% threshold does not apply to exact counts (--count-threshold {}: \
+                 instructions per call a change may move)",
                 j.verdict.as_str(),
                 j.why,
-                rep.threshold * 100.0
+                rep.threshold * 100.0,
+                rep.count_threshold
             ));
         }
         let sides = j.candidate / j.baseline - 1.0;
@@ -167,7 +173,7 @@ fn row_notes(rep: &Report) -> Vec<String> {
 pub fn terminal(rep: &Report) -> String {
     let head = head(rep);
     let last = head.len() - 1;
-    let body: Vec<Vec<String>> = rep.rows.iter().map(|r| cells(rep, r)).collect();
+    let body: Vec<Vec<String>> = rep.rows.iter().map(|r| cells(rep, r, escape::visible)).collect();
     let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in &body {
         for (i, c) in r.iter().enumerate() {
@@ -188,7 +194,11 @@ pub fn terminal(rep: &Report) -> String {
         }
         s.trim_end().to_string() + "\n"
     };
-    let mut out = format!("tracebench gate: baseline {}, candidate {}", rep.baseline, rep.candidate);
+    let mut out = format!(
+        "tracebench gate: baseline {}, candidate {}",
+        escape::visible(&rep.baseline),
+        escape::visible(&rep.candidate)
+    );
     if rep.interleaved {
         out.push_str(" (interleaved ABBA)");
     }
@@ -198,16 +208,12 @@ pub fn terminal(rep: &Report) -> String {
     for r in &body {
         out.push_str(&line(r));
     }
-    for l in row_notes(rep) {
+    for l in row_notes(rep, escape::visible) {
         out.push_str(&format!("  {l}\n"));
     }
     out.push_str(&headline(rep));
     out.push('\n');
     out
-}
-
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
 }
 
 pub fn markdown(rep: &Report) -> String {
@@ -219,9 +225,9 @@ pub fn markdown(rep: &Report) -> String {
     };
     let mut out = format!("### tracebench gate: {}\n\n", headline(rep));
     out.push_str(&format!(
-        "Baseline `{}`, candidate `{}`{}. {}.\n\n",
-        md_escape(&rep.baseline),
-        md_escape(&rep.candidate),
+        "Baseline {}, candidate {}{}. {}.\n\n",
+        escape::markdown_code(&rep.baseline, false),
+        escape::markdown_code(&rep.candidate, false),
         if rep.interleaved { " (interleaved ABBA)" } else { "" },
         method(rep)
     ));
@@ -231,38 +237,21 @@ pub fn markdown(rep: &Report) -> String {
         (0..head.len()).map(|i| if i == 0 || i + 1 == head.len() { "---" } else { "---:" }).collect();
     out.push_str(&format!("|{}|\n", align.join("|")));
     for r in &rep.rows {
-        let mut c = cells(rep, r);
-        c[0] = format!("`{}`", md_escape(&c[0]));
+        let mut c = cells(rep, r, |n| escape::markdown_code(n, true));
         if let Some(v) = c.last_mut() {
             *v = icon(r.judgement.verdict).to_string();
         }
         out.push_str(&format!("| {} |\n", c.join(" | ")));
     }
-    let notes = row_notes(rep);
+    // Each note: the escaped name, then our own words (no '|' matters outside the table).
+    let notes = row_notes(rep, |n| escape::markdown_code(n, false));
     if !notes.is_empty() {
         out.push('\n');
         for l in notes {
-            out.push_str(&format!("- {}\n", md_escape(&l)));
+            out.push_str(&format!("- {l}\n"));
         }
     }
     out
-}
-
-fn xml(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => o.push('?'),
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 pub fn junit(rep: &Report) -> String {
@@ -284,9 +273,9 @@ pub fn junit(rep: &Report) -> String {
     out.push_str(&format!(
         "  <properties>\n    <property name=\"baseline\" value=\"{}\"/>\n    <property name=\"candidate\" value=\"{}\"/>\n    \
          <property name=\"method\" value=\"{}\"/>\n  </properties>\n",
-        xml(&rep.baseline),
-        xml(&rep.candidate),
-        xml(&method(rep))
+        escape::xml(&rep.baseline),
+        escape::xml(&rep.candidate),
+        escape::xml(&method(rep))
     ));
     for r in &rep.rows {
         let j = &r.judgement;
@@ -302,20 +291,20 @@ pub fn junit(rep: &Report) -> String {
         );
         out.push_str(&format!(
             "  <testcase classname=\"tracebench.gate\" name=\"{}, {} threads\">\n",
-            xml(&r.tracer),
+            escape::xml(&r.tracer),
             r.threads
         ));
         match j.verdict {
             Verdict::Regressed => {
-                out.push_str(&format!("    <failure type=\"regression\" message=\"{}\"/>\n", xml(&detail)))
+                out.push_str(&format!("    <failure type=\"regression\" message=\"{}\"/>\n", escape::xml(&detail)))
             }
             Verdict::Inconclusive if rep.strict => {
-                out.push_str(&format!("    <failure type=\"inconclusive\" message=\"{}\"/>\n", xml(&detail)))
+                out.push_str(&format!("    <failure type=\"inconclusive\" message=\"{}\"/>\n", escape::xml(&detail)))
             }
-            Verdict::Inconclusive => out.push_str(&format!("    <skipped message=\"{}\"/>\n", xml(&detail))),
+            Verdict::Inconclusive => out.push_str(&format!("    <skipped message=\"{}\"/>\n", escape::xml(&detail))),
             _ => {}
         }
-        out.push_str(&format!("    <system-out>{}</system-out>\n  </testcase>\n", xml(&detail)));
+        out.push_str(&format!("    <system-out>{}</system-out>\n  </testcase>\n", escape::xml(&detail)));
     }
     out.push_str("</testsuite>\n</testsuites>\n");
     out

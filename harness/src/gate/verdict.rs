@@ -44,7 +44,7 @@ pub enum Estimator {
     #[value(name = "hodges-lehmann", alias = "hl")]
     #[serde(rename = "hodges-lehmann")]
     HodgesLehmann,
-    /// Ratio of the medians of the per-repetition values of the per-repetition values: a burst that slows a minority of repetitions by
+    /// Ratio of the medians of the per-repetition values: a burst that slows a minority of repetitions by
     /// 25-50% barely moves it.
     Median,
     /// Ratio of the means of the per-repetition values: more efficient without bursts, but one slow repetition
@@ -170,9 +170,10 @@ pub fn not_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> String {
 
 /// Exact counts (`user_instructions` of a stepped run, issue 19): when every repetition of each
 /// side gives the same value, no noise is left to estimate, so one repetition per side suffices
-/// and any difference, one instruction included, is the verdict. None when a side's
-/// repetitions disagree: then it is judged like any other metric.
-pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> Option<Judgement> {
+/// and any difference larger than `tolerance` instructions per call (`--count-threshold`, default
+/// 0: one instruction included) is the verdict. None when a side's repetitions disagree: then it
+/// is judged like any other metric.
+pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)], tolerance: f64) -> Option<Judgement> {
     let one = |v: &[(u64, f64)]| match v.first() {
         Some(&(_, x)) if v.iter().all(|p| p.1 == x) => Some(x),
         _ => None,
@@ -180,6 +181,13 @@ pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> Option<Judgement
     let (b, c) = (one(base)?, one(cand)?);
     let (verdict, why) = if c == b {
         (Verdict::Unchanged, format!("exact counts: {b} on every repetition of both sides"))
+    } else if (c - b).abs() <= tolerance {
+        (
+            Verdict::Unchanged,
+            format!(
+                "exact counts: {b} -> {c}, within --count-threshold {tolerance} instructions per call, identical on                  every repetition"
+            ),
+        )
     } else {
         let (v, word) = if c > b { (Verdict::Regressed, "more") } else { (Verdict::Improved, "fewer") };
         (
@@ -312,7 +320,7 @@ mod tests {
     fn counts_that_differ_between_repetitions_are_said_not_exact() {
         let base = [(0, 117.0), (1, 122.0)];
         let cand = [(0, 117.0), (1, 117.0)];
-        assert!(judge_exact(&base, &cand).is_none());
+        assert!(judge_exact(&base, &cand, 0.0).is_none());
         let why = not_exact(&base, &cand);
         assert!(why.contains("baseline 117, 122") && !why.contains("candidate"), "{why}");
     }

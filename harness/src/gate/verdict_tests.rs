@@ -25,14 +25,21 @@ fn verdicts_have_their_names() {
 
 #[test]
 fn exact_counts_give_the_exact_change() {
-    let same = judge_exact(&[(0, 941.0), (1, 941.0)], &[(0, 941.0)]).unwrap();
+    let same = judge_exact(&[(0, 941.0), (1, 941.0)], &[(0, 941.0)], 0.0).unwrap();
     assert_eq!((same.verdict, same.change, same.ci), (Verdict::Unchanged, 0.0, Some((0.0, 0.0))));
     assert_eq!((same.n_baseline, same.n_candidate), (2, 1));
-    let more = judge_exact(&[(0, 100.0)], &[(0, 110.0), (1, 110.0)]).unwrap();
+    let more = judge_exact(&[(0, 100.0)], &[(0, 110.0), (1, 110.0)], 0.0).unwrap();
     assert_eq!(more.verdict, Verdict::Regressed);
     assert!((more.change - 0.1).abs() < 1e-12 && more.ci == Some((more.change, more.change)), "{more:?}");
     assert!(more.why.contains("10 instructions more per call (100 -> 110)"), "{}", more.why);
-    let fewer = judge_exact(&[(0, 100.0)], &[(0, 90.0)]).unwrap();
+    // --count-threshold 10: ten more is still unchanged, eleven is not.
+    let within = judge_exact(&[(0, 100.0)], &[(0, 110.0)], 10.0).unwrap();
+    assert_eq!(within.verdict, Verdict::Unchanged, "{within:?}");
+    assert!(within.why.contains("within --count-threshold 10"), "{}", within.why);
+    assert_eq!(judge_exact(&[(0, 100.0)], &[(0, 111.0)], 10.0).unwrap().verdict, Verdict::Regressed);
+    // The default, 0: one instruction more fails.
+    assert_eq!(judge_exact(&[(0, 100.0)], &[(0, 101.0)], 0.0).unwrap().verdict, Verdict::Regressed);
+    let fewer = judge_exact(&[(0, 100.0)], &[(0, 90.0)], 0.0).unwrap();
     assert_eq!(fewer.verdict, Verdict::Improved);
     assert!((fewer.change + 0.1).abs() < 1e-12, "{fewer:?}");
     assert!(fewer.why.contains("10 instructions fewer per call (100 -> 90)"), "{}", fewer.why);

@@ -50,6 +50,7 @@ impl AtomicFile {
         let w = self.w.take().expect("committed twice");
         let f = w.into_inner().map_err(|e| Error::io(&self.dest, e.into_error()))?;
         f.persist(&self.dest).map_err(|e| Error::io(&self.dest, e.error))?;
+        super::owner::made_file(&self.dest);
         Ok(())
     }
 }

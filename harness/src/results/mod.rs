@@ -13,6 +13,7 @@
 //! ```
 pub mod atomic;
 pub mod columns;
+pub mod owner;
 pub mod read;
 pub mod rows;
 pub mod table;
@@ -88,6 +89,7 @@ impl ResultsDir {
     /// ([`check_private`]): a root run writes specs and results there and reads them back.
     pub fn create(path: &Path) -> Result<Self, Error> {
         let fail = |e: &dyn std::fmt::Display| Error::OutDir { path: path.display().to_string(), why: e.to_string() };
+        owner::made_dir(path);
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             fs::create_dir_all(parent).map_err(|e| fail(&e))?;
         }
@@ -104,6 +106,9 @@ impl ResultsDir {
 
     /// Opens an existing results directory: it must hold summary.csv or repetitions.csv.
     pub fn open(path: &Path) -> Result<Self, Error> {
+        if let Some(why) = owner::unreadable(path) {
+            return Err(Error::Usage(why));
+        }
         if path.join(SUMMARY_CSV).is_file() || path.join(REPETITIONS_CSV).is_file() {
             Ok(ResultsDir { path: path.to_path_buf() })
         } else {
@@ -194,6 +199,7 @@ fn check_parent(path: &Path, refuse: impl Fn(String) -> Result<(), Error>) -> Re
 /// Makes `path` as a private (0700) directory, or accepts an existing real directory (not a
 /// link): figures and tracer directories inside a results directory.
 pub fn subdir(path: &Path) -> std::io::Result<()> {
+    owner::made_dir(path);
     match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             if fs::symlink_metadata(path)?.is_dir() {

@@ -96,6 +96,24 @@ pub struct Plan {
 
 /// Checks everything the user typed before anything runs, so bad input costs nothing and leaves
 /// nothing behind.
+/// Why a row name (a `--label`, a plugin's own name) cannot name a row, if it cannot: it is a
+/// CSV field of every results file and a line of every table.
+pub fn bad_row_name(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".into());
+    }
+    if name.contains(',') {
+        return Some("it holds a comma, which separates the columns of the results' CSV files".into());
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Some(format!(
+            "it holds the control character {}, which would break the CSV rows or act on a terminal",
+            crate::escape::visible(&c.to_string())
+        ));
+    }
+    None
+}
+
 pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     if args.iterations == 0 {
         return Err(Error::Usage("--iterations must be at least 1 (the survey keeps 5000)".into()));
@@ -150,11 +168,18 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             Some(l) => l.clone(),
             None => registry::row_name(spec)?,
         };
-        if name.is_empty() || name.contains(',') || name.contains('\n') {
-            return Err(Error::Usage(format!("bad label '{name}': labels must be non-empty, without commas")));
+        if let Some(why) = bad_row_name(&name) {
+            let what = if args.label.get(i).is_some() { "--label" } else { "the tracer's name" };
+            return Err(Error::Usage(format!(
+                "bad row name '{}' ({what}): {why}; give the row another name with --label",
+                crate::escape::visible(&name)
+            )));
         }
         if rows.iter().any(|r| r.name == name) {
-            return Err(Error::Usage(format!("tracer row '{name}' appears twice; use --label to tell them apart")));
+            return Err(Error::Usage(format!(
+                "tracer row '{}' appears twice; use --label to tell them apart",
+                crate::escape::visible(&name)
+            )));
         }
         rows.push(Row { spec: spec.clone(), dir: results::dir_name(&name), name });
     }
@@ -166,8 +191,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         }
         None => *online.last().ok_or_else(|| Error::Usage("no online CPU found".into()))?,
     };
-    let mut cpus = vec![first];
-    cpus.extend(online.iter().rev().copied().filter(|c| *c != first));
+    let cpus = host::measuring_order(&online, first);
     let threads = if !args.threads.is_empty() {
         args.threads.clone()
     } else if mode == Mode::Scale {

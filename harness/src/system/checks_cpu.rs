@@ -25,6 +25,10 @@ fn cmdline_cpus(cmdline: &str, key: &str) -> Option<Vec<usize>> {
     Some(parse_cpu_list(&list))
 }
 
+/// A measuring CPU busy this much (percent) with other work is not fit to measure on: most of
+/// its time goes to someone else, and the calls queue behind them.
+pub const BUSY_BAD: f64 = 50.0;
+
 pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[usize]) -> Vec<Check> {
     const G: &str = "cpu";
     let mut out = Vec::new();
@@ -41,6 +45,11 @@ pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[u
     let fix = "pick an idle CPU with --cpu, or move the work away (taskset, cgroups cpusets)";
     match busy_text(before, after, cpu) {
         _ if ours.contains(&cpu) => {}
+        Some(b) if b >= BUSY_BAD => {
+            out.push(Check::bad(G, format!("cpu {cpu} busy {b:.0}% during the check (others run there)"), fix).matters(
+                format!("cpu {cpu} was {b:.0}% busy with other work: calls wait behind it and share its caches"),
+            ))
+        }
         Some(b) if b >= 10.0 => out.push(
             Check::warn(G, format!("cpu {cpu} busy {b:.0}% during the check (others run there)"), fix).matters(
                 format!("cpu {cpu} was {b:.0}% busy with other work: expect context switches and cold caches"),

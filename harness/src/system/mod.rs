@@ -26,7 +26,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 /// How much a check's finding threatens the numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Level {
     #[serde(rename = "OK")]
     Ok,
@@ -122,7 +122,8 @@ pub struct SystemArgs {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum Action {
-    /// One line per check (OK, WARN or BAD, with the fix); exits 0 when nothing is BAD, else 1.
+    /// One line per check (OK, WARN or BAD, with the fix), then the verdict: exits 0 fit to
+    /// measure, 3 fit with warnings, 4 not fit (a BAD check).
     Show(ShowArgs),
     /// (root) Apply what can be undone: governor, min = max frequency, turbo off, IRQs off the
     /// measuring CPUs, perf's sample rate; records every previous value first for `reset`.
@@ -133,10 +134,15 @@ pub enum Action {
 
 #[derive(Args, Debug, Clone)]
 pub struct ShowArgs {
-    /// The measuring CPU (default: the last online CPU, as `run` uses).
-    #[arg(long)]
-    pub cpu: Option<usize>,
-    /// Also cross-check the PMU's counters against known counts (exit 3: could not check).
+    /// The measuring CPUs, comma-separated: every CPU a run will use (default: the last online
+    /// CPU, as `run` uses; `--threads N` gives the N CPUs `run --threads N` and `scale` use).
+    #[arg(long = "cpus", visible_alias = "cpu", value_delimiter = ',', value_name = "LIST")]
+    pub cpus: Vec<usize>,
+    /// Check the CPUs a run with this many threads measures on (as `run --threads N`, `scale`).
+    #[arg(long, conflicts_with = "cpus")]
+    pub threads: Option<usize>,
+    /// Also cross-check the PMU's counters against known counts (exit 3: could not check; 4: a
+    /// counter failed).
     #[arg(long)]
     pub counters: bool,
     /// (tests) Read the system's files under this directory instead of /.
@@ -146,9 +152,13 @@ pub struct ShowArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct TuneArgs {
-    /// The measuring CPUs, comma-separated (default: the last online CPU).
-    #[arg(long, value_delimiter = ',')]
+    /// The measuring CPUs to keep quiet, comma-separated (default: the last online CPU, the one
+    /// `run` measures on first).
+    #[arg(long = "cpus", visible_alias = "cpu", value_delimiter = ',', value_name = "LIST")]
     pub cpu: Vec<usize>,
+    /// Keep quiet the CPUs a run with this many threads measures on (as `run --threads N`, `scale`).
+    #[arg(long, conflicts_with = "cpu")]
+    pub threads: Option<usize>,
     /// Also turn address-space randomization off (kernel.randomize_va_space = 0).
     #[arg(long)]
     pub aslr: bool,
@@ -169,6 +179,8 @@ pub struct ResetArgs {
 pub enum SystemError {
     #[error("--cpu {cpu}: no such online CPU (online: {online}); pick one of them")]
     UnknownCpu { cpu: usize, online: String },
+    #[error("--threads {threads}: a run measures on one CPU per thread and {online} are online; give 1 to {online}")]
+    TooManyThreads { threads: usize, online: usize },
     #[error("system {0} changes kernel settings and needs root; run it with sudo")]
     NotRoot(&'static str),
     #[error("no recorded tuning state at {0}: nothing to reset (`tracebench system tune` records one)")]
@@ -211,34 +223,47 @@ pub fn measuring_cpu(sys: &Sys, cpu: Option<usize>) -> Result<usize, SystemError
     }
 }
 
+/// The CPUs named by `--cpus LIST` (each online), or the first `threads` of a run's order
+/// ([`crate::host::measuring_order`]), or the last online CPU.
+pub fn measuring_cpus(sys: &Sys, list: &[usize], threads: Option<usize>) -> Result<Vec<usize>, SystemError> {
+    let mut cpus = Vec::new();
+    for &c in list {
+        let c = measuring_cpu(sys, Some(c))?;
+        if !cpus.contains(&c) {
+            cpus.push(c);
+        }
+    }
+    if !cpus.is_empty() {
+        return Ok(cpus);
+    }
+    let first = measuring_cpu(sys, None)?;
+    let order = crate::host::measuring_order(&online(sys), first);
+    match threads {
+        Some(t) if t == 0 || t > order.len() => Err(SystemError::TooManyThreads { threads: t, online: order.len() }),
+        Some(t) => Ok(order[..t].to_vec()),
+        None => Ok(vec![first]),
+    }
+}
+
 /// Entry point of `tracebench system`.
 pub fn run(a: &SystemArgs) -> Result<i32, SystemError> {
     match &a.action {
         Action::Show(s) => {
             let sys = sys_of(&s.sys_root);
-            let cpu = measuring_cpu(&sys, s.cpu)?;
-            let checks = show(&sys, cpu, Window::Measure(std::time::Duration::from_secs(1)), None, &[]);
+            let cpus = measuring_cpus(&sys, &s.cpus, s.threads)?;
+            let checks = show(&sys, &cpus, Window::Measure(std::time::Duration::from_secs(1)), None, &[]);
             render::print(&checks);
-            let mut code = render::exit_code(&checks);
-            if s.counters {
-                // 1 (a BAD line, a counter failed) wins over 3 (the counters could not be checked).
-                let c = selfcheck::run_and_print(cpu);
-                code = if code == 1 || c == 1 { 1 } else { c };
-            }
-            Ok(code)
+            let counters = s.counters.then(|| selfcheck::run_and_print(cpus[0]));
+            let v = render::verdict(&checks, counters);
+            println!("{}", v.line);
+            Ok(v.code)
         }
         Action::Tune(t) => {
             if !is_root() && t.sys_root.is_none() {
                 return Err(SystemError::NotRoot("tune"));
             }
             let sys = sys_of(&t.sys_root);
-            let mut cpus = Vec::new();
-            for &c in &t.cpu {
-                cpus.push(measuring_cpu(&sys, Some(c))?);
-            }
-            if cpus.is_empty() {
-                cpus.push(measuring_cpu(&sys, None)?);
-            }
+            let cpus = measuring_cpus(&sys, &t.cpu, t.threads)?;
             tune::tune(&sys, &tune::Plan { cpus, aslr: t.aslr }, &mut |_| true).map(|_| 0)
         }
         Action::Reset(r) => {
@@ -264,7 +289,7 @@ pub enum Window {
 /// says nothing about other work.
 pub fn show(
     sys: &Sys,
-    cpu: usize,
+    cpus: &[usize],
     window: Window,
     clock: Option<&crate::clock::ClockInfo>,
     ours: &[usize],
@@ -281,20 +306,41 @@ pub fn show(
         }
     };
     let mut out = checks_clock::checks(sys, clock);
-    out.extend(checks_cpu::cpu(sys, cpu, &before, &after, ours));
-    out.extend(checks_cpu::frequency(sys, cpu));
-    out.extend(checks_cpu::interrupts(sys, cpu, &before, &after));
-    out.extend(checks_virt::checks(sys, cpu, &before, &after, seconds));
-    out.extend(checks_perf::perf(sys, cpu));
+    // Each per-CPU group for every measuring CPU, the groups in their order.
+    for &cpu in cpus {
+        out.extend(checks_cpu::cpu(sys, cpu, &before, &after, ours));
+    }
+    for &cpu in cpus {
+        out.extend(checks_cpu::frequency(sys, cpu));
+    }
+    for &cpu in cpus {
+        out.extend(checks_cpu::interrupts(sys, cpu, &before, &after));
+    }
+    for &cpu in cpus {
+        out.extend(checks_virt::checks(sys, cpu, &before, &after, seconds));
+    }
+    for &cpu in cpus {
+        out.extend(checks_perf::perf(sys, cpu));
+    }
     out.extend(checks_perf::counters(sys));
     out.push(checks_perf::tracers());
-    out
+    dedup(out)
+}
+
+/// A machine-wide check (turbo, perf's limits) is said once, not once per measuring CPU.
+fn dedup(checks: Vec<Check>) -> Vec<Check> {
+    let mut seen = std::collections::HashSet::new();
+    checks.into_iter().filter(|c| seen.insert((c.group, c.level, c.text.clone()))).collect()
 }
 
 /// What a run records under run.json's `system` key: the checks over the run itself (steal,
 /// busy CPUs and interrupts since `since`, the run's own clock calibration).
+/// Every measuring CPU of the run is checked (`scale`'s too), and run.json's `system.cpus` names
+/// them: the CPUs a run's threads used, which `system tune --threads N` keeps quiet.
 pub fn for_run(since: checks_virt::Snapshot, clock: &crate::clock::ClockInfo, cpus: &[usize]) -> serde_json::Value {
-    let cpu = cpus.first().copied().unwrap_or(0);
-    let checks = show(&Sys::real(), cpu, Window::Since(since), Some(clock), cpus);
-    render::json(&checks, "the run")
+    let cpus = if cpus.is_empty() { vec![0] } else { cpus.to_vec() };
+    let checks = show(&Sys::real(), &cpus, Window::Since(since), Some(clock), &cpus);
+    let mut j = render::json(&checks, "the run");
+    j["cpus"] = serde_json::json!(cpus);
+    j
 }

@@ -1,5 +1,5 @@
 //! The one renderer of `system show`: a line per check on the terminal, the same checks in
-//! run.json, and the exit code (0 when nothing is BAD, 1 otherwise).
+//! run.json, and the verdict with its exit code (0 fit, 3 fit with warnings, 4 not fit).
 use serde_json::json;
 
 use super::{Check, Level};
@@ -25,8 +25,35 @@ pub fn print(checks: &[Check]) {
     }
 }
 
-pub fn exit_code(checks: &[Check]) -> i32 {
-    i32::from(checks.iter().any(|c| c.level == Level::Bad))
+/// `system show`'s last line and its exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub line: String,
+    pub code: i32,
+}
+
+/// Exit status of `system show`: fit to measure.
+pub const FIT: i32 = 0;
+/// Fit with warnings (WARN lines; or `--counters` could not check, no PMU).
+pub const FIT_WITH_WARNINGS: i32 = 3;
+/// Not fit: a BAD line, or a counter that failed its cross-check.
+pub const NOT_FIT: i32 = 4;
+
+/// The verdict over the checks and, with `--counters`, the counter check's outcome (0 passed, 1 a
+/// counter failed, 3 could not check: `selfcheck::Outcome::exit_code`).
+pub fn verdict(checks: &[Check], counters: Option<i32>) -> Verdict {
+    let mut reasons: Vec<String> = checks.iter().filter(|c| c.level == Level::Bad).map(|c| c.text.clone()).collect();
+    if counters == Some(1) {
+        reasons.push("a counter failed its cross-check".into());
+    }
+    if !reasons.is_empty() {
+        return Verdict { line: format!("verdict: not fit ({})", reasons.join("; ")), code: NOT_FIT };
+    }
+    let warns = checks.iter().filter(|c| c.level == Level::Warn).count() + usize::from(counters == Some(3));
+    if warns > 0 {
+        return Verdict { line: format!("verdict: fit with warnings ({warns})"), code: FIT_WITH_WARNINGS };
+    }
+    Verdict { line: "verdict: fit to measure".into(), code: FIT }
 }
 
 /// run.json's `system`: every check, and over what window the time-dependent ones were measured.

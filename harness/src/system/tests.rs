@@ -307,6 +307,45 @@ fn the_report_header_lists_what_matters_bad_first() {
         ]
     );
     assert!(crate::results::read::system_lines(&serde_json::json!({})).is_empty(), "runs before issue 25 have none");
-    assert_eq!(super::render::exit_code(&checks), 1);
-    assert_eq!(super::render::exit_code(&checks[..3]), 0);
+}
+
+#[test]
+fn the_verdict_says_fit_with_warnings_or_not_fit_with_its_reasons() {
+    use super::render::{verdict, FIT, FIT_WITH_WARNINGS, NOT_FIT};
+    use super::Check;
+    let ok = vec![Check::ok("clock", "invariant TSC"), Check::ok("cpu", "cpu 1 idle (0% busy during the check)")];
+    let v = verdict(&ok, None);
+    assert_eq!((v.line.as_str(), v.code), ("verdict: fit to measure", FIT));
+    // --counters that passed change nothing; that could not check is a warning; that failed is not fit.
+    assert_eq!(verdict(&ok, Some(0)).code, FIT);
+    let v = verdict(&ok, Some(3));
+    assert_eq!((v.line.as_str(), v.code), ("verdict: fit with warnings (1)", FIT_WITH_WARNINGS));
+    let v = verdict(&ok, Some(1));
+    assert_eq!((v.line.as_str(), v.code), ("verdict: not fit (a counter failed its cross-check)", NOT_FIT));
+    let mut warned = ok.clone();
+    warned.push(Check::warn("cpu", "cpu 1 not in isolcpus", "boot with isolcpus=1"));
+    warned.push(Check::warn("frequency", "no cpufreq for cpu 1", "bare metal"));
+    let v = verdict(&warned, None);
+    assert_eq!((v.line.as_str(), v.code), ("verdict: fit with warnings (2)", FIT_WITH_WARNINGS));
+    let mut bad = warned.clone();
+    bad.push(Check::bad("cpu", "cpu 1 busy 100% during the check (others run there)", "pick an idle CPU"));
+    bad.push(Check::bad("clock", "TSC not invariant", "--clock monotonic"));
+    let v = verdict(&bad, Some(3));
+    assert_eq!(v.code, NOT_FIT);
+    assert_eq!(v.line, "verdict: not fit (cpu 1 busy 100% during the check (others run there); TSC not invariant)");
+}
+
+#[test]
+fn tune_says_which_cpus_it_keeps_quiet_as_a_run_orders_them() {
+    use super::tune::quiet_line;
+    // Two CPUs, one tuned: scale's second thread lands where the IRQs go, and tune says so.
+    let l = quiet_line(&[0, 1], &[1]);
+    assert!(l.starts_with("quiet: cpus 1 (the CPUs `run --threads 1` measures on); IRQs go to cpus 0"), "{l}");
+    assert!(l.contains("also measures on cpu 0, which takes them"), "{l}");
+    // Both tuned: nowhere to move the IRQs.
+    assert!(quiet_line(&[0, 1], &[1, 0]).contains("no CPU is left to take the IRQs"));
+    // --threads 2 on four CPUs is the CPUs run's threads take, in that order.
+    assert_eq!(crate::host::measuring_order(&[0, 1, 2, 3], 3)[..2], [3, 2]);
+    let l = quiet_line(&[0, 1, 2, 3], &[3, 2]);
+    assert!(l.contains("IRQs go to cpus 0,1") && l.contains("also measures on cpu 1"), "{l}");
 }

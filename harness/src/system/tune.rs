@@ -89,6 +89,34 @@ fn irqs(sys: &Sys, plan: &Plan) -> Vec<Knob> {
     k
 }
 
+/// Which CPUs tune keeps quiet, and where the moved IRQs go: a run that measures on more CPUs
+/// than were tuned (`scale`, `run --threads N`) puts its extra threads where the IRQs now land.
+pub fn quiet_line(online: &[usize], cpus: &[usize]) -> String {
+    let list = |v: &[usize]| v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let others: Vec<usize> = online.iter().copied().filter(|c| !cpus.contains(c)).collect();
+    let n = cpus.len();
+    if others.is_empty() {
+        return format!(
+            "quiet: cpus {} (every online CPU measures: no CPU is left to take the IRQs, so they stay)",
+            list(cpus)
+        );
+    }
+    let order = cpus.first().map(|&f| crate::host::measuring_order(online, f)).unwrap_or_default();
+    let next = order.iter().find(|c| !cpus.contains(c));
+    let more = match next {
+        Some(c) if order.starts_with(cpus) => format!(
+            "; a run with more than {n} thread(s) (scale) also measures on cpu {c}, which takes them: tune \
+             with --threads N for the run's N"
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "quiet: cpus {} (the CPUs `run --threads {n}` measures on); IRQs go to cpus {}{more}",
+        list(cpus),
+        list(&others)
+    )
+}
+
 fn write(sys: &Sys, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
     // No create: a knob that is not there is never made (in a fake root either).
     let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(sys.path(rel))?;
@@ -99,6 +127,7 @@ fn write(sys: &Sys, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
 /// would); the state on disk is then already complete for what changed.
 pub fn tune(sys: &Sys, plan: &Plan, go_on: &mut dyn FnMut(usize) -> bool) -> Result<(), SystemError> {
     let mut st = state::load(sys)?.unwrap_or_default();
+    println!("{}", quiet_line(&super::online(sys), &plan.cpus));
     let mut changed = 0;
     for k in knobs(sys, plan) {
         let Ok(before) = std::fs::read(sys.path(&k.path)) else {

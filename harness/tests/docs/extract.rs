@@ -196,6 +196,7 @@ const NUMERIC: &[&str] = &[
     "--min-repeats",
     "--timeout",
     "--cpu",
+    "--cpus",
     "--num-subbuf",
     "--payload-size",
     "--counter-sets",
