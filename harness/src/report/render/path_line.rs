@@ -62,6 +62,11 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::HarnessCycle(h) => tail.push(harness_cycle(h)),
         }
     }
+    // The tracer's name is the tracer's to choose (a plugin's): data, never markup (issue 37).
+    let tracer = match markup {
+        Markup::Markdown => crate::escape::markdown(tracer),
+        Markup::Terminal | Markup::Html => crate::escape::visible(tracer),
+    };
     let mut s = format!("{tracer}{what}: {}", head.join(", "));
     for t in tail {
         s.push_str("; ");

@@ -127,7 +127,7 @@ fn the_three_outputs_differ_only_in_markup() {
     p.expected = Some(Expected { period: 64.0, how: "spin <planted> & \"64\"".into() });
     let m = metric(vec![fast(false), Finding::PeriodicPath(p)]);
     let t = line("a<b", &m, Markup::Terminal);
-    assert_eq!(line("a<b", &m, Markup::Markdown), t);
+    assert!(line("a<b", &m, Markup::Markdown).starts_with("a&lt;b: fast path"), "a name is data in report.md too");
     assert_eq!(line("a<b", &m, Markup::Html), crate::report::render::path_line::esc(&t));
     assert!(line("a<b", &m, Markup::Html).starts_with("a&lt;b: fast path"));
 }
