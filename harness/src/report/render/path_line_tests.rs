@@ -187,3 +187,13 @@ fn dated_levels_say_whose_with_the_sentinels_evidence() {
          810 events"
     );
 }
+
+#[test]
+fn an_expected_period_longer_than_the_run_is_not_called_a_miss() {
+    // otf2's flush every 17476 calls cannot show in 10000: the line says so and how long a run
+    // would, rather than "no periodic path found".
+    let e = Expected { period: 17476.0, how: "buffer 262144 B / record 15 B = 17476".into() };
+    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e })]);
+    assert!(l.contains("too few calls to show the expected period [expected: buffer 262144 B / record 15 B = 17476; -n 100000 would]"), "{l}");
+    assert!(!l.contains("no periodic path found"), "{l}");
+}
