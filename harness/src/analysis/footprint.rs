@@ -43,6 +43,11 @@ pub struct Cycle {
 
 /// The harness's cycles of a run, from its run.json.
 pub fn cycles(run: &Value) -> Vec<Cycle> {
+    // A kernel run's samples are kbench-module's, not this sample buffer's (and it has no
+    // sentinels): none of these cycles is its harness's.
+    if run["kernel"].as_bool() == Some(true) {
+        return Vec::new();
+    }
     let page = run["harness_cycles"]["sample_page"].as_u64().unwrap_or(DEFAULT_SAMPLE_PAGE);
     let mut out = vec![
         // The sample's place in the buffer is the kept call's; a tracer's own period counts

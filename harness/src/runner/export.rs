@@ -84,7 +84,11 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         // The harness's own cycles in the calls it measures: the sample buffer enters a new page
         // every `sample_page` kept calls. The report checks that slow calls do not gather on
         // them (docs/method.md, "The harness's footprint").
-        "harness_cycles": { "sample_page": crate::runner::timed::samples_per_page() },
+        "harness_cycles": if args.kernel {
+            serde_json::Value::Null
+        } else {
+            serde_json::json!({ "sample_page": crate::runner::timed::samples_per_page() })
+        },
         "threads": plan.threads,
         "cpus": plan.cpus,
         "payload": if args.kernel {
