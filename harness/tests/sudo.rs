@@ -138,6 +138,7 @@ fn a_root_run_elsewhere_stays_root_and_says_why_it_cannot_be_read() {
     for args in [
         vec!["gate", "--baseline", "root-run", "--candidate", "root-run"],
         vec!["export", "root-run", "--format", "bmf"],
+        vec!["report", "root-run"],
     ] {
         let o = as_nobody(&args, t.path());
         let err = String::from_utf8_lossy(&o.stderr);

@@ -170,6 +170,11 @@ impl crate::error::ExitCode for ReportError {
 }
 
 fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
+    // A results directory made under sudo and read without it: say so, not "not a results
+    // directory" (issue 37).
+    if let Some(why) = args.dirs.iter().find_map(|d| crate::results::owner::unreadable(d)) {
+        return Err(ReportError::Usage(why));
+    }
     if args.dirs.len() > 1 {
         let Some(out) = &args.out else {
             return Err(ReportError::Usage(
