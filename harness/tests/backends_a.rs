@@ -331,7 +331,9 @@ fn sigint_mid_run_leaves_nothing_behind() {
             std::fs::read_dir("/proc")
                 .unwrap()
                 .flatten()
-                .filter(|e| std::fs::read_to_string(e.path().join("comm")).map_or(true, |c| c.trim() != "tracebench-rel"))
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("comm")).map_or(true, |c| c.trim() != "tracebench-rel")
+                })
                 .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
                 .filter(|c| String::from_utf8_lossy(c).contains(&marker) && (!strace_only || c.starts_with(b"strace")))
                 .count()

@@ -100,7 +100,13 @@ pub fn check(path: &Source, threads: u32, cp: &CodePaths, cycles: &[Cycle]) -> R
         let Some(g) = worst_window(r, s, c.length, WIDTH) else { continue };
         let p = (g.p_value * tests).min(1.0);
         if p < P_CLAIM && g.share >= MIN_RATIO * g.even {
-            out.push(finding(c, &g, p, tests as u64, cp.periodic.iter().any(|x| x.phases <= 1 && x.period == c.length)));
+            out.push(finding(
+                c,
+                &g,
+                p,
+                tests as u64,
+                cp.periodic.iter().any(|x| x.phases <= 1 && x.period == c.length),
+            ));
         }
     }
     // One cycle said once: the numbering with the stronger evidence.

@@ -349,13 +349,14 @@ fn tracer_reports(
                 Some((a, cp)) => Some(tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp)?),
                 None => None,
             };
-        let footprint = match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
-            Some((a, cp)) => {
-                let src = crate::results::read::Source::File(events.clone());
-                crate::analysis::footprint::check(&src, a.threads, cp, &crate::analysis::footprint::cycles(run))?
-            }
-            None => Vec::new(),
-        };
+        let footprint =
+            match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
+                Some((a, cp)) => {
+                    let src = crate::results::read::Source::File(events.clone());
+                    crate::analysis::footprint::check(&src, a.threads, cp, &crate::analysis::footprint::cycles(run))?
+                }
+                None => Vec::new(),
+            };
         let label = match survey_reference::ftrace_clock(&m.config) {
             Some(c) if survey_reference::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
@@ -389,7 +390,8 @@ fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
             .iter()
             .map(|cp| {
                 let latency = cp.metric == "latency";
-                let mut f = findings::of(cp, expected.as_ref().filter(|_| latency), t.dated.as_ref().filter(|_| latency));
+                let mut f =
+                    findings::of(cp, expected.as_ref().filter(|_| latency), t.dated.as_ref().filter(|_| latency));
                 if latency {
                     f.findings.extend(t.footprint.iter().cloned().map(findings::Finding::HarnessCycle));
                 }

@@ -272,7 +272,19 @@ fn body<C: Clock, R: CounterRead>(
     // (lw, printf, lttng-ust, 10 repetitions each), a harness artifact on the first kept call
     // that the report's footprint check flagged in runs of many short repetitions. A few timed
     // windows, thrown away, re-enter the steady state first.
-    let o = timed::run(clock, ctr, tracer, sentinel, det, scratch, REENTRY_WINDOWS, 0, REENTRY_WINDOWS as u64 * 50, false, tolerated);
+    let o = timed::run(
+        clock,
+        ctr,
+        tracer,
+        sentinel,
+        det,
+        scratch,
+        REENTRY_WINDOWS,
+        0,
+        REENTRY_WINDOWS as u64 * 50,
+        false,
+        tolerated,
+    );
     warmup_calls += o.attempts;
     let t_timed = std::time::Instant::now();
     phases[1] = (t_timed - t_warm).as_secs_f64();

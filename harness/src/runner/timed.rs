@@ -36,9 +36,9 @@
 //! harness's footprint"). Sentinel windows (docs/method.md) time an empty call between the tracer's calls,
 //! with the same window code ([`window`]), so they measure what the floor measures at the same
 //! moment: the machine's speed over the run, beside the tracer's.
-use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
 #[cfg(not(target_arch = "x86_64"))]
 use std::sync::atomic::fence;
+use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
 
 use tracebench_tracers::Tracer;
 
@@ -279,7 +279,8 @@ pub fn run<C: Clock, R: CounterRead>(
                 buf.blocked += 1;
                 buf.blocked_ticks += w.ticks;
             }
-            let mut s = Sample { iteration: it - first_iteration, ticks: w.ticks, cpu: w.cpu, t0: w.t0, ..Sample::default() };
+            let mut s =
+                Sample { iteration: it - first_iteration, ticks: w.ticks, cpu: w.cpu, t0: w.t0, ..Sample::default() };
             s.counters[..ncount].copy_from_slice(&delta[..ncount]);
             store(&mut buf.samples[kept], &s);
             kept += 1;

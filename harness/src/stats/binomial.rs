@@ -12,8 +12,9 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     if p >= 1.0 {
         return 1.0;
     }
-    let ln_first: f64 =
-        (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>() + k as f64 * p.ln() + (n - k) as f64 * (1.0 - p).ln();
+    let ln_first: f64 = (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>()
+        + k as f64 * p.ln()
+        + (n - k) as f64 * (1.0 - p).ln();
     let (mut term, mut sum) = (ln_first.exp(), 0.0);
     let odds = p / (1.0 - p);
     for j in k..=n {

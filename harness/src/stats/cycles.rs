@@ -60,16 +60,7 @@ pub fn worst_window(ranges: &[(u64, u64)], marked: &[u64], cycle: u64, width: u6
     // uneven tail (sequences not a whole number of cycles) cannot make the test lenient.
     let even = (0..cycle).map(|r| window(&positions, r)).max().unwrap_or(0) as f64 / total.max(1) as f64;
     let p_value = (upper_tail(marked_n, on, even) * cycle as f64).min(1.0);
-    Some(Gathering {
-        cycle,
-        first,
-        width,
-        on,
-        marked: marked_n,
-        share: on as f64 / marked_n as f64,
-        even,
-        p_value,
-    })
+    Some(Gathering { cycle, first, width, on, marked: marked_n, share: on as f64 / marked_n as f64, even, p_value })
 }
 
 #[cfg(test)]

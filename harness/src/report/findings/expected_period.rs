@@ -42,7 +42,10 @@ pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_path
     if let Some(g) = ar.get("geometry").filter(|g| g.get("events_per_flush").is_some()) {
         let f = |k: &str| g.get(k).and_then(Value::as_f64).filter(|v| *v > 0.0);
         let (buf, rec, per) = (f("buffer_bytes")?, f("record_bytes")?, f("events_per_flush")?);
-        return Some(code_paths::Expected { period: per, how: format!("buffer {buf:.0} B / record {rec:.0} B = {per:.0}") });
+        return Some(code_paths::Expected {
+            period: per,
+            how: format!("buffer {buf:.0} B / record {rec:.0} B = {per:.0}"),
+        });
     }
     if kind.starts_with("lttng") {
         let g = ar.get("geometry")?;

@@ -78,8 +78,7 @@ fn scaling_never_decides_the_wrong_way_on_seeded_repetitions() {
         state ^= state << 17;
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    for (truth, growth_factor) in
-        [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)]
+    for (truth, growth_factor) in [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)]
     {
         for _ in 0..200 {
             let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
