@@ -20,14 +20,16 @@ fn missing_file_names_the_file() {
 
 #[test]
 fn not_a_shared_object_is_a_load_error() {
-    let dir = std::env::temp_dir().join(format!("tb-plugin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // mkdtemp: a random name, made exclusively, mode 0700 (a pid-named directory in /tmp could be
+    // planted by another user first).
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
     let f = dir.join("garbage.so");
     std::fs::write(&f, b"not an ELF file").unwrap();
     let spec = format!("plugin:{}", f.display());
     let e = validate(&spec).unwrap_err().to_string();
     assert!(e.contains("garbage.so") && e.contains("dlopen failed"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(tmp);
 }
 
 #[test]
