@@ -18,15 +18,8 @@ NS=${NS:-5000 20000 1000000}
 PLUGIN=${PLUGIN:-target/plugins/libstores_plugin.so}
 if [ "$ROUNDS" -lt 1 ]; then echo "footprint: ROUNDS must be at least 1 (got $ROUNDS)" >&2; exit 2; fi
 [ -f "$PLUGIN" ] || { echo "footprint: $PLUGIN is missing; build it with: make plugins" >&2; exit 2; }
-if [ -z "${TRACERS:-}" ]; then
-  TRACERS=none,lw,printf
-  if "$BIN" list 2>/dev/null | grep -Eq '^lttng-ust +available'; then
-    TRACERS=$TRACERS,lttng-ust
-  else
-    echo "footprint: lttng-ust cannot run here (see \`tracebench list\`); measuring without it" >&2
-  fi
-  TRACERS=$TRACERS,plugin:$PLUGIN
-fi
+. "$(dirname "$0")/lib/tracers.sh"
+[ -n "${TRACERS:-}" ] || TRACERS=$(default_tracers footprint "$BIN"),plugin:$PLUGIN
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for r in $(seq 1 "$ROUNDS"); do
   for n in $NS; do

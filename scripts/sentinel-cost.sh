@@ -15,14 +15,8 @@ ROUNDS=${ROUNDS:-12}
 N=${N:-20000}
 EVERY=${EVERY:-32}
 if [ "$ROUNDS" -lt 4 ]; then echo "sentinel-cost: ROUNDS must be at least 4 (got $ROUNDS)" >&2; exit 2; fi
-if [ -z "${TRACERS:-}" ]; then
-  TRACERS=none,lw,printf
-  if "$BIN" list 2>/dev/null | grep -Eq '^lttng-ust +available'; then
-    TRACERS=$TRACERS,lttng-ust
-  else
-    echo "sentinel-cost: lttng-ust cannot run here (see \`tracebench list\`); measuring $TRACERS" >&2
-  fi
-fi
+. "$(dirname "$0")/lib/tracers.sh"
+[ -n "${TRACERS:-}" ] || TRACERS=$(default_tracers sentinel-cost "$BIN")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for r in $(seq 1 "$ROUNDS"); do
   order="on off"; [ $((r % 2)) -eq 0 ] && order="off on"

@@ -13,6 +13,8 @@
 //! path such as printf's flush, a speed phase): printf's flush every ~12.6 calls would otherwise
 //! sit on five residues of 64. A periodic path whose period *is* a harness cycle stays in: the
 //! data cannot tell it from the harness's work, and the finding says so.
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -111,7 +113,12 @@ pub fn check(path: &Source, threads: u32, cp: &CodePaths, cycles: &[Cycle]) -> R
     }
     // One cycle said once: the numbering with the stronger evidence.
     out.sort_by(|a, b| a.p_value.total_cmp(&b.p_value));
-    out.dedup_by(|a, b| a.cycle == b.cycle && a.length == b.length);
+    let mut said = Vec::new();
+    out.retain(|h| {
+        let new = !said.contains(&(h.cycle, h.length));
+        said.push((h.cycle, h.length));
+        new
+    });
     Ok(out)
 }
 
@@ -152,7 +159,7 @@ fn slow_calls(
     cp: &CodePaths,
     lengths: &[u64],
 ) -> Result<(Numbered<Vec<(u64, u64)>>, Numbered<Vec<u64>>), ReadError> {
-    let mut kept_so_far: Vec<(u64, u64)> = Vec::new(); // (sequence, kept calls so far)
+    let mut kept_so_far: HashMap<u64, u64> = HashMap::new(); // kept calls so far, by sequence
     let mut slow = Numbered::<Vec<u64>>::default();
     let (mut longest, mut first_it, mut last_it) = (0u64, u64::MAX, 0u64);
     let mut ev = Events::from_source(path)?;
@@ -161,15 +168,9 @@ fn slow_calls(
         if row.threads != threads {
             continue;
         }
-        let i = match kept_so_far.iter().position(|s| s.0 == row.seq) {
-            Some(i) => i,
-            None => {
-                kept_so_far.push((row.seq, 0));
-                kept_so_far.len() - 1
-            }
-        };
-        let kept = kept_so_far[i].1;
-        kept_so_far[i].1 += 1;
+        let n = kept_so_far.entry(row.seq).or_insert(0);
+        let kept = *n;
+        *n += 1;
         longest = longest.max(kept + 1);
         first_it = first_it.min(row.iteration);
         last_it = last_it.max(row.iteration);

@@ -121,15 +121,9 @@ const MODE_MIN_GAPS: usize = 3;
 /// (geometric gaps put about 7 % there; a margin for other shapes).
 const RANDOM_IN_WINDOW: f64 = 0.15;
 
-/// P(Binomial(n, p) >= k).
+/// P(Binomial(n, p) >= k): the one tail of `stats::binomial`.
 fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
-    let mut term = (1.0 - p).powi(n as i32);
-    let mut below = 0.0;
-    for i in 0..k {
-        below += term;
-        term *= (n - i) as f64 / (i + 1) as f64 * p / (1.0 - p);
-    }
-    (1.0 - below).max(0.0)
+    crate::stats::binomial::upper_tail(n as u64, k as u64, p)
 }
 
 /// The spacing of calls that recur at a nearly fixed spacing with interlopers among them: the

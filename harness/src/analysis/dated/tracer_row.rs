@@ -85,16 +85,9 @@ const NEIGHBOUR_P: f64 = 0.001;
 /// significant; a neighbour raises it several-fold).
 const NEIGHBOUR_RATIO: f64 = 2.0;
 
-/// P(X >= k) for X ~ Binomial(n, p), summed in log space.
+/// P(X >= k) for X ~ Binomial(n, p): the one tail of `stats::binomial`.
 fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {
-    if k == 0 {
-        return 1.0;
-    }
-    if p <= 0.0 {
-        return 0.0;
-    }
-    let ln_choose = |n: u64, j: u64| -> f64 { (1..=j).map(|i| ((n - j + i) as f64).ln() - (i as f64).ln()).sum() };
-    (k..=n).map(|j| (ln_choose(n, j) + j as f64 * p.ln() + (n - j) as f64 * (1.0 - p).ln()).exp()).sum::<f64>().min(1.0)
+    crate::stats::binomial::upper_tail(n, k, p)
 }
 
 /// Each periodic path of `cp` with its residue in every sequence where it can be located.
