@@ -42,10 +42,13 @@ pub enum Kind {
     PrintfFlush,
     /// printf's flush at payload 1024 (issue 24): every 7 to 9 calls (12 % of calls), +900 ns.
     FlushEvery8,
+    /// A path every 60..200 calls whose cost varies, +300 to +600 ns uniform (issue 34): one path,
+    /// never its multiples (the costliest calls of a band sit on a sub-lattice by chance).
+    VaryingCost,
 }
 
 pub const NULL_KINDS: [Kind; 5] = [Kind::Bernoulli, Kind::Geometric, Kind::Drifting, Kind::MachinePhases, Kind::Levels];
-pub const PLANTED_KINDS: [Kind; 7] = [
+pub const PLANTED_KINDS: [Kind; 8] = [
     Kind::FiveOccurrences,
     Kind::Coprime,
     Kind::Commensurate,
@@ -53,6 +56,7 @@ pub const PLANTED_KINDS: [Kind; 7] = [
     Kind::DriftingRare,
     Kind::PrintfFlush,
     Kind::FlushEvery8,
+    Kind::VaryingCost,
 ];
 /// Null kinds without any path above the fast one: an irregular path said there is false too
 /// (the drifting buffer has one, without an exact period).
@@ -211,6 +215,14 @@ fn planted(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
             (seqs, Planted { periods: vec![], spacing: Some(431.0) })
         }
         Kind::FlushEvery8 => (flushes(g, 3, 5000, (7, 9), 900.0), Planted { periods: vec![], spacing: Some(8.0) }),
+        Kind::VaryingCost => {
+            let p = g.range(60, 200);
+            let ph = g.range(0, p - 1);
+            let v = (0..5000u64)
+                .map(|i| g.fast(0.001) + if i % p == ph { 300.0 + 300.0 * g.unit() } else { 0.0 })
+                .collect();
+            (vec![v], Planted { periods: vec![p], spacing: None })
+        }
         _ => unreachable!("null kinds are generated in generate()"),
     }
 }
@@ -284,6 +296,8 @@ fn judge(kind: Kind, cp: &CodePaths, planted: &Planted) -> Verdict {
     let has = |p: u64| cp.periodic.iter().any(|x| x.phases <= 1 && x.period == p);
     let found = match kind {
         Kind::FiveOccurrences | Kind::Coprime => planted.periods.iter().all(|&p| has(p)),
+        // The path, and no other exact period (its multiples were the false claims).
+        Kind::VaryingCost => cp.periodic.len() == 1 && has(planted.periods[0]),
         Kind::Commensurate => cp.periodic.iter().filter(|x| x.period == planted.periods[0]).count() == 2,
         Kind::TracerStretch => cp.periodic.iter().any(|x| x.period == 810 && x.stretch.is_some()),
         // One path, at the planted spacing (the sweep's slow period, issue 24), no exact period.
@@ -354,7 +368,7 @@ fn rate(n: u32, d: u32) -> String {
 
 /// What each planted kind must show, and the share of runs the targets ask for (issue 23: 95 %
 /// for periods at 5 occurrences and for tracer stretches; issue 24's printf flush as one path).
-const POWER: [(Kind, &str, f64); 8] = [
+const POWER: [(Kind, &str, f64); 9] = [
     (Kind::FiveOccurrences, "a period at 5 occurrences, found exactly", 0.95),
     (Kind::Coprime, "two coprime periods, both found", 0.0),
     (Kind::Commensurate, "one period at two phases (+500/+600 ns): two paths", 0.0),
@@ -363,6 +377,7 @@ const POWER: [(Kind, &str, f64); 8] = [
     (Kind::Drifting, "a drifting flush (null kind above): one path", 0.0),
     (Kind::PrintfFlush, "printf's flush, spacing 431-455 x3: one path ~431", 0.95),
     (Kind::FlushEvery8, "a flush every 7-9 calls (12%): one path ~8", 0.95),
+    (Kind::VaryingCost, "a path of varying cost (+300-600 ns): it alone", 0.95),
 ];
 
 /// The share of null runs with a false claim the targets allow: exact periods (issue 23), and

@@ -28,7 +28,7 @@ use std::path::Path;
 use crate::analysis::code_paths::*;
 use crate::analysis::passes::{count_on_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
-use crate::analysis::periodic::{fractional, permutation, search};
+use crate::analysis::periodic::{fractional, permutation, search, sub_period};
 use crate::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
@@ -358,7 +358,10 @@ fn periodic_paths(
     };
     let found = search::search(sp, &calls);
     let seed = sp.rows ^ (m.entries.len() as u64).rotate_left(32) ^ 0x9E3779B97F4A7C15;
-    let tested = permutation::test(sp, &calls, found, seed);
+    let mut tested = permutation::test(sp, &calls, found, seed);
+    // A lattice on a claimed path's own lattice needs the null that permutes that path's costs
+    // (a varying cost's dearest calls land on a multiple by chance; sub_period.rs).
+    sub_period::test(sp, &calls, &mut tested, seed.rotate_left(7));
     let mut periodic = Vec::new();
     let mut rejected = Vec::new();
     for t in tested {
