@@ -151,6 +151,12 @@ pub struct RunArgs {
     /// with --kernel and --instructions).
     #[arg(long, value_name = "K", default_value_t = crate::runner::timed::DEFAULT_SENTINEL_EVERY)]
     pub sentinel_every: u64,
+    /// Every R-th of the other windows times a loop as long as the tracer's fast path, counted in
+    /// reference.csv: the machine's stalls at the rate the tracer's calls meet them, so the report
+    /// can tell the machine's slow calls from the tracer's; 0 turns them off (always off with
+    /// --kernel and --instructions).
+    #[arg(long, value_name = "R", default_value_t = crate::runner::reference::DEFAULT_REFERENCE_EVERY)]
+    pub reference_every: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -335,6 +341,7 @@ impl RunArgs {
             export: a.export,
             singlestep: a.instructions.is_some(),
             sentinel_every: a.sentinel_every,
+            reference_every: a.reference_every,
         }
     }
 }

@@ -202,10 +202,10 @@ pub static BACKENDS: &[Backend] = &[
     ),
     backend!(
         "spin",
-        "calibration: busy-wait NS ns (every P-th call SLOW ns)",
+        "calibration: busy-wait NS ns (every P-th call SLOW ns; ~N: 1 call in N at random)",
         ok,
         |spec, arg, o| boxed(crate::spin::Spin::parse(spec, arg.unwrap_or_default(), o.tsc_hz)),
-        spec_form: Some("spin:NS[@P:SLOW]"),
+        spec_form: Some("spin:NS[@P|~N:SLOW]"),
         in_all: false,
         arg: Some(spin_arg),
     ),

@@ -1,8 +1,10 @@
-//! `spin:NS` and `spin:NS@P:SLOW`: calibration backends with a known cost.
+//! `spin:NS`, `spin:NS@P:SLOW` and `spin:NS~N:SLOW`: calibration backends with a known cost.
 //!
 //! `spin:NS` busy-waits NS ns per call, timed by the TSC. `spin:NS@P:SLOW` makes every P-th call
 //! cost SLOW ns instead: a planted slow path, like a tracer that switches sub-buffers every P
-//! events (survey section 7.1). They validate the harness: `spin:300` must read 300 ns above the
+//! events (survey section 7.1). `spin:NS~N:SLOW` makes each call cost SLOW ns with probability
+//! 1/N, independently: a memoryless path of the tracer's own (issue 34), which the machine's
+//! stalls must not be mistaken for, nor it for them. They validate the harness: `spin:300` must read 300 ns above the
 //! floor, and the report must find the period P.
 use std::cell::Cell;
 
@@ -24,6 +26,8 @@ pub struct Spin {
     ns: f64,
     fast_ticks: u64,
     slow: Option<(u64, f64, u64)>, // (period, slow ns, slow ticks)
+    /// The slow path is taken at random, 1 call in `period` on average (`~`), not every period.
+    memoryless: bool,
     /// The compensated fast-path ticks of each thread (for run.json).
     compensated: std::sync::Mutex<Vec<u64>>,
 }
@@ -40,12 +44,13 @@ impl Spin {
                 ))),
             }
         };
-        let (fast, slow) = match arg.split_once('@') {
+        let memoryless = arg.contains('~');
+        let (fast, slow) = match arg.split_once(if memoryless { '~' } else { '@' }) {
             None => (num(arg, "NS")?, None),
             Some((f, rest)) => {
-                let (p, s) = rest
-                    .split_once(':')
-                    .ok_or_else(|| bad("expected spin:NS@PERIOD:SLOW_NS, e.g. spin:100@64:1000"))?;
+                let (p, s) = rest.split_once(':').ok_or_else(|| {
+                    bad("expected spin:NS@PERIOD:SLOW_NS or spin:NS~ONE_IN:SLOW_NS, e.g. spin:100@64:1000")
+                })?;
                 let period: u64 =
                     p.trim().parse().ok().filter(|&p| p >= 2).ok_or_else(|| bad("PERIOD must be an integer >= 2"))?;
                 let (fast_ns, slow_ns) = (num(f, "NS")?, num(s, "SLOW")?);
@@ -60,7 +65,14 @@ impl Spin {
         };
         let to_ticks = |ns: f64| (ns * tsc_hz / 1e9).round() as u64;
         let slow = slow.map(|(p, s, _)| (p, s, to_ticks(s)));
-        Ok(Spin { name: spec.to_string(), ns: fast, fast_ticks: to_ticks(fast), slow, compensated: Default::default() })
+        Ok(Spin {
+            name: spec.to_string(),
+            ns: fast,
+            fast_ticks: to_ticks(fast),
+            slow,
+            memoryless,
+            compensated: Default::default(),
+        })
     }
 }
 
@@ -192,6 +204,8 @@ impl Tracer for Spin {
     fn config(&self) -> serde_json::Value {
         match self.slow {
             None => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks}),
+            Some((p, s, t)) if self.memoryless => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks,
+                "slow_one_in": p, "slow_ns": s, "slow_ticks": t}),
             Some((p, s, t)) => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks,
                 "slow_every": p, "slow_ns": s, "slow_ticks": t}),
         }
@@ -210,6 +224,22 @@ impl Tracer for Spin {
         let (fast, slow_ticks) = TICKS.with(|t| t.get());
         let ticks = match self.slow {
             None => fast,
+            // 1 in `period` at random: the dither's generator, multiply-high into [0, period).
+            Some((period, _, _)) if self.memoryless => {
+                let x = RNG.with(|r| {
+                    let mut x = r.get();
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    r.set(x);
+                    x
+                });
+                if ((x >> 32) * period) >> 32 == 0 {
+                    slow_ticks
+                } else {
+                    fast
+                }
+            }
             Some((period, _, _)) => CALLS.with(|c| {
                 let n = c.get() + 1;
                 c.set(n);

@@ -73,11 +73,13 @@ pub(crate) struct Residue {
     pub residue: u64,
 }
 
-/// The main slow path of a metric: its mean spacing in calls and its extra cost.
+/// The main slow path of a metric: its mean spacing in calls, its extra cost, and the share of
+/// calls that take it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MainSlowPath {
     pub mean_period: f64,
     pub extra: f64,
+    pub share: f64,
 }
 
 /// A path taken every `period` calls (survey section 7.1), or `phases` times in every `period`
@@ -170,6 +172,9 @@ pub struct CodePaths {
     /// Lattices the search found and the null refused.
     pub rejected: Vec<RejectedLattice>,
     pub irregular: Vec<CodePath>,
+    /// Modes above the fast path whose calls follow no spacing: memoryless, the tracer's or the
+    /// machine's (the reference windows decide, attribution.rs). Their calls count as outliers.
+    pub unpatterned: Vec<CodePath>,
     pub phases: Vec<SpeedPhase>,
     /// Slow calls on no path (interrupts and other noise), and the calls analysed.
     pub outliers: u64,
@@ -187,18 +192,10 @@ pub struct CodePaths {
 }
 
 impl CodePaths {
-    /// The main slow path's mean spacing and extra cost: the costliest periodic path, or else the
-    /// costliest irregular path with a spacing (printf's flush, whose period drifts with the line:
-    /// its median spacing, issue 24).
+    /// The main slow path's mean spacing and extra cost, without reference windows to tell the
+    /// machine's populations apart (`attribution::main_slow_path` with them).
     pub fn main_slow_path(&self) -> Option<MainSlowPath> {
-        if let Some(p) = self.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra)) {
-            return Some(MainSlowPath { mean_period: p.mean_period(), extra: p.extra });
-        }
-        self.irregular
-            .iter()
-            .filter(|p| !p.is_phase() && p.delta > 0.0)
-            .filter_map(|p| p.spacing.map(|s| MainSlowPath { mean_period: s.median, extra: p.delta }))
-            .max_by(|x, y| x.extra.total_cmp(&y.extra))
+        crate::analysis::attribution::main_slow_path(self, None)
     }
 }
 

@@ -12,6 +12,7 @@
 //!
 //! The report (`report`) and the sweep's slow-path column (`runner/sweep.rs`) both use it, so it
 //! stands beside them: it reads through `results::read` and computes with `stats`, nothing else.
+pub mod attribution;
 pub mod calibration_battery;
 pub mod code_paths;
 pub mod dated;
@@ -281,7 +282,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
     let on_lattice = |seq_pos: usize, it: u64| periodic.iter().any(|p| p.on(seqs.ids[seq_pos], it));
     // Frequent modes that the lattices do not explain: irregular paths (irregular.rs).
     let scan = irregular::Scan { entries: &m.entries, seq_ids: &seqs.ids, ranges: &seqs.ranges, rows };
-    let (irregular, explained) =
+    let (irregular, unpatterned, explained) =
         irregular::paths(&scan, &m.modes, |k| k == m.dom || phase[k], m.th.slow, base, &on_lattice);
     let counts = slow_counts(m, seqs, &periodic, &phase, &explained, &on_lattice);
     let phases = m
@@ -300,6 +301,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
         periodic,
         rejected,
         irregular,
+        unpatterned,
         phases,
         outliers: counts.outliers,
         // Calls off the dominant mode that hold the majority of their windows, in stretches: a

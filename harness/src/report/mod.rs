@@ -115,6 +115,9 @@ pub struct TracerReport {
     pub dated: Option<dated::SegmentReport>,
     /// Slow calls that gather on the harness's own cycles (empty: none, or no analysis).
     pub footprint: Vec<crate::analysis::footprint::HarnessCycle>,
+    /// Its latency's slow populations held against its reference windows (None: no reference
+    /// windows in the run, or no analysis).
+    pub attribution: Option<crate::analysis::attribution::Attributions>,
     pub note: Option<String>,
 }
 
@@ -357,6 +360,14 @@ fn tracer_reports(
                 }
                 None => Vec::new(),
             };
+        let attribution =
+            match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
+                Some((a, cp)) => {
+                    let r = crate::analysis::attribution::load(dir, &m.dir, a.threads)?;
+                    crate::analysis::attribution::attribute(cp, r.as_ref())
+                }
+                None => None,
+            };
         let label = match survey_reference::ftrace_clock(&m.config) {
             Some(c) if survey_reference::kind(&m.spec).starts_with("ftrace") => {
                 format!("{} (clock={c})", m.name)
@@ -375,6 +386,7 @@ fn tracer_reports(
             analysis,
             dated,
             footprint,
+            attribution,
             note,
         });
     }
@@ -390,8 +402,12 @@ fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
             .iter()
             .map(|cp| {
                 let latency = cp.metric == "latency";
-                let mut f =
-                    findings::of(cp, expected.as_ref().filter(|_| latency), t.dated.as_ref().filter(|_| latency));
+                let mut f = findings::of(
+                    cp,
+                    expected.as_ref().filter(|_| latency),
+                    t.dated.as_ref().filter(|_| latency),
+                    t.attribution.as_ref().filter(|_| latency),
+                );
                 if latency {
                     f.findings.extend(t.footprint.iter().cloned().map(findings::Finding::HarnessCycle));
                 }

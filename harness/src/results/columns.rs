@@ -11,6 +11,10 @@ pub const T_NS: &str = "t_ns";
 /// sentinels.csv (with `--sentinel-every K` > 0): one row per kept sentinel window, an empty
 /// call timed between the tracer's; `iteration` is the tracer call it precedes.
 pub const SENTINELS: [&str; 8] = ["tracer", "threads", "thread", "cpu", "iteration", T_NS, "latency_ns", "repetition"];
+/// reference.csv (with `--reference-every R` > 0): the kept reference windows (a loop as long as
+/// the tracer's fast path, runner/reference.rs) per bin of latency, per thread and repetition.
+pub const REFERENCE: [&str; 8] =
+    ["tracer", "threads", "thread", "repetition", "loop_iterations", "latency_lo_ns", "latency_hi_ns", "windows"];
 /// discarded.csv.
 pub const DISCARDS: [&str; 8] =
     ["tracer", "threads", "thread", "cpu", "iteration", "latency_ns", "reason", "repetition"];

@@ -32,6 +32,7 @@ pub const REPETITIONS_CSV: &str = "repetitions.csv";
 pub const EVENTS_CSV: &str = "events.csv";
 pub const DISCARDED_CSV: &str = "discarded.csv";
 pub const SENTINELS_CSV: &str = "sentinels.csv";
+pub const REFERENCE_CSV: &str = "reference.csv";
 /// A sweep's table, beside its `KNOB=VALUE/` results directories.
 pub const SWEEP_CSV: &str = "sweep.csv";
 

@@ -149,6 +149,47 @@ impl SentinelsWriter {
     }
 }
 
+/// One bin of kept reference windows (a line of reference.csv).
+#[derive(Debug, Clone, Copy)]
+pub struct ReferenceRow<'a> {
+    pub tracer: &'a str,
+    pub threads: usize,
+    pub thread: usize,
+    pub repetition: usize,
+    pub loop_iterations: u64,
+    pub latency_lo_ns: f64,
+    pub latency_hi_ns: f64,
+    pub windows: u64,
+}
+
+/// reference.csv, written atomically.
+pub struct ReferenceWriter {
+    f: AtomicFile,
+    path: PathBuf,
+}
+
+impl ReferenceWriter {
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let mut f = AtomicFile::create(path)?;
+        writeln!(f, "{}", columns::REFERENCE.join(",")).map_err(|e| Error::io(path, e))?;
+        Ok(ReferenceWriter { f, path: path.to_path_buf() })
+    }
+    pub fn row(&mut self, r: &ReferenceRow) -> Result<(), Error> {
+        writeln!(
+            self.f,
+            "{},{},{},{},{},{:.2},{:.2},{}",
+            r.tracer, r.threads, r.thread, r.repetition, r.loop_iterations, r.latency_lo_ns, r.latency_hi_ns, r.windows
+        )
+        .map_err(|e| Error::io(&self.path, e))
+    }
+    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
+        append_body(&mut self.f, other, &self.path)
+    }
+    pub fn commit(self) -> Result<(), Error> {
+        self.f.commit()
+    }
+}
+
 fn append_body(to: &mut AtomicFile, from: &Path, to_path: &Path) -> Result<(), Error> {
     let f = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
     let mut r = std::io::BufReader::with_capacity(1 << 16, f);

@@ -10,13 +10,16 @@ use std::sync::Barrier;
 use tracebench_tracers::Tracer;
 
 use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_RESULT, CELL_STOP};
+use super::reference::{self, ReferenceLoop};
 use super::timed::{self, Buffers, Sentinel, STOP};
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::{CounterGroup, CounterRead, NoCounters};
 use crate::disturbance::{Detector, Reason, Sources, ALL_REASONS};
 use crate::error::Error;
-use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter, SentinelRow, SentinelsWriter};
-use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, SENTINELS_CSV};
+use crate::results::rows::{
+    DiscardRow, DiscardsWriter, EventRow, EventsWriter, ReferenceRow, ReferenceWriter, SentinelRow, SentinelsWriter,
+};
+use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, SENTINELS_CSV};
 use crate::steady_state::{self, Window};
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -133,7 +136,8 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer, none: &dyn Tracer) -> Result<Ve
         let handles: Vec<_> = (0..spec.threads)
             .map(|t| {
                 let (barrier, failed) = (&barrier, &failed);
-                let sentinel = Sentinel { tracer: none, every: spec.sentinel_every };
+                let sentinel =
+                    Sentinel { tracer: none, every: spec.sentinel_every, reference: none, reference_every: 0 };
                 s.spawn(move || thread_main(spec, tracer, sentinel, t, barrier, failed))
             })
             .collect();
@@ -165,6 +169,9 @@ fn thread_main(
 ) -> Result<ThreadOut, Error> {
     let cpu = spec.cpus[t];
     let t_setup = std::time::Instant::now();
+    // This thread's reference loop, set to the tracer's length after warm-up (reference.rs).
+    let reference = ReferenceLoop::default();
+    let sentinel = Sentinel { reference: &reference, reference_every: spec.reference_every, ..sentinel };
     let setup = (|| {
         super::affinity::pin(cpu)?;
         tracer.thread_init(cpu)?;
@@ -193,7 +200,7 @@ fn thread_main(
         ($clock:expr, $ctr:expr) => {{
             let ctr = $ctr;
             let (det, buf, scratch, ph) = (&mut det, &mut buf, &mut scratch, &mut phases);
-            let r = body($clock, &ctr, spec, tracer, sentinel, det, buf, scratch, barrier, t, cpu, ph);
+            let r = body($clock, &ctr, spec, tracer, sentinel, &reference, det, buf, scratch, barrier, t, cpu, ph);
             (r, ctr.method())
         }};
     }
@@ -217,6 +224,9 @@ fn tolerated_mask(tracer: &dyn Tracer) -> u16 {
     tracer.intrinsic_disturbances().iter().fold(0u16, |m, r| m | *r as u16)
 }
 
+/// Windows timed for each step of the reference loop's calibration (reference.rs).
+const REFERENCE_PROBE: usize = 301;
+
 /// Windows timed and thrown away after the start barrier (see `body`).
 const REENTRY_WINDOWS: usize = 64;
 
@@ -227,6 +237,7 @@ fn body<C: Clock, R: CounterRead>(
     spec: &CellSpec,
     tracer: &dyn Tracer,
     sentinel: Sentinel,
+    reference: &ReferenceLoop,
     det: &mut Detector,
     buf: &mut Buffers,
     scratch: &mut Buffers,
@@ -246,6 +257,9 @@ fn body<C: Clock, R: CounterRead>(
     let mut lat = Vec::with_capacity(steady_state::WINDOW);
     let mut steady = false;
     let w = steady_state::WINDOW;
+    // The tracer's fast path in ticks: the median of the last warm-up window's kept calls.
+    let mut ticks: Vec<u64> = Vec::with_capacity(REFERENCE_PROBE.max(w));
+    let mut fast_ticks = None;
     for _ in 0..steady_state::MAX_WINDOWS {
         if STOP.load(Ordering::Relaxed) {
             break;
@@ -258,11 +272,26 @@ fn body<C: Clock, R: CounterRead>(
         if lat.is_empty() {
             continue;
         }
+        ticks.clear();
+        ticks.extend(scratch.samples[..o.kept].iter().map(|s| s.ticks));
+        ticks.sort_unstable();
+        fast_ticks = ticks.get(ticks.len() / 2).copied();
         windows.push(Window::of(&mut lat));
         if steady_state::is_steady(&windows, spec.resolution_ns) {
             steady = true;
             break;
         }
+    }
+    // The reference loop is set to last what the tracer's fast path lasts (outside measurement).
+    let mut target_ns = 0.0;
+    if let Some(target) = fast_ticks.filter(|_| sentinel.reference_every > 1 && !STOP.load(Ordering::Relaxed)) {
+        target_ns = to_ns(target, hz);
+        reference::calibrate(target, reference, |n| {
+            reference.set(n);
+            timed::median_window(clock, ctr, reference, det, REFERENCE_PROBE, &mut ticks)
+        });
+        // The calibration's windows went to the reference's histogram of the scratch buffers
+        // only through `median_window`, which stores nothing: the measured one starts empty.
     }
     // Threads start measuring together (survey 6.2.1: 5,000 iterations per core, in parallel).
     // Warm-up ends at the barrier (the wait for the other threads' warm-ups is counted in it).
@@ -318,6 +347,10 @@ fn body<C: Clock, R: CounterRead>(
         sentinels: buf.sentinels.len() as u64,
         sentinels_dropped: buf.sentinels_dropped,
         sentinels_unstored: buf.sentinels_unstored,
+        reference_iterations: reference.iterations(),
+        reference_target_ns: target_ns,
+        reference_windows: buf.reference.iter().map(|&n| n as u64).sum(),
+        reference_dropped: buf.reference_dropped,
     }
 }
 
@@ -354,6 +387,9 @@ fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error>
     if spec.sentinel_every > 0 {
         write_sentinels(spec, outs, hz, &t_ns)?;
     }
+    if spec.reference_every > 0 {
+        write_reference(spec, outs, hz)?;
+    }
     let mut ds = DiscardsWriter::create(&spec.dir.join(DISCARDED_CSV))?;
     for o in outs {
         for d in &o.buf.discards {
@@ -370,6 +406,26 @@ fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error>
         }
     }
     ds.commit()
+}
+
+/// The cell's reference.csv (`--reference-every R` > 0): its non-empty bins per thread.
+fn write_reference(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error> {
+    let mut w = ReferenceWriter::create(&spec.dir.join(REFERENCE_CSV))?;
+    for o in outs {
+        for (b, &n) in o.buf.reference.iter().enumerate().filter(|(_, &n)| n > 0) {
+            w.row(&ReferenceRow {
+                tracer: &spec.label,
+                threads: spec.threads,
+                thread: o.result.thread,
+                repetition: spec.repetition,
+                loop_iterations: o.result.reference_iterations,
+                latency_lo_ns: to_ns(reference::lo(b), hz),
+                latency_hi_ns: to_ns(reference::lo(b + 1), hz),
+                windows: n as u64,
+            })?;
+        }
+    }
+    w.commit()
 }
 
 /// The cell's sentinels.csv (`--sentinel-every K` > 0), on the same `t_ns` origin as its events.

@@ -209,6 +209,10 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             sentinels: 0,
             sentinels_dropped: 0,
             sentinels_unstored: 0,
+            reference_iterations: 0,
+            reference_target_ns: 0.0,
+            reference_windows: 0,
+            reference_dropped: 0,
         });
     }
     ev.commit()?;

@@ -9,8 +9,10 @@ use std::path::Path;
 use super::plan::Plan;
 use super::supervise::CellRun;
 use crate::error::Error;
-use crate::results::rows::{self, DiscardsWriter, EventsWriter, SentinelsWriter, SummaryRow};
-use crate::results::{ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SENTINELS_CSV, SUMMARY_CSV};
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, ReferenceWriter, SentinelsWriter, SummaryRow};
+use crate::results::{
+    ResultsDir, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, REPETITIONS_CSV, SENTINELS_CSV, SUMMARY_CSV,
+};
 use crate::stats;
 
 /// Blocks of `mom_ns`: a stall must hit 5 of 10 blocks to move it.
@@ -153,6 +155,26 @@ fn merge_sentinels(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<()
     Ok(())
 }
 
+/// Each tracer's reference.csv: its cells' files concatenated (cells without reference windows
+/// wrote none).
+fn merge_reference(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
+    for (ri, row) in plan.rows.iter().enumerate() {
+        let mine: Vec<&CellRun> = runs
+            .iter()
+            .filter(|c| c.row == ri && c.result.is_some() && c.spec.dir.join(REFERENCE_CSV).exists())
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut w = ReferenceWriter::create(&out.tracer_dir(&row.dir)?.join(REFERENCE_CSV))?;
+        for c in mine {
+            w.append_body_of(&c.spec.dir.join(REFERENCE_CSV))?;
+        }
+        w.commit()?;
+    }
+    Ok(())
+}
+
 /// Merges the cells into the results directory; returns the summary rows (per tracer x threads).
 pub fn merge(
     out: &ResultsDir,
@@ -164,6 +186,7 @@ pub fn merge(
     if sentinels {
         merge_sentinels(out, plan, runs)?;
     }
+    merge_reference(out, plan, runs)?;
     let (summary_rows, rep_rows) = concatenate(
         out,
         plan,

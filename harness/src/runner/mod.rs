@@ -18,6 +18,7 @@ pub mod kernel_cell;
 pub mod merge;
 pub mod plan;
 pub mod protocol;
+pub mod reference;
 pub mod singlestep;
 pub mod space;
 pub mod supervise;

@@ -47,6 +47,8 @@ pub struct Options {
     pub singlestep: bool,
     /// `--sentinel-every K`: every K-th timed window times the `none` call (0: off).
     pub sentinel_every: u64,
+    /// `--reference-every R`: every R-th of the other windows times the reference loop (0: off).
+    pub reference_every: u64,
 }
 
 impl Options {
@@ -56,6 +58,14 @@ impl Options {
             0
         } else {
             self.sentinel_every
+        }
+    }
+    /// The reference period the cells use: kernel-lab and stepped cells have none (0).
+    pub fn effective_reference_every(&self) -> u64 {
+        if self.kernel || self.singlestep {
+            0
+        } else {
+            self.reference_every
         }
     }
     pub fn tracer_opts(&self) -> TracerOpts {
@@ -121,6 +131,11 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     if args.sentinel_every == 1 {
         return Err(Error::Usage(
             "--sentinel-every 1 would time only empty calls; give 0 (no sentinels) or at least 2 (default 32)".into(),
+        ));
+    }
+    if args.reference_every == 1 {
+        return Err(Error::Usage(
+            "--reference-every 1 would time only reference loops; give 0 (none) or at least 2 (default 2)".into(),
         ));
     }
     if args.repeats == 0 {
@@ -298,6 +313,7 @@ impl Plan {
                                 payload_size: Some(opts.payload_size),
                                 singlestep: opts.singlestep,
                                 sentinel_every: opts.effective_sentinel_every(),
+                                reference_every: opts.effective_reference_every(),
                             },
                         ));
                     }

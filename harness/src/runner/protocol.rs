@@ -90,6 +90,10 @@ pub struct CellSpec {
     /// always 0 for kernel and stepped cells).
     #[serde(default)]
     pub sentinel_every: u64,
+    /// `--reference-every R`: every R-th of the other windows times the reference loop of the
+    /// tracer's length (0: none; always 0 for kernel and stepped cells; runner/reference.rs).
+    #[serde(default)]
+    pub reference_every: u64,
 }
 
 impl CellSpec {
@@ -139,6 +143,16 @@ pub struct ThreadResult {
     pub sentinels_dropped: u64,
     #[serde(default)]
     pub sentinels_unstored: u64,
+    /// The reference loop's steps, the tracer's fast-path median it was set to last (ns), and
+    /// its windows kept (in reference.csv) and dropped as disturbed (runner/reference.rs).
+    #[serde(default)]
+    pub reference_iterations: u64,
+    #[serde(default)]
+    pub reference_target_ns: f64,
+    #[serde(default)]
+    pub reference_windows: u64,
+    #[serde(default)]
+    pub reference_dropped: u64,
 }
 
 /// What the cell reports (written as `result.json`).

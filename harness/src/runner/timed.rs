@@ -3,8 +3,10 @@
 //! ```text
 //! every K-th window (K = --sentinel-every; never when K = 0):
 //!     target = the sentinel (the `none` tracer)      (chosen before the window; no branch in it;
-//! else                                                a copy of the same inlined window code, so
-//!     target = the tracer                             each call site has one target only)
+//! else every R-th (R = --reference-every; 0: never):  a copy of the same inlined window code, so
+//!     target = the reference loop                     each call site has one target only)
+//! else
+//!     target = the tracer
 //! mfence                      (the harness's stores since the last window drain here, not in it)
 //! head0 = detector head        (one load; outside the window)
 //! counters -> c0               (lfence; rdpmc under each page's lock, or read() of the group)
@@ -19,6 +21,7 @@
 //! a sentinel window: store (the iteration it precedes, t0, t1 - t0, cpu) apart, or count it
 //!     dropped; the iteration number does not move, so the tracer's periods (LTTng's sub-buffer
 //!     switch every N calls) stay in the tracer's own call count
+//! a reference window: add t1 - t0 to its histogram, or count it dropped (iteration unmoved)
 //! ```
 //! The clock's fences are described in `clock`; the counters' in `counters::rdpmc`.
 //! Interrupts cannot be masked in user space, so instead every iteration that an interrupt,
@@ -106,6 +109,10 @@ pub struct Buffers {
     pub sentinels: Vec<SentinelSample>,
     /// Sentinel windows the detector saw disturbed (dropped by the tracer's rule).
     pub sentinels_dropped: u64,
+    /// Kept reference windows per histogram bin of their ticks (`reference::bin`), and those
+    /// the detector saw disturbed.
+    pub reference: Vec<u32>,
+    pub reference_dropped: u64,
     /// Kept sentinel windows that found `sentinels` full.
     pub sentinels_unstored: u64,
     /// t0 of the first window of the last [`run`] (kept or not; None when none ran): the origin
@@ -146,11 +153,18 @@ impl Buffers {
         discards.clear();
         sentinels.resize(sentinel_rows, SentinelSample::default());
         sentinels.clear();
+        let mut reference = vec![0u32; super::reference::BINS];
+        for x in reference.iter_mut() {
+            // SAFETY: x is a valid reference (touched now: a zeroed allocation is not yet mapped).
+            unsafe { std::ptr::write_volatile(x, 0) };
+        }
         Buffers {
             samples,
             discards,
             sentinels,
             sentinels_dropped: 0,
+            reference,
+            reference_dropped: 0,
             sentinels_unstored: 0,
             first_t0: None,
             reason_counts: [0; 16],
@@ -169,11 +183,22 @@ pub struct Outcome {
     pub attempts: u64,
 }
 
-/// The sentinel: an empty call timed every `every`-th window (0: never).
+/// What the loop times between the tracer's calls: the sentinel, an empty call every `every`-th
+/// window (0: never), and the reference loop of the tracer's length every `reference_every`-th
+/// of the other windows (0: never; `runner::reference`).
 #[derive(Clone, Copy)]
 pub struct Sentinel<'a> {
     pub tracer: &'a dyn Tracer,
     pub every: u64,
+    pub reference: &'a dyn Tracer,
+    pub reference_every: u64,
+}
+
+impl<'a> Sentinel<'a> {
+    /// Neither sentinels nor reference windows (`tracer` is never called).
+    pub fn none(tracer: &'a dyn Tracer) -> Self {
+        Sentinel { tracer, every: 0, reference: tracer, reference_every: 0 }
+    }
 }
 
 /// What one window measured, before the detector's verdict.
@@ -246,6 +271,9 @@ pub fn run<C: Clock, R: CounterRead>(
     // would time only sentinels (the plan refuses it); it means none here.
     let every = if sentinel.every > 1 { sentinel.every } else { u64::MAX };
     let mut since = 0u64;
+    // Tracer windows since the last reference window, likewise.
+    let ref_every = if sentinel.reference_every > 1 { sentinel.reference_every } else { u64::MAX };
+    let mut ref_since = 0u64;
     while kept < want && it < end {
         if STOP.load(Ordering::Relaxed) {
             break;
@@ -264,11 +292,22 @@ pub fn run<C: Clock, R: CounterRead>(
             );
             continue;
         }
+        if ref_since + 1 == ref_every {
+            ref_since = 0;
+            let w = window(clock, counters, sentinel.reference, it as u32, det, &mut c, &mut delta);
+            if verdict(det, &w) & !(tolerated | KEPT) == 0 {
+                buf.reference[super::reference::bin(w.ticks)] += 1;
+            } else {
+                buf.reference_dropped += 1;
+            }
+            continue;
+        }
         let w = window(clock, counters, tracer, it as u32, det, &mut c, &mut delta);
         first_t0 = first_t0.or(Some(w.t0));
         let mask = verdict(det, &w);
         let keep = mask & !(tolerated | KEPT) == 0;
         since += 1;
+        ref_since += 1;
         if w.not_running != 0 {
             for (k, n) in buf.counter_not_running.iter_mut().enumerate() {
                 *n += u64::from(w.not_running >> k & 1);
@@ -365,6 +404,30 @@ fn keep_sentinel(buf: &mut Buffers, keep: bool, s: SentinelSample) {
     } else {
         buf.sentinels_unstored += 1;
     }
+}
+
+/// The median ticks of `n` windows of `target` alone, undisturbed ones only (None: none was):
+/// the reference loop's calibration (`reference::calibrate`), outside the measurement. `scratch`
+/// holds the ticks (its capacity is kept).
+pub fn median_window<C: Clock, R: CounterRead>(
+    clock: &C,
+    counters: &R,
+    target: &dyn Tracer,
+    det: &mut Detector,
+    n: usize,
+    scratch: &mut Vec<u64>,
+) -> Option<u64> {
+    let mut c = (Reading::default(), Reading::default());
+    let mut delta = [0u64; MAX];
+    scratch.clear();
+    for i in 0..n {
+        let w = window(clock, counters, target, i as u32, det, &mut c, &mut delta);
+        if verdict(det, &w) == 0 {
+            scratch.push(w.ticks);
+        }
+    }
+    scratch.sort_unstable();
+    scratch.get(scratch.len() / 2).copied()
 }
 
 /// The untimed part of warm-up: `n` plain calls, so the tracer's buffer wraps (survey 6.2.4).

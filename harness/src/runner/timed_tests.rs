@@ -79,7 +79,7 @@ fn run_fake(want: usize, every: u64, disturb_tracer: Vec<usize>, disturb_sentine
     let (tracer, none) = (fake(TRACER_COST, false, disturb_tracer), fake(SENTINEL_COST, true, disturb_sentinel));
     let mut buf = Buffers::new(want, want, sentinel_rows(want, every));
     let clock = FakeClock(&now);
-    let s = Sentinel { tracer: &none, every };
+    let s = Sentinel { tracer: &none, every, reference: &none, reference_every: 0 };
     let out = run(&clock, &NoCounters, &tracer, s, &mut det, &mut buf, want, 0, 10 * want as u64, true, 0);
     let log = log.into_inner().unwrap();
     Ran { out, buf, log }
@@ -157,7 +157,7 @@ fn a_full_sentinel_buffer_counts_what_it_cannot_store() {
         &FakeClock(&now),
         &NoCounters,
         &t,
-        Sentinel { tracer: &n, every: 2 },
+        Sentinel { tracer: &n, every: 2, reference: &n, reference_every: 0 },
         &mut det,
         &mut buf,
         10,

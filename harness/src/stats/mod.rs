@@ -8,6 +8,7 @@ pub mod changepoint;
 pub mod cycles;
 pub mod hist;
 pub mod period;
+pub mod rates;
 pub mod rng;
 
 use serde::Serialize;

@@ -11,6 +11,8 @@ pub mod survey_reference;
 
 use serde::Serialize;
 
+pub use crate::analysis::attribution::RateTest;
+use crate::analysis::attribution::{Attributions, NO_REFERENCE};
 use crate::analysis::code_paths::{self, CodePaths};
 pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
 use crate::analysis::dated::{Interval, Outcome, Outside, PathLock, SegmentReport, Side};
@@ -88,6 +90,23 @@ pub struct IrregularPath {
     pub spacing: Option<Spacing>,
     /// Calls per call of the path ("about 1 in N events").
     pub one_in: f64,
+    /// Its rate against the reference windows' at the same extra cost (None: no reference
+    /// windows); never the machine's here (those are `MachineSlowCalls`).
+    pub whose: Option<RateTest>,
+}
+
+/// Slow calls of like cost told apart by the reference windows (attribution.rs): a memoryless
+/// path of the tracer's, or the machine's stalls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SlowCalls {
+    pub calls: u64,
+    pub share: f64,
+    /// Median extra cost over the fast path's median.
+    pub extra: f64,
+    pub one_in: f64,
+    /// Some when they recur at a nearly fixed spacing (stalls regular in time look so too).
+    pub spacing: Option<Spacing>,
+    pub evidence: RateTest,
 }
 
 /// One level of the modes held in stretches.
@@ -229,6 +248,9 @@ pub struct MissingPeriod {
 pub struct Outliers {
     pub count: u64,
     pub share: f64,
+    /// Their rate against the reference windows' above the same threshold (None: no reference
+    /// windows).
+    pub whose: Option<RateTest>,
 }
 
 /// One claim with its evidence; `kind` names it in report.json.
@@ -238,6 +260,11 @@ pub enum Finding {
     FastPath(FastPath),
     PeriodicPath(PeriodicFinding),
     IrregularPath(IrregularPath),
+    /// A path the tracer takes at random, 1 call in N (each call alike): told from the
+    /// machine's stalls by the reference windows.
+    MemorylessPath(SlowCalls),
+    /// Slow calls the reference windows meet as often: the machine's, not a path.
+    MachineSlowCalls(SlowCalls),
     SpeedLevels(SpeedLevels),
     RefusedPeriods(RefusedPeriods),
     MissingPeriod(MissingPeriod),
@@ -253,6 +280,7 @@ impl Finding {
         match self {
             Finding::PeriodicPath(p) => Some(p.extra),
             Finding::IrregularPath(p) => Some(p.extra),
+            Finding::MemorylessPath(p) => Some(p.extra),
             _ => None,
         }
     }
@@ -324,10 +352,34 @@ pub struct ReportJson<'a> {
 }
 
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.
-/// `dated`: the row's dated levels (latency only; None for old data).
-pub fn of(cp: &CodePaths, expected: Option<&Expected>, dated: Option<&SegmentReport>) -> MetricFindings {
+/// `dated`: the row's dated levels (latency only; None for old data). `attr`: each slow
+/// population held against the reference windows (None: none in the run, or not latency).
+pub fn of(
+    cp: &CodePaths,
+    expected: Option<&Expected>,
+    dated: Option<&SegmentReport>,
+    attr: Option<&Attributions>,
+) -> MetricFindings {
     let mut paths: Vec<Finding> = periodic(cp, expected).into_iter().map(Finding::PeriodicPath).collect();
-    paths.extend(cp.irregular.iter().filter(|p| !p.is_phase()).map(|p| Finding::IrregularPath(irregular(cp, p))));
+    let mut machine = Vec::new();
+    for (i, p) in cp.irregular.iter().enumerate().filter(|(_, p)| !p.is_phase()) {
+        let whose = attr.and_then(|a| a.irregular.get(i).cloned().flatten());
+        match whose {
+            Some(t) if t.attribution == Attribution::Machine => {
+                machine.push(Finding::MachineSlowCalls(slow_calls(cp, p, t)))
+            }
+            whose => paths.push(Finding::IrregularPath(IrregularPath { whose, ..irregular(cp, p) })),
+        }
+    }
+    if let Some(a) = attr {
+        for (p, t) in cp.unpatterned.iter().zip(&a.unpatterned) {
+            match t.attribution {
+                Attribution::Tracer => paths.push(Finding::MemorylessPath(slow_calls(cp, p, t.clone()))),
+                Attribution::Machine => machine.push(Finding::MachineSlowCalls(slow_calls(cp, p, t.clone()))),
+                Attribution::Undecided { .. } => {}
+            }
+        }
+    }
     paths.sort_by(|a, b| a.path_extra().unwrap_or(0.0).total_cmp(&b.path_extra().unwrap_or(0.0)));
     let fast = FastPath { share: cp.fast_fraction, median: cp.dominant.median, single: paths.is_empty() };
     let mut f = vec![Finding::FastPath(fast)];
@@ -346,7 +398,8 @@ pub fn of(cp: &CodePaths, expected: Option<&Expected>, dated: Option<&SegmentRep
             .collect();
         f.push(Finding::RefusedPeriods(RefusedPeriods { lattices }));
     }
-    f.extend(outliers(cp).map(|o| match o {
+    f.extend(machine);
+    f.extend(outliers(cp, attr).map(|o| match o {
         Finding::SpeedLevels(l) => Finding::SpeedLevels(SpeedLevels { attribution: owner.clone(), ..l }),
         o => o,
     }));
@@ -399,7 +452,13 @@ fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
         extra: p.delta,
         spacing: regular,
         one_in: cp.rows as f64 / p.calls.max(1) as f64,
+        whose: None,
     }
+}
+
+fn slow_calls(cp: &CodePaths, p: &code_paths::CodePath, evidence: RateTest) -> SlowCalls {
+    let i = irregular(cp, p);
+    SlowCalls { calls: i.calls, share: i.share, extra: i.extra, one_in: i.one_in, spacing: i.spacing, evidence }
 }
 
 /// The speed levels: phase modes, modes that come and go, and two levels of window means (said
@@ -434,8 +493,9 @@ fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
     out
 }
 
-/// The slow calls on no path: scattered outliers, or a slower phase in stretches.
-fn outliers(cp: &CodePaths) -> Option<Finding> {
+/// The slow calls on no path: scattered outliers (less the modes the reference windows told
+/// either way), or a slower phase in stretches.
+fn outliers(cp: &CodePaths, attr: Option<&Attributions>) -> Option<Finding> {
     if cp.outliers == 0 {
         return None;
     }
@@ -445,6 +505,18 @@ fn outliers(cp: &CodePaths) -> Option<Finding> {
             shape: LevelShape::OffPath { calls: cp.outliers, share: s, stretches },
             attribution: Attribution::no_sentinels(),
         }),
-        None => Finding::Outliers(Outliers { count: cp.outliers, share: s }),
+        None => {
+            let count = attr.map_or(cp.outliers, |a| a.outliers_left);
+            if count == 0 {
+                return None;
+            }
+            let whose = attr.and_then(|a| a.outliers.clone());
+            Finding::Outliers(Outliers { count, share: share(count, cp.rows), whose })
+        }
     })
+}
+
+/// Why slow populations are undecided in a run without reference windows.
+pub fn no_reference() -> Attribution {
+    Attribution::Undecided { why: NO_REFERENCE.into() }
 }

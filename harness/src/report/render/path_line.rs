@@ -36,7 +36,7 @@ const REFUSED_SAID: usize = 3;
 
 /// The line of one tracer's metric from its code paths (the terminal's words).
 pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> String {
-    line(tracer, &of(cp, expected, None), Markup::Terminal)
+    line(tracer, &of(cp, expected, None, None), Markup::Terminal)
 }
 
 /// The line of one tracer's metric: the fast path and the paths by cost joined by ", ", then
@@ -54,6 +54,10 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::IrregularPath(p) => {
                 head.push(format!("{} {}", name(p.extra, n_up, &mut up), irregular(p, m.unit)))
             }
+            Finding::MemorylessPath(p) => {
+                head.push(format!("{} {}", name(p.extra, n_up, &mut up), memoryless(p, m.unit)))
+            }
+            Finding::MachineSlowCalls(p) => tail.push(machine_calls(p, m.unit)),
             // A run shorter than a few of the expected periods cannot show one: say so, rather
             // than a miss (otf2's flush every 17476 calls in a 5000-call run).
             Finding::MissingPeriod(p) if (m.calls as f64) < 4.0 * p.expected.period => tail.push(format!(
@@ -304,7 +308,58 @@ fn irregular(p: &IrregularPath, unit: &str) -> String {
         ),
         None => format!("irregular, about 1 in {:.0} events", p.one_in),
     };
-    format!("{:.1}% {when} ({})", 100.0 * p.share, signed(p.extra, unit))
+    let whose = p.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
+    format!("{:.1}% {when} ({}){whose}", 100.0 * p.share, signed(p.extra, unit))
+}
+
+/// Whose a slow population is, with the reference windows' evidence (attribution.rs).
+fn rate_whose(t: &RateTest) -> String {
+    let cost = match t.extra_hi {
+        Some(_) => "at that cost",
+        None => "as slow",
+    };
+    let seen = format!(
+        "reference windows of the tracer's length: {}% {cost}, {} of {}",
+        small_pct(t.reference_share()),
+        t.reference_hits,
+        t.reference_windows
+    );
+    match &t.attribution {
+        Attribution::Tracer => format!("the tracer's ({seen}; p {} that the machine gives as many)", p_small(t.p_more)),
+        Attribution::Machine => format!("the machine's ({seen})"),
+        Attribution::Undecided { why } => format!("whose not decided ({seen}: {why})"),
+    }
+}
+
+/// A small probability: "< 1e-12" below that, else two significant digits.
+fn p_small(p: f64) -> String {
+    if p < 1e-12 {
+        "< 1e-12".into()
+    } else {
+        format!("= {p:.2e}")
+    }
+}
+
+fn memoryless(p: &SlowCalls, unit: &str) -> String {
+    format!(
+        "{}% at random, about 1 in {:.0} events, memoryless ({}), {}",
+        small_pct(p.share),
+        p.one_in,
+        signed(p.extra, unit),
+        rate_whose(&p.evidence)
+    )
+}
+
+fn machine_calls(p: &SlowCalls, unit: &str) -> String {
+    format!(
+        "{} slow {} ({}%, about 1 in {:.0}, {}): not a path, {}",
+        p.calls,
+        plural(p.calls, "call", "calls"),
+        small_pct(p.share),
+        p.one_in,
+        signed(p.extra, unit),
+        rate_whose(&p.evidence)
+    )
 }
 
 fn levels(l: &SpeedLevels, unit: &str) -> String {
@@ -368,7 +423,8 @@ fn refused(r: &RefusedPeriods) -> String {
 }
 
 fn outliers(o: &Outliers) -> String {
-    format!("{} {} ({}%) on no path", o.count, plural(o.count, "outlier", "outliers"), small_pct(o.share))
+    let whose = o.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
+    format!("{} {} ({}%) on no path{whose}", o.count, plural(o.count, "outlier", "outliers"), small_pct(o.share))
 }
 
 fn harness_cycle(h: &HarnessCycle) -> String {

@@ -194,6 +194,10 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
         sentinels: 0,
         sentinels_dropped: 0,
         sentinels_unstored: 0,
+        reference_iterations: 0,
+        reference_target_ns: 0.0,
+        reference_windows: 0,
+        reference_dropped: 0,
     };
     Ok((result, records, detector))
 }
@@ -221,7 +225,7 @@ fn warm_up<C: Clock>(
             break;
         }
         // A stepped run has no sentinels (`sentinel_every` 0 in run.json).
-        let none = timed::Sentinel { tracer, every: 0 };
+        let none = timed::Sentinel::none(tracer);
         let o = timed::run(
             clock,
             &NoCounters,

@@ -1,0 +1,263 @@
+//! Machine or tracer, population by population (issue 34). A slow population of the tracer's
+//! calls (an irregular path, a mode whose calls follow no spacing, the outliers on no path) is
+//! held against the reference windows (runner/reference.rs: a loop as long as the tracer's fast
+//! path, timed between its calls) at the same extra cost. The machine's stalls arrive in time,
+//! not per call, so per nanosecond of window time they hit both alike: the population's rate per
+//! ns against the reference's is a two-sample Poisson comparison (`stats::rates`).
+//!
+//! - The tracer's: its rate is higher than the reference's, one-sided p below ALPHA divided by
+//!   the populations tested in the row (a memoryless path of the tracer: 1 in 300 calls at +1 us,
+//!   none of the reference windows there).
+//! - The machine's: the 99 % interval of the ratio of rates stays at or below MACHINE_RATIO (the
+//!   reference's rate is at least half the tracer's: the machine's +2.3 us stalls).
+//! - Undecided otherwise (too few reference windows to tell), with the numbers.
+//!
+//! A path with an exact period is the tracer's without this test: the machine cannot count the
+//! tracer's calls.
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::analysis::code_paths::{CodePath, CodePaths, MainSlowPath};
+use crate::analysis::dated::Attribution;
+use crate::results::columns;
+use crate::results::read::{col, csv_err, headers, num, ReadError};
+use crate::results::REFERENCE_CSV;
+use crate::stats::hist::LogHistogram;
+use crate::stats::rates;
+
+/// A population is the tracer's below this p-value (divided by the populations tested).
+pub const ALPHA: f64 = 0.001;
+/// ... and the machine's when the tracer's rate is at most this multiple of the reference's
+/// (99 % interval): the machine accounts for at least half of it.
+pub const MACHINE_RATIO: f64 = 2.0;
+/// Confidence of the interval of the ratio of rates.
+const CONFIDENCE: f64 = 0.99;
+
+/// The reference windows of one row at one thread count: kept windows per latency bin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// (lowest ns, highest ns, windows) per bin, by latency.
+    pub bins: Vec<(f64, f64, u64)>,
+    pub windows: u64,
+    /// The median window (ns): the reference's own fast path.
+    pub median: f64,
+}
+
+impl Reference {
+    /// From bins in any order (several threads and repetitions add up).
+    pub fn of(mut bins: Vec<(f64, f64, u64)>) -> Option<Self> {
+        bins.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f64, f64, u64)> = Vec::new();
+        for b in bins {
+            match merged.last_mut() {
+                Some(m) if (m.0 - b.0).abs() < 1e-6 => m.2 += b.2,
+                _ => merged.push(b),
+            }
+        }
+        let windows: u64 = merged.iter().map(|b| b.2).sum();
+        if windows == 0 {
+            return None;
+        }
+        let mut acc = 0;
+        let mid = merged
+            .iter()
+            .find(|b| {
+                acc += b.2;
+                2 * acc >= windows
+            })
+            .map(|b| 0.5 * (b.0 + b.1))?;
+        Some(Reference { bins: merged, windows, median: mid })
+    }
+
+    /// Windows whose extra over the median may lie in `lo..hi` (ns): every bin that overlaps it.
+    pub fn windows_between(&self, lo: f64, hi: f64) -> u64 {
+        self.bins.iter().filter(|b| b.1 - self.median > lo && b.0 - self.median < hi).map(|b| b.2).sum()
+    }
+}
+
+/// The reference windows of `dir/tracer_dir/reference.csv` at `threads` threads; None when the
+/// run wrote none (`--reference-every 0`, the kernel lab, stepped runs, older results).
+pub fn load(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Option<Reference>, ReadError> {
+    let path = dir.join(tracer_dir).join(REFERENCE_CSV);
+    let f = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ReadError::Io { path, source }),
+    };
+    let mut r = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(f);
+    let h = headers(&mut r, &path)?;
+    let (cth, clo, chi, cw) = (
+        col(&h, "threads", &path)?,
+        col(&h, "latency_lo_ns", &path)?,
+        col(&h, "latency_hi_ns", &path)?,
+        col(&h, "windows", &path)?,
+    );
+    debug_assert_eq!(columns::REFERENCE[1], "threads");
+    let mut bins = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| csv_err(&path, e))?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let get = |i: usize| rec.get(i).unwrap_or("").trim().to_string();
+        if num::<u32>(&get(cth), "threads", &path, line)? != threads {
+            continue;
+        }
+        bins.push((
+            num(&get(clo), "latency_lo_ns", &path, line)?,
+            num(&get(chi), "latency_hi_ns", &path, line)?,
+            num(&get(cw), "windows", &path, line)?,
+        ));
+    }
+    Ok(Reference::of(bins))
+}
+
+/// One population held against the reference windows at the same extra cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RateTest {
+    /// The extra cost band over each side's fast path (ns; `extra_hi` None: no upper bound).
+    pub extra_lo: f64,
+    pub extra_hi: Option<f64>,
+    /// The population's calls among the row's calls, and the reference windows in the band
+    /// among the reference windows.
+    pub calls: u64,
+    pub of_calls: u64,
+    pub reference_hits: u64,
+    pub reference_windows: u64,
+    /// Events per microsecond of window time, each side.
+    pub rate_per_us: f64,
+    pub reference_rate_per_us: f64,
+    /// The 99 % interval of the tracer's rate over the reference's (None for hi: unbounded).
+    pub ratio_lo: f64,
+    pub ratio_hi: Option<f64>,
+    /// One-sided: the chance of a rate this much higher than the reference's if they were equal.
+    pub p_more: f64,
+    pub attribution: Attribution,
+}
+
+impl RateTest {
+    pub fn share(&self) -> f64 {
+        self.calls as f64 / self.of_calls.max(1) as f64
+    }
+    pub fn reference_share(&self) -> f64 {
+        self.reference_hits as f64 / self.reference_windows.max(1) as f64
+    }
+}
+
+/// Why a population stays undecided without reference windows.
+pub const NO_REFERENCE: &str =
+    "this run has no reference windows (--reference-every 0, or an older run), so the machine's slow calls cannot be told from the tracer's";
+/// ... and with too few of them.
+pub const TOO_FEW: &str = "too few reference windows to tell";
+
+/// Tests `calls` slow calls with extra costs in `lo..hi` among the row's `rows` calls (fast path
+/// at `base` ns), one of `tests` populations of the row.
+pub fn test(calls: u64, rows: u64, base: f64, lo: f64, hi: Option<f64>, r: &Reference, tests: usize) -> RateTest {
+    let hits = r.windows_between(lo, hi.unwrap_or(f64::INFINITY));
+    // Exposure: each side's windows times its fast path (ns).
+    let (e1, e2) = (rows as f64 * base.max(1.0), r.windows as f64 * r.median.max(1.0));
+    let c = rates::compare(calls, e1, hits, e2, CONFIDENCE);
+    let attribution = if c.p_more < ALPHA / tests.max(1) as f64 {
+        Attribution::Tracer
+    } else if c.hi <= MACHINE_RATIO {
+        Attribution::Machine
+    } else {
+        Attribution::Undecided { why: TOO_FEW.into() }
+    };
+    RateTest {
+        extra_lo: lo,
+        extra_hi: hi,
+        calls,
+        of_calls: rows,
+        reference_hits: hits,
+        reference_windows: r.windows,
+        rate_per_us: calls as f64 / e1 * 1e3,
+        reference_rate_per_us: hits as f64 / e2 * 1e3,
+        ratio_lo: c.lo,
+        ratio_hi: c.hi.is_finite().then_some(c.hi),
+        p_more: c.p_more,
+        attribution,
+    }
+}
+
+/// The attribution of each slow population of one metric's code paths (latency only: the
+/// reference windows are timed, not counted).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attributions {
+    /// One per `CodePaths::irregular`, in order (None: a phase, not tested).
+    pub irregular: Vec<Option<RateTest>>,
+    /// One per `CodePaths::unpatterned`: the tracer's are memoryless paths.
+    pub unpatterned: Vec<RateTest>,
+    /// The outliers on no path left once the unpatterned modes told either way are taken out.
+    pub outliers: Option<RateTest>,
+    /// Those outliers' count.
+    pub outliers_left: u64,
+}
+
+/// The extra-cost band of a mode over the fast path.
+fn band(p: &CodePath, base: f64) -> (f64, Option<f64>) {
+    (LogHistogram::bin_lo(p.mode.first_bin) - base, Some(LogHistogram::bin_lo(p.mode.end_bin) - base))
+}
+
+/// Tests every slow population of `cp` against `reference`; None without reference windows.
+pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attributions> {
+    let r = reference?;
+    if cp.col.is_some() {
+        return None;
+    }
+    let base = cp.dominant.median;
+    let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + cp.unpatterned.len() + 1;
+    let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, cp.rows, base, lo, hi, r, tests);
+    let irregular = cp.irregular.iter().map(|p| (!p.is_phase()).then(|| t(p.calls, band(p, base)))).collect::<Vec<_>>();
+    let unpatterned: Vec<RateTest> = cp.unpatterned.iter().map(|p| t(p.calls, band(p, base))).collect();
+    let told: u64 = unpatterned
+        .iter()
+        .filter(|u| matches!(u.attribution, Attribution::Tracer | Attribution::Machine))
+        .map(|u| u.calls)
+        .sum();
+    let left = cp.outliers.saturating_sub(told);
+    let outliers = (left > 0).then(|| t(left, (cp.threshold - base, None)));
+    Some(Attributions { irregular, unpatterned, outliers, outliers_left: left })
+}
+
+impl Attributions {
+    /// Whether irregular path `i` is the machine's.
+    pub fn machine_path(&self, i: usize) -> bool {
+        self.irregular.get(i).and_then(Option::as_ref).is_some_and(|t| t.attribution == Attribution::Machine)
+    }
+}
+
+/// The tracer's own main slow path (the sweep's slow_period and slow_share, issue 34): the
+/// costliest periodic path, else the costliest irregular path with a spacing that the reference
+/// windows do not give to the machine, else the costliest memoryless path of the tracer.
+pub fn main_slow_path(cp: &CodePaths, attr: Option<&Attributions>) -> Option<MainSlowPath> {
+    if let Some(p) = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra)) {
+        let share = p.taken as f64 / cp.rows.max(1) as f64;
+        return Some(MainSlowPath { mean_period: p.mean_period(), extra: p.extra, share });
+    }
+    let irregular = cp
+        .irregular
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| !p.is_phase() && p.delta > 0.0 && !attr.is_some_and(|a| a.machine_path(*i)))
+        .filter_map(|(_, p)| {
+            p.spacing.map(|s| MainSlowPath {
+                mean_period: s.median,
+                extra: p.delta,
+                share: p.calls as f64 / cp.rows.max(1) as f64,
+            })
+        })
+        .max_by(|x, y| x.extra.total_cmp(&y.extra));
+    irregular.or_else(|| {
+        let a = attr?;
+        cp.unpatterned
+            .iter()
+            .zip(&a.unpatterned)
+            .filter(|(_, t)| t.attribution == Attribution::Tracer)
+            .map(|(p, _)| MainSlowPath {
+                mean_period: cp.rows as f64 / p.calls.max(1) as f64,
+                extra: p.delta,
+                share: p.calls as f64 / cp.rows.max(1) as f64,
+            })
+            .max_by(|x, y| x.extra.total_cmp(&y.extra))
+    })
+}
