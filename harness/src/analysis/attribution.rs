@@ -135,6 +135,11 @@ pub struct RateTest {
 }
 
 impl RateTest {
+    /// The calls beyond what the reference's rate gives in the same time: the tracer's own.
+    pub fn excess_calls(&self) -> f64 {
+        let machine = self.reference_rate_per_us / self.rate_per_us.max(f64::MIN_POSITIVE) * self.calls as f64;
+        (self.calls as f64 - machine).max(0.0)
+    }
     pub fn share(&self) -> f64 {
         self.calls as f64 / self.of_calls.max(1) as f64
     }
@@ -185,17 +190,64 @@ pub fn test(calls: u64, rows: u64, base: f64, lo: f64, hi: Option<f64>, r: &Refe
 pub struct Attributions {
     /// One per `CodePaths::irregular`, in order (None: a phase, not tested).
     pub irregular: Vec<Option<RateTest>>,
-    /// One per `CodePaths::unpatterned`: the tracer's are memoryless paths.
-    pub unpatterned: Vec<RateTest>,
-    /// The outliers on no path left once the unpatterned modes told either way are taken out.
+    /// Cost bands of the outliers on no path that the reference windows told either way: the
+    /// tracer's are memoryless paths, the machine's its stalls.
+    pub bands: Vec<Band>,
+    /// The outliers left (not in a band told either way), held against the reference windows
+    /// as slow as they are.
     pub outliers: Option<RateTest>,
-    /// Those outliers' count.
     pub outliers_left: u64,
+}
+
+/// A cost band of the outliers on no path: its calls and their median extra cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub calls: u64,
+    pub extra: f64,
+    pub test: RateTest,
+}
+
+impl Band {
+    /// The band's calls beyond the machine's rate (`RateTest::excess_calls`).
+    pub fn excess_calls(&self) -> f64 {
+        self.test.excess_calls()
+    }
 }
 
 /// The extra-cost band of a mode over the fast path.
 fn band(p: &CodePath, base: f64) -> (f64, Option<f64>) {
     (LogHistogram::bin_lo(p.mode.first_bin) - base, Some(LogHistogram::bin_lo(p.mode.end_bin) - base))
+}
+
+/// A band of outliers spans this factor of extra cost (a path's calls within +-20 % of its
+/// median fit one), and holds at least this many calls to be tested.
+const BAND_FACTOR: f32 = 1.5;
+const BAND_MIN_CALLS: usize = 10;
+/// Bands tested per row, at most (the densest first).
+const MAX_BANDS: usize = 3;
+
+/// The densest band of `x` (ascending extras): its index range, and the tests its choice stands
+/// for: two per band width over the range of costs that hold a band (a scan over overlapping
+/// windows is worth about twice the disjoint ones; the null battery checks it, `make calibrate`).
+fn densest(x: &[f32]) -> Option<((usize, usize), usize)> {
+    let (mut best, mut span, mut j) = ((0, 0), (f32::INFINITY, 0f32), 0);
+    for i in 0..x.len() {
+        if x[i] <= 0.0 {
+            continue;
+        }
+        j = j.max(i);
+        while j < x.len() && x[j] < x[i] * BAND_FACTOR {
+            j += 1;
+        }
+        if j - i >= BAND_MIN_CALLS {
+            span = (span.0.min(x[i]), span.1.max(x[j - 1]));
+            if j - i > best.1 - best.0 {
+                best = (i, j);
+            }
+        }
+    }
+    let widths = ((span.1 / span.0).max(1.0).ln() / BAND_FACTOR.ln()).ceil() as usize + 1;
+    (best.1 > best.0).then_some((best, 2 * widths))
 }
 
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
@@ -205,18 +257,31 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         return None;
     }
     let base = cp.dominant.median;
-    let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + cp.unpatterned.len() + 1;
+    // Outliers that come in stretches are a phase (said as one), not events that arrive one by
+    // one: their count is no Poisson count, so their bands are not tested.
+    let mut left: Vec<f32> = if cp.outliers_in_stretches.is_some() { Vec::new() } else { cp.outlier_extras.clone() };
+    // Bonferroni over every population the row could test: its irregular paths, the band start
+    // positions of the outliers (the densest is chosen among them), the outliers left.
+    let tried = densest(&left).map_or(0, |d| d.1);
+    let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + tried + 1;
     let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, cp.rows, base, lo, hi, r, tests);
     let irregular = cp.irregular.iter().map(|p| (!p.is_phase()).then(|| t(p.calls, band(p, base)))).collect::<Vec<_>>();
-    let unpatterned: Vec<RateTest> = cp.unpatterned.iter().map(|p| t(p.calls, band(p, base))).collect();
-    let told: u64 = unpatterned
-        .iter()
-        .filter(|u| matches!(u.attribution, Attribution::Tracer | Attribution::Machine))
-        .map(|u| u.calls)
-        .sum();
-    let left = cp.outliers.saturating_sub(told);
-    let outliers = (left > 0).then(|| t(left, (cp.threshold - base, None)));
-    Some(Attributions { irregular, unpatterned, outliers, outliers_left: left })
+    let mut bands = Vec::new();
+    while bands.len() < MAX_BANDS {
+        let Some(((i, j), _)) = densest(&left) else { break };
+        let (lo, hi) = (left[i] as f64, left[i] as f64 * BAND_FACTOR as f64);
+        let test = t((j - i) as u64, (lo, Some(hi)));
+        if matches!(test.attribution, Attribution::Undecided { .. }) {
+            break;
+        }
+        bands.push(Band { calls: (j - i) as u64, extra: left[(i + j) / 2] as f64, test });
+        left.drain(i..j);
+    }
+    let told: usize = bands.iter().map(|b: &Band| b.calls as usize).sum();
+    let outliers_left = (cp.outliers as usize).saturating_sub(told) as u64;
+    let outliers = (outliers_left > 0 && cp.outliers_in_stretches.is_none())
+        .then(|| t(outliers_left, (cp.threshold - base, None)));
+    Some(Attributions { irregular, bands, outliers, outliers_left })
 }
 
 impl Attributions {
@@ -248,15 +313,14 @@ pub fn main_slow_path(cp: &CodePaths, attr: Option<&Attributions>) -> Option<Mai
         })
         .max_by(|x, y| x.extra.total_cmp(&y.extra));
     irregular.or_else(|| {
-        let a = attr?;
-        cp.unpatterned
+        attr?
+            .bands
             .iter()
-            .zip(&a.unpatterned)
-            .filter(|(_, t)| t.attribution == Attribution::Tracer)
-            .map(|(p, _)| MainSlowPath {
-                mean_period: cp.rows as f64 / p.calls.max(1) as f64,
-                extra: p.delta,
-                share: p.calls as f64 / cp.rows.max(1) as f64,
+            .filter(|b| b.test.attribution == Attribution::Tracer)
+            .map(|b| MainSlowPath {
+                mean_period: cp.rows as f64 / b.calls.max(1) as f64,
+                extra: b.extra,
+                share: b.calls as f64 / cp.rows.max(1) as f64,
             })
             .max_by(|x, y| x.extra.total_cmp(&y.extra))
     })

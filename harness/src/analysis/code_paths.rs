@@ -172,12 +172,12 @@ pub struct CodePaths {
     /// Lattices the search found and the null refused.
     pub rejected: Vec<RejectedLattice>,
     pub irregular: Vec<CodePath>,
-    /// Modes above the fast path whose calls follow no spacing: memoryless, the tracer's or the
-    /// machine's (the reference windows decide, attribution.rs). Their calls count as outliers.
-    pub unpatterned: Vec<CodePath>,
     pub phases: Vec<SpeedPhase>,
     /// Slow calls on no path (interrupts and other noise), and the calls analysed.
     pub outliers: u64,
+    /// The outliers' extra costs over the fast path's median, ascending (their cost bands are
+    /// held against the reference windows, attribution.rs).
+    pub outlier_extras: Vec<f32>,
     /// When most calls in no mode hold the majority of their 64-call windows: the number of
     /// stretches they come in (a speed phase too broad to form one mode).
     pub outliers_in_stretches: Option<u64>,

@@ -19,9 +19,7 @@ pub(crate) struct Scan<'a> {
     pub rows: u64,
 }
 
-/// Irregular paths, the modes above the fast path whose calls follow no spacing (memoryless:
-/// the tracer's or the machine's, attribution.rs; their calls stay unexplained), and which
-/// entries the paths explain. `skip(k)`: mode k is the fast path or a
+/// Irregular paths, and which entries they explain. `skip(k)`: mode k is the fast path or a
 /// phase; `threshold`: calls above it are slow; `on_lattice(seq position, iteration)`: the call
 /// is on a periodic path.
 pub(crate) fn paths(
@@ -31,10 +29,9 @@ pub(crate) fn paths(
     threshold: f64,
     base: f64,
     on_lattice: &impl Fn(usize, u64) -> bool,
-) -> (Vec<CodePath>, Vec<CodePath>, Vec<bool>) {
+) -> (Vec<CodePath>, Vec<bool>) {
     let entries = scan.entries;
     let mut out = Vec::new();
-    let mut unpatterned = Vec::new();
     let mut explained = vec![false; entries.len()];
     let extents: Vec<(u64, u64)> = scan.seq_ids.iter().map(|id| scan.ranges[id]).collect();
     for (k, x) in modes.iter().enumerate() {
@@ -73,19 +70,9 @@ pub(crate) fn paths(
         // calibration battery's null runs counted them as irregular paths. Its calls stay
         // outliers on no path.
         let regular = regular_spacing(&iters(&seqs), MODE_MIN_GAPS);
+        // (Their cost band is still held against the reference windows, attribution.rs: a
+        // memoryless path of the tracer's own is named there.)
         if x.median > base && regular.is_none() {
-            let its = iters(&seqs);
-            let p = CodePath {
-                mode: x.clone(),
-                delta: x.median - base,
-                calls: n as u64,
-                spacing: None,
-                clustered: busiest_quarter_share(&its, &extents, scan.rows),
-            };
-            // Calls crowded into a quarter of the run are a phase of the machine, said elsewhere.
-            if x.median > threshold && !p.is_phase() {
-                unpatterned.push(p);
-            }
             continue;
         }
         // A nearly fixed spacing: a slow call one spacing (within 10 %) from a call of the path is
@@ -110,7 +97,7 @@ pub(crate) fn paths(
         });
     }
     out.extend(rare(scan, &mut explained, &skip, threshold, base, on_lattice));
-    (out, unpatterned, explained)
+    (out, explained)
 }
 
 /// The spacing a path is said at (and the sweep's slow period, issue 24): the median of all its

@@ -282,7 +282,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
     let on_lattice = |seq_pos: usize, it: u64| periodic.iter().any(|p| p.on(seqs.ids[seq_pos], it));
     // Frequent modes that the lattices do not explain: irregular paths (irregular.rs).
     let scan = irregular::Scan { entries: &m.entries, seq_ids: &seqs.ids, ranges: &seqs.ranges, rows };
-    let (irregular, unpatterned, explained) =
+    let (irregular, explained) =
         irregular::paths(&scan, &m.modes, |k| k == m.dom || phase[k], m.th.slow, base, &on_lattice);
     let counts = slow_counts(m, seqs, &periodic, &phase, &explained, &on_lattice);
     let phases = m
@@ -301,9 +301,9 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
         periodic,
         rejected,
         irregular,
-        unpatterned,
         phases,
         outliers: counts.outliers,
+        outlier_extras: counts.extras,
         // Calls off the dominant mode that hold the majority of their windows, in stretches: a
         // slower phase too broad to form one mode, not scattered noise.
         levels: m.means.take().and_then(WindowMeans::levels),
@@ -439,6 +439,8 @@ fn fold_followers(mut periodic: Vec<PeriodicPath>) -> Vec<PeriodicPath> {
 struct SlowCounts {
     outliers: u64,
     slow_in_dom: u64,
+    /// The outliers' extra costs over the fast path, ascending.
+    extras: Vec<f32>,
 }
 
 fn slow_counts(
@@ -449,7 +451,8 @@ fn slow_counts(
     explained: &[bool],
     on_lattice: &impl Fn(usize, u64) -> bool,
 ) -> SlowCounts {
-    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0 };
+    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0, extras: Vec::new() };
+    let base = m.modes[m.dom].median as f32;
     for (pos, id) in seqs.ids.iter().enumerate() {
         let lo = m.entries.partition_point(|e| e.seq < *id);
         let hi = m.entries.partition_point(|e| e.seq <= *id);
@@ -466,8 +469,10 @@ fn slow_counts(
                 && !on_lattice(pos, e.it)
             {
                 c.outliers += 1;
+                c.extras.push(e.v - base);
             }
         }
     }
+    c.extras.sort_by(f32::total_cmp);
     c
 }

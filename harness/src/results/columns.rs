@@ -72,9 +72,9 @@ pub fn summary_header(counters: &[String], repetition: bool) -> String {
     v.join(",")
 }
 
-/// sweep.csv: one row per tracer, knob value and thread count. `slow_period` and `slow_extra_ns`
-/// are the main periodic slow path the code-path analysis finds (empty when none).
-pub const SWEEP: [&str; 11] = [
+/// sweep.csv: one row per tracer, knob value and thread count. `slow_period`, `slow_extra_ns`
+/// and `slow_share` are the tracer's own main slow path as the report finds it (empty when none).
+pub const SWEEP: [&str; 12] = [
     "tracer",
     "param",
     "value",
@@ -86,6 +86,7 @@ pub const SWEEP: [&str; 11] = [
     "mom_ns",
     "slow_period",
     "slow_extra_ns",
+    "slow_share",
 ];
 
 // --- `run --instructions singlestep` (issue 19; see `singlestep`) ---

@@ -288,62 +288,34 @@ pub fn dir_of(knob: &str, plain: &str) -> String {
     format!("{knob}={}", crate::results::dir_name(plain))
 }
 
-/// The main periodic slow path of a row, when the code-path analysis finds one.
+/// The tracer's own main slow path of a row, as the report's analysis finds it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SlowPath {
-    /// Mean period: not a whole number where the path comes every 56 or 57 calls (fractional.rs).
+    /// Mean period: not a whole number where the path comes every 56 or 57 calls (fractional.rs),
+    /// or a spacing where it has no exact period (printf's flush).
     pub period: Option<f64>,
     pub extra_ns: Option<f64>,
+    /// The share of calls that take it.
+    pub share: Option<f64>,
 }
 
-/// The main periodic slow path of one summary row (the costliest path the code-path analysis
-/// finds with an exact period, survey 7.1), from the row's events.csv; empty when none.
+/// The tracer's own main slow path of one summary row (issue 34: the typed finding the report
+/// shows, `attribution::main_slow_path`, never a second estimate): the costliest periodic path
+/// (survey 7.1), else the costliest irregular path the reference windows do not give to the
+/// machine, else its costliest memoryless path; empty when none.
 pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {
     let Some(r) = plan.rows.iter().find(|r| r.name == row.tracer) else { return SlowPath::default() };
     let events = out.path.join(&r.dir).join(crate::results::EVENTS_CSV);
     let Ok(a) = crate::analysis::analyze(&events, Some(row.threads as u32), 0, 0) else {
         return SlowPath::default();
     };
-    // The costliest path (an exact period, or an irregular path's spacing: printf's flush, whose
-    // period falls as the line grows), then how often a call that costly comes: the median gap
-    // between the calls closer to its cost than to the fast path's (issue 24: printf's flush at
-    // 1024 B is one path every ~8 calls that the search sees as 6 lattices every 63 and an
-    // irregular rest; at 4 B a lattice every 819 and an irregular path between its calls).
     let Some(cp) = a.code_paths.iter().find(|c| c.metric == "latency") else { return SlowPath::default() };
-    let Some(main) = cp.main_slow_path() else { return SlowPath::default() };
-    let (period, extra) = (main.mean_period, main.extra);
-    // Calls of like cost: closer to the path's cost than to the fast path's, and at most twice
-    // its extra (an interrupt's several microseconds is not the path).
-    let like = (cp.dominant.median + 0.5 * extra, cp.dominant.median + 2.0 * extra);
-    let gap = median_gap_within(&events, row.threads as u32, like);
-    // An exact period, unless calls as costly come clearly more often (by over 10 %): one path
-    // the search split into lattices of a common multiple. An irregular path's median spacing
-    // is already that of its own calls.
-    let spaced = gap.filter(|g| !cp.periodic.is_empty() && *g < 0.9 * period).unwrap_or(period);
-    SlowPath { period: Some(spaced), extra_ns: Some(extra) }
-}
-
-/// The median gap, in calls, between consecutive calls whose latency lies in `like` (ns) in each
-/// sequence of an events.csv (one thread count); None with fewer than two gaps.
-fn median_gap_within(events: &std::path::Path, threads: u32, like: (f64, f64)) -> Option<f64> {
-    let mut ev = crate::results::read::Events::open(events).ok()?;
-    let mut row = crate::results::read::Event::default();
-    let mut last: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    let mut gaps: Vec<u64> = Vec::new();
-    while ev.next_into(&mut row).ok()? {
-        if row.threads != threads || !(row.latency > like.0 && row.latency <= like.1) {
-            continue;
-        }
-        if let Some(prev) = last.insert(row.seq, row.iteration) {
-            gaps.extend((row.iteration > prev).then(|| row.iteration - prev));
-        }
+    let reference = crate::analysis::attribution::load(&out.path, &r.dir, a.threads).ok().flatten();
+    let attr = crate::analysis::attribution::attribute(cp, reference.as_ref());
+    match crate::analysis::attribution::main_slow_path(cp, attr.as_ref()) {
+        Some(m) => SlowPath { period: Some(m.mean_period), extra_ns: Some(m.extra), share: Some(m.share) },
+        None => SlowPath::default(),
     }
-    if gaps.len() < 2 {
-        return None;
-    }
-    gaps.sort_unstable();
-    let n = gaps.len();
-    Some(if n % 2 == 1 { gaps[n / 2] as f64 } else { (gaps[n / 2 - 1] + gaps[n / 2]) as f64 / 2.0 })
 }
 
 /// One line of sweep.csv.
@@ -363,7 +335,7 @@ pub fn write_csv(path: &std::path::Path, rows: &[SweepRow]) -> Result<(), Error>
         let s = &r.row.s;
         writeln!(
             f,
-            "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{}",
+            "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{},{}",
             r.row.tracer,
             r.knob,
             r.value,
@@ -378,6 +350,7 @@ pub fn write_csv(path: &std::path::Path, rows: &[SweepRow]) -> Result<(), Error>
                 .map(|p| if p.fract() == 0.0 { format!("{p:.0}") } else { format!("{p:.1}") })
                 .unwrap_or_default(),
             r.slow.extra_ns.map(|x| format!("{x:.1}")).unwrap_or_default(),
+            r.slow.share.map(|x| format!("{x:.6}")).unwrap_or_default(),
         )
         .map_err(io)?;
     }

@@ -12,6 +12,11 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     if p >= 1.0 {
         return 1.0;
     }
+    // At or below the mean the upper tail is 1 minus the lower one, whose terms fall from k - 1
+    // down (summed from the top, a first term that underflows cannot hide the tail's mass).
+    if (k as f64) <= n as f64 * p {
+        return (1.0 - lower_tail(n, k - 1, p)).clamp(0.0, 1.0);
+    }
     let ln_first: f64 = (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>()
         + k as f64 * p.ln()
         + (n - k) as f64 * (1.0 - p).ln();
@@ -28,9 +33,34 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     sum.min(1.0)
 }
 
+/// P(X <= m) for X ~ Binomial(n, p), m at or below the mean: the terms from m down.
+fn lower_tail(n: u64, m: u64, p: f64) -> f64 {
+    let ln_first: f64 = (1..=m).map(|i| ((n - m + i) as f64).ln() - (i as f64).ln()).sum::<f64>()
+        + m as f64 * p.ln()
+        + (n - m) as f64 * (1.0 - p).ln();
+    let (mut term, mut sum) = (ln_first.exp(), 0.0);
+    let odds = (1.0 - p) / p;
+    for j in (0..=m).rev() {
+        sum += term;
+        if term < sum * 1e-17 {
+            break;
+        }
+        // P(X = j - 1) from P(X = j).
+        term *= j as f64 / (n - j + 1) as f64 * odds;
+    }
+    sum.min(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::upper_tail;
+
+    #[test]
+    fn a_tail_from_below_the_mean_is_near_one_at_large_n() {
+        // The first term, P(X = 20) of Binomial(2907, 0.5), underflows: the tail is still ~1.
+        assert!(upper_tail(2907, 20, 0.5) > 0.999_999);
+        assert!((upper_tail(100, 50, 0.5) - 0.539_794_618).abs() < 1e-6);
+    }
 
     #[test]
     fn matches_exact_values() {

@@ -371,13 +371,18 @@ pub fn of(
             whose => paths.push(Finding::IrregularPath(IrregularPath { whose, ..irregular(cp, p) })),
         }
     }
-    if let Some(a) = attr {
-        for (p, t) in cp.unpatterned.iter().zip(&a.unpatterned) {
-            match t.attribution {
-                Attribution::Tracer => paths.push(Finding::MemorylessPath(slow_calls(cp, p, t.clone()))),
-                Attribution::Machine => machine.push(Finding::MachineSlowCalls(slow_calls(cp, p, t.clone()))),
-                Attribution::Undecided { .. } => {}
-            }
+    for b in attr.map_or(&[][..], |a| &a.bands) {
+        let calls = SlowCalls {
+            calls: b.calls,
+            share: share(b.calls, cp.rows),
+            extra: b.extra,
+            one_in: cp.rows as f64 / b.calls.max(1) as f64,
+            spacing: None,
+            evidence: b.test.clone(),
+        };
+        match b.test.attribution {
+            Attribution::Tracer => paths.push(Finding::MemorylessPath(calls)),
+            _ => machine.push(Finding::MachineSlowCalls(calls)),
         }
     }
     paths.sort_by(|a, b| a.path_extra().unwrap_or(0.0).total_cmp(&b.path_extra().unwrap_or(0.0)));

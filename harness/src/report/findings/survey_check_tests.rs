@@ -14,6 +14,7 @@ fn t(label: &str, reps: &[f64]) -> TracerReport {
         analysis: None,
         dated: None,
         footprint: Vec::new(),
+        attribution: None,
         note: None,
     }
 }

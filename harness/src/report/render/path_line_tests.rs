@@ -72,15 +72,16 @@ fn irregular_paths_with_and_without_a_spacing() {
         extra: 260.0,
         spacing: Some(Spacing { median: 431.0, near_share: 1.0 }),
         one_in: 454.5,
+        whose: None,
     };
-    let noise = IrregularPath { calls: 50, share: 0.005, extra: 2000.0, spacing: None, one_in: 200.0 };
+    let noise = IrregularPath { calls: 50, share: 0.005, extra: 2000.0, spacing: None, one_in: 200.0, whose: None };
     let l = say(vec![fast(false), Finding::IrregularPath(regular), Finding::IrregularPath(noise)]);
     assert_eq!(
         l,
         "t: fast path 99.8% (median 70.1 ns), middle path 0.2% about every 431 events (no exact period; 100% of \
          spacings within 10% of that) (+260 ns), slow path 0.5% irregular, about 1 in 200 events (+2000 ns)"
     );
-    let faster = IrregularPath { calls: 50, share: 0.005, extra: -20.0, spacing: None, one_in: 200.0 };
+    let faster = IrregularPath { calls: 50, share: 0.005, extra: -20.0, spacing: None, one_in: 200.0, whose: None };
     assert!(say(vec![fast(false), Finding::IrregularPath(faster)]).contains("faster path 0.5% irregular"));
 }
 
@@ -110,7 +111,7 @@ fn refused_periods_missing_period_and_outliers() {
         fast(false),
         Finding::MissingPeriod(MissingPeriod { expected: e }),
         Finding::RefusedPeriods(r),
-        Finding::Outliers(Outliers { count: 36, share: 0.00004 }),
+        Finding::Outliers(Outliers { count: 36, share: 0.00004, whose: None }),
     ]);
     assert_eq!(
         l,
