@@ -60,7 +60,8 @@ fn latency_findings(out: &std::path::Path, row: &str) -> Vec<serde_json::Value> 
 
 /// The paths other than the fast one that report.json claims for `row`'s latency: "every P" for
 /// a periodic path (P with one decimal where it is not a whole number), "irregular" for a path
-/// without an exact period.
+/// without an exact period, "memoryless +X" for a path taken at random that the reference
+/// windows give to the tracer.
 fn claimed_paths(out: &std::path::Path, row: &str) -> Vec<String> {
     latency_findings(out, row)
         .iter()
@@ -68,6 +69,7 @@ fn claimed_paths(out: &std::path::Path, row: &str) -> Vec<String> {
             "periodic_path" if f["evenly_spread"] == 1 => Some(format!("every {}", f["period"])),
             "periodic_path" => Some(format!("every {:.1}", f["mean_period"].as_f64().unwrap())),
             "irregular_path" => Some("irregular".to_string()),
+            "memoryless_path" => Some(format!("memoryless +{:.0}", f["extra"].as_f64().unwrap())),
             _ => None,
         })
         .collect()
@@ -82,7 +84,7 @@ fn prose_agrees_with_json(out: &std::path::Path, stdout: &str) {
         let Some(line) = stdout.lines().find(|l| head.iter().any(|h| l.starts_with(h.as_str()))) else {
             panic!("no code-path line for {label}: {stdout}")
         };
-        let periods: Vec<String> = claimed_paths(out, label).into_iter().filter(|p| p != "irregular").collect();
+        let periods: Vec<String> = claimed_paths(out, label).into_iter().filter(|p| p.starts_with("every ")).collect();
         for p in &periods {
             assert!(line.contains(&format!("{p} events")), "{p} in report.json, not in: {line}");
         }
@@ -294,4 +296,39 @@ fn footprint_check_is_silent_on_a_store_heavy_tracer() {
     let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "20000"]);
     let (line, _) = report_line(&out, "stores-plugin");
     assert!(harness_cycles(&out, "stores-plugin").is_empty(), "{line}");
+}
+
+/// Issue 34: a tracer's own memoryless path (1 call in 300 at random, +1 us) is named as the
+/// tracer's, by its rate against the reference windows; a tracer without one (spin:150, spin:25,
+/// the machine's stalls and interrupts all it meets) gets no path, memoryless or other.
+#[test]
+fn a_memoryless_path_is_the_tracers_and_the_machines_slow_calls_are_no_path() {
+    within_three_runs("memoryless path", || {
+        let (_d, out) = run_ok(&["--tracer", "spin:150~300:1150,spin:150,spin:25", "-n", "60000"]);
+        let (line, stdout) = report_line(&out, "spin:150~300:1150");
+        for quiet in ["spin:150", "spin:25"] {
+            let claimed = claimed_paths(&out, quiet);
+            assert!(claimed.is_empty(), "{quiet}: a path claimed where the tracer has none: {claimed:?}\n{stdout}");
+        }
+        // The reference windows were set to the tracer's length.
+        let rf = std::fs::read_to_string(out.join("spin_150/reference.csv")).unwrap();
+        let iterations: u64 = rf.lines().nth(1).unwrap().split(',').nth(4).unwrap().parse().unwrap();
+        assert!(iterations > 0, "{rf}");
+        let mem: Vec<serde_json::Value> = latency_findings(&out, "spin:150~300:1150")
+            .into_iter()
+            .filter(|f| f["kind"] == "memoryless_path")
+            .collect();
+        let claimed = claimed_paths(&out, "spin:150~300:1150");
+        assert!(claimed.iter().all(|c| c.starts_with("memoryless")), "false path claimed {claimed:?}: {line}");
+        let [m] = &mem[..] else { return Err(format!("{} memoryless paths: {line}", mem.len())) };
+        let extra = m["extra"].as_f64().unwrap();
+        assert!((800.0..1200.0).contains(&extra), "extra {extra}: {line}");
+        assert_eq!(m["evidence"]["attribution"]["by"], "tracer", "{m}");
+        let share = m["share"].as_f64().unwrap();
+        assert!((0.002..0.005).contains(&share), "share {share} (planted 1/300): {line}");
+        assert!(line.contains("the tracer's (reference windows of the tracer's length"), "{line}");
+        // What sets the tail: the memoryless path's share of the calls above p99.9.
+        assert!(line.contains("what sets p99.9") && line.contains("the memoryless path at +"), "{line}");
+        Ok(())
+    });
 }

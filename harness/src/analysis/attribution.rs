@@ -250,6 +250,26 @@ fn densest(x: &[f32]) -> Option<((usize, usize), usize)> {
     (best.1 > best.0).then_some((best, 2 * widths))
 }
 
+/// Calls of a band within this many iterations of another of its calls are near neighbours.
+const NEAR: u64 = 8;
+
+/// Whether a band's calls come in bursts (a slower stretch of calls, not calls one by one):
+/// more of them have a neighbour of the band within NEAR calls than calls at random positions
+/// would (binomial tail below 1e-3). A burst is no Poisson count, so it is not tested by rate.
+fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
+    let mut at: Vec<(u64, u64)> = calls.iter().map(|c| (c.1, c.2)).collect();
+    at.sort_unstable();
+    let n = at.len();
+    let near = (0..n)
+        .filter(|&i| {
+            let close = |j: usize| at[j].0 == at[i].0 && at[j].1.abs_diff(at[i].1) <= NEAR;
+            (i > 0 && close(i - 1)) || (i + 1 < n && close(i + 1))
+        })
+        .count();
+    let p = (2.0 * NEAR as f64 * n as f64 / rows.max(1) as f64).min(1.0);
+    crate::stats::binomial::upper_tail(n as u64, near as u64, p) < 1e-3
+}
+
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
 pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attributions> {
     let r = reference?;
@@ -259,27 +279,45 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     let base = cp.dominant.median;
     // Outliers that come in stretches are a phase (said as one), not events that arrive one by
     // one: their count is no Poisson count, so their bands are not tested.
-    let mut left: Vec<f32> = if cp.outliers_in_stretches.is_some() { Vec::new() } else { cp.outlier_extras.clone() };
+    let mut left: Vec<(f32, u64, u64)> =
+        if cp.outliers_in_stretches.is_some() { Vec::new() } else { cp.outlier_calls.clone() };
+    let extras = |v: &[(f32, u64, u64)]| v.iter().map(|c| c.0).collect::<Vec<f32>>();
     // Bonferroni over every population the row could test: its irregular paths, the band start
     // positions of the outliers (the densest is chosen among them), the outliers left.
-    let tried = densest(&left).map_or(0, |d| d.1);
+    let tried = densest(&extras(&left)).map_or(0, |d| d.1);
     let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + tried + 1;
     let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, cp.rows, base, lo, hi, r, tests);
     let irregular = cp.irregular.iter().map(|p| (!p.is_phase()).then(|| t(p.calls, band(p, base)))).collect::<Vec<_>>();
     let mut bands = Vec::new();
-    while bands.len() < MAX_BANDS {
-        let Some(((i, j), _)) = densest(&left) else { break };
-        let (lo, hi) = (left[i] as f64, left[i] as f64 * BAND_FACTOR as f64);
+    for _ in 0..MAX_BANDS {
+        let Some(((i, j), _)) = densest(&extras(&left)) else { break };
+        if bursty(&left[i..j], cp.rows) {
+            // Left among the outliers, untested: a stretch, not a rate.
+            left.drain(i..j);
+            continue;
+        }
+        let (lo, hi) = (left[i].0 as f64, left[i].0 as f64 * BAND_FACTOR as f64);
         let test = t((j - i) as u64, (lo, Some(hi)));
         if matches!(test.attribution, Attribution::Undecided { .. }) {
             break;
         }
-        bands.push(Band { calls: (j - i) as u64, extra: left[(i + j) / 2] as f64, test });
+        bands.push(Band { calls: (j - i) as u64, extra: left[(i + j) / 2].0 as f64, test });
         left.drain(i..j);
     }
     let told: usize = bands.iter().map(|b: &Band| b.calls as usize).sum();
     let outliers_left = (cp.outliers as usize).saturating_sub(told) as u64;
-    let outliers = (outliers_left > 0 && cp.outliers_in_stretches.is_none())
+    // The outliers left are tested only where they come one by one (a burst is no rate).
+    let rest: Vec<(f32, u64, u64)> = if cp.outliers_in_stretches.is_some() {
+        Vec::new()
+    } else {
+        let in_band = |c: &(f32, u64, u64)| {
+            bands
+                .iter()
+                .any(|b: &Band| c.0 as f64 >= b.test.extra_lo && b.test.extra_hi.is_none_or(|h| (c.0 as f64) < h))
+        };
+        cp.outlier_calls.iter().filter(|c| !in_band(c)).copied().collect()
+    };
+    let outliers = (outliers_left > 0 && !rest.is_empty() && !bursty(&rest, cp.rows))
         .then(|| t(outliers_left, (cp.threshold - base, None)));
     Some(Attributions { irregular, bands, outliers, outliers_left })
 }

@@ -487,7 +487,7 @@ fn rate(n: u32, d: u32) -> String {
 
 /// What each planted kind must show, and the share of runs the targets ask for (issue 23: 95 %
 /// for periods at 5 occurrences and for tracer stretches; issue 24's printf flush as one path).
-const POWER: [(Kind, &str, f64); 11] = [
+pub const POWER: [(Kind, &str, f64); 11] = [
     (Kind::FiveOccurrences, "a period at 5 occurrences, found exactly", 0.95),
     (Kind::Coprime, "two coprime periods, both found", 0.0),
     (Kind::Commensurate, "one period at two phases (+500/+600 ns): two paths", 0.0),

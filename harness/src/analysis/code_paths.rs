@@ -138,6 +138,31 @@ impl PeriodicPath {
     }
 }
 
+/// Where one of a tail's calls comes from (issue 34, "what sets the tail").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailClass {
+    /// On periodic path i (its own call, or a follower's).
+    Periodic(usize),
+    /// Irregular path i.
+    Irregular(usize),
+    /// In a speed phase's mode.
+    Phase,
+    /// On no path: held against the reference windows' bands (attribution.rs) by its extra cost.
+    Outlier,
+    /// Within the fast path (above the quantile, below the slow threshold): its own spread.
+    FastPath,
+}
+
+/// The calls above a high quantile of the latency, each with its population.
+#[derive(Debug, Clone)]
+pub struct Tail {
+    pub quantile: f64,
+    /// The calls counted are those above this (the upper edge of the quantile's histogram bin).
+    pub above: f64,
+    /// (population, extra cost over the fast path's median) of each call above it.
+    pub members: Vec<(TailClass, f32)>,
+}
+
 /// A lattice the search found but the permutation null did not confirm (permutation.rs): said, so the
 /// reader knows it was tried, but not claimed as a path.
 #[derive(Debug, Clone)]
@@ -175,9 +200,11 @@ pub struct CodePaths {
     pub phases: Vec<SpeedPhase>,
     /// Slow calls on no path (interrupts and other noise), and the calls analysed.
     pub outliers: u64,
-    /// The outliers' extra costs over the fast path's median, ascending (their cost bands are
-    /// held against the reference windows, attribution.rs).
-    pub outlier_extras: Vec<f32>,
+    /// The outliers' (extra cost over the fast path's median, sequence, iteration), by extra
+    /// cost ascending (their cost bands are held against the reference windows, attribution.rs).
+    pub outlier_calls: Vec<(f32, u64, u64)>,
+    /// The calls above p99 and p99.9 by population (latency only; empty otherwise).
+    pub tails: Vec<Tail>,
     /// When most calls in no mode hold the majority of their 64-call windows: the number of
     /// stretches they come in (a speed phase too broad to form one mode).
     pub outliers_in_stretches: Option<u64>,

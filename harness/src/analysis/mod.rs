@@ -257,15 +257,17 @@ pub fn analyze_source(
     }
     let seqs = pass2(path, a.threads, &mut scans, &mut row)?;
     for m in scans.iter_mut() {
-        let cp = code_paths(m, &seqs, a.rows);
+        let h = m.col.is_none().then_some(&a.latency);
+        let cp = code_paths(m, &seqs, a.rows, h);
         a.code_paths.push(cp);
     }
     count_on_lattices(path, &mut a, &mut row)?;
     Ok(a)
 }
 
-/// The code paths of one metric from its pass-2 state.
-fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
+/// The code paths of one metric from its pass-2 state; with the latency's histogram, what sets
+/// its tails too.
+fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, h: Option<&LogHistogram>) -> CodePaths {
     let dom = m.modes[m.dom].clone();
     let base = dom.median;
     let phase: Vec<bool> = m
@@ -292,7 +294,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
         .filter(|(k, _)| phase[*k])
         .map(|(k, x)| SpeedPhase { mode: x.clone(), delta: x.median - base, stretches: m.by_mode.stretches[k] })
         .collect();
-    CodePaths {
+    let mut cp = CodePaths {
         metric: m.name.clone(),
         unit: m.unit,
         fast_fraction: (dom.count - counts.slow_in_dom.min(dom.count)) as f64 / rows as f64,
@@ -303,7 +305,8 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
         irregular,
         phases,
         outliers: counts.outliers,
-        outlier_extras: counts.extras,
+        outlier_calls: counts.calls,
+        tails: Vec::new(),
         // Calls off the dominant mode that hold the majority of their windows, in stretches: a
         // slower phase too broad to form one mode, not scattered noise.
         levels: m.means.take().and_then(WindowMeans::levels),
@@ -313,7 +316,72 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
         rows,
         seq_len: seqs.extents.iter().map(|r| r.1 - r.0 + 1).min().unwrap_or(0),
         col: m.col,
+    };
+    if let Some(h) = h {
+        cp.tails = TAIL_QUANTILES.iter().filter_map(|&q| tail(m, seqs, &cp, &explained, h, q)).collect();
     }
+    cp
+}
+
+/// The tails whose populations the report splits (issue 34: what sets p99 and p99.9).
+const TAIL_QUANTILES: [f64; 2] = [0.99, 0.999];
+
+/// The calls above quantile `q` of the latency (above the upper edge of its histogram bin), each
+/// with its population; None when no call lies above it.
+fn tail(
+    m: &MetricScan,
+    seqs: &Sequences,
+    cp: &CodePaths,
+    explained: &[bool],
+    h: &LogHistogram,
+    q: f64,
+) -> Option<Tail> {
+    let b = LogHistogram::bin_of(h.quantile(q))?;
+    let above = LogHistogram::bin_lo(b + 1);
+    let total: u64 = h.bins()[b + 1..].iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let base = cp.dominant.median;
+    let on = |p: &PeriodicPath, seq: u64, it: u64| {
+        p.on(seq, it) || p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset))
+    };
+    let mut members: Vec<(TailClass, f32)> = Vec::new();
+    // The irregular path an explained call belongs to: the one whose mode holds it, else the
+    // one closest in cost (a costlier flush, owned by its spacing: irregular.rs).
+    let irregular_of = |v: f64| {
+        cp.irregular.iter().position(|p| p.mode.contains(v)).or_else(|| {
+            (0..cp.irregular.len()).min_by(|&a, &b| {
+                (cp.irregular[a].delta - (v - base)).abs().total_cmp(&(cp.irregular[b].delta - (v - base)).abs())
+            })
+        })
+    };
+    for id in seqs.ids.iter() {
+        let lo = m.entries.partition_point(|e| e.seq < *id);
+        let hi = m.entries.partition_point(|e| e.seq <= *id);
+        for (j, e) in m.entries[lo..hi].iter().enumerate() {
+            if !LogHistogram::bin_of(e.v as f64).is_some_and(|x| x > b) {
+                continue;
+            }
+            let v = e.v as f64;
+            let class = if let Some(i) = cp.periodic.iter().position(|p| on(p, *id, e.it) && v > p.cut) {
+                TailClass::Periodic(i)
+            } else if e.mode.is_some_and(|k| m.modes[k].count > 0 && cp.phases.iter().any(|ph| ph.mode == m.modes[k])) {
+                TailClass::Phase
+            } else if let Some(i) = explained[lo + j].then(|| irregular_of(v)).flatten() {
+                TailClass::Irregular(i)
+            } else if v > cp.threshold {
+                TailClass::Outlier
+            } else {
+                TailClass::FastPath
+            };
+            members.push((class, (v - base) as f32));
+        }
+    }
+    // Calls above the edge that pass 2 did not keep (below its keep threshold): the fast path's.
+    let kept = members.len() as u64;
+    members.extend((kept..total).map(|_| (TailClass::FastPath, (above - base) as f32)));
+    Some(Tail { quantile: q, above, members })
 }
 
 /// The calls of each sequence as the search sees them.
@@ -439,8 +507,8 @@ fn fold_followers(mut periodic: Vec<PeriodicPath>) -> Vec<PeriodicPath> {
 struct SlowCounts {
     outliers: u64,
     slow_in_dom: u64,
-    /// The outliers' extra costs over the fast path, ascending.
-    extras: Vec<f32>,
+    /// The outliers' (extra cost over the fast path, sequence, iteration), by cost.
+    calls: Vec<(f32, u64, u64)>,
 }
 
 fn slow_counts(
@@ -451,7 +519,7 @@ fn slow_counts(
     explained: &[bool],
     on_lattice: &impl Fn(usize, u64) -> bool,
 ) -> SlowCounts {
-    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0, extras: Vec::new() };
+    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0, calls: Vec::new() };
     let base = m.modes[m.dom].median as f32;
     for (pos, id) in seqs.ids.iter().enumerate() {
         let lo = m.entries.partition_point(|e| e.seq < *id);
@@ -469,10 +537,10 @@ fn slow_counts(
                 && !on_lattice(pos, e.it)
             {
                 c.outliers += 1;
-                c.extras.push(e.v - base);
+                c.calls.push((e.v - base, *id, e.it));
             }
         }
     }
-    c.extras.sort_by(f32::total_cmp);
+    c.calls.sort_by(|a, b| a.0.total_cmp(&b.0));
     c
 }

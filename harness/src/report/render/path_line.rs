@@ -71,6 +71,7 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::Outliers(o) => tail.push(outliers(o)),
             Finding::DatedLevels(d) => tail.push(dated(d, m.unit)),
             Finding::HarnessCycle(h) => tail.push(harness_cycle(h)),
+            Finding::TailSplit(t) => tail.push(tail_split(t, m.unit)),
         }
     }
     // The tracer's name is the tracer's to choose (a plugin's): data, never markup (issue 37).
@@ -342,7 +343,7 @@ fn p_small(p: f64) -> String {
 
 fn memoryless(p: &SlowCalls, unit: &str) -> String {
     format!(
-        "{}% at random, about 1 in {:.0} events, memoryless ({}), {}",
+        "{}% with no period or spacing found (memoryless as far as the search tells), about 1 in {:.0} events ({}), {}",
         small_pct(p.share),
         p.one_in,
         signed(p.extra, unit),
@@ -403,6 +404,9 @@ fn levels(l: &SpeedLevels, unit: &str) -> String {
 /// A small share in percent: two decimals, or the first significant digit of a smaller one (0.004).
 fn small_pct(share: f64) -> String {
     let pct = 100.0 * share;
+    if pct == 0.0 {
+        return "0".into();
+    }
     let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
     format!("{pct:.digits$}")
 }
@@ -425,6 +429,19 @@ fn refused(r: &RefusedPeriods) -> String {
 fn outliers(o: &Outliers) -> String {
     let whose = o.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
     format!("{} {} ({}%) on no path{whose}", o.count, plural(o.count, "outlier", "outliers"), small_pct(o.share))
+}
+
+/// "p99 (the 200 calls above 180 ns): 41% the machine's slow calls, 12% the path every 810, ...".
+fn tail_split(t: &TailSplit, unit: &str) -> String {
+    let q = if t.quantile >= 0.999 { "p99.9" } else { "p99" };
+    let parts: Vec<String> = t.parts.iter().map(|p| format!("{:.0}% {}", 100.0 * p.share, p.what)).collect();
+    format!(
+        "what sets {q} (the {} {} above {}): {}",
+        t.calls,
+        plural(t.calls, "call", "calls"),
+        fmt_val(t.above_ns, unit),
+        parts.join(", ")
+    )
 }
 
 fn harness_cycle(h: &HarnessCycle) -> String {
