@@ -17,6 +17,7 @@ mod bars;
 mod distribution;
 mod figures;
 mod output;
+pub mod palette;
 pub use output::{parse_size, set_options, FigureOptions, LOGICAL_DPI};
 
 /// DejaVu Sans 2.37 from Debian's fonts-dejavu-core; licence in harness/assets/.
@@ -47,22 +48,9 @@ fn init_font() -> Result<(), PlotError> {
     }
 }
 
-/// Tableau-10 colours: distinguishable, and stable per tracer index across all figures.
+/// The colour of palette slot `i` (palette.rs: a slot per tracer name, colour-blind safe).
 pub fn colour(i: usize) -> RGBColor {
-    const P: [(u8, u8, u8); 10] = [
-        (31, 119, 180),
-        (255, 127, 14),
-        (44, 160, 44),
-        (214, 39, 40),
-        (148, 103, 189),
-        (140, 86, 75),
-        (227, 119, 194),
-        (127, 127, 127),
-        (188, 189, 34),
-        (23, 190, 207),
-    ];
-    let (r, g, b) = P[i % P.len()];
-    RGBColor(r, g, b)
+    palette::rgb(i)
 }
 
 /// Beyond the ten colours, series also differ by marker: none for 0-9, circles for 10-19,

@@ -329,7 +329,7 @@ fn tracer_reports(
         }
     }
     let mut tracers = Vec::new();
-    for (i, m) in metas.into_iter().enumerate() {
+    for m in metas {
         let by_threads: BTreeMap<u32, SummaryRow> =
             summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
         let base = by_threads.keys().next().copied();
@@ -367,7 +367,7 @@ fn tracer_reports(
             name: m.name,
             spec: m.spec,
             label,
-            colour: i,
+            colour: 0,
             config: m.config,
             by_threads,
             rep_means,
@@ -377,6 +377,11 @@ fn tracer_reports(
             footprint,
             note,
         });
+    }
+    // A colour per row name, whatever the rows' order (plot/palette.rs).
+    let slots = crate::plot::palette::slots(&tracers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());
+    for (t, s) in tracers.iter_mut().zip(slots) {
+        t.colour = s;
     }
     Ok(tracers)
 }
