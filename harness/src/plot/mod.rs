@@ -130,7 +130,8 @@ fn canvas<F: Figure>(fig: &F, opts: &FigureOptions) -> (u32, u32) {
             let (w, h) = ((w * per_inch).round() as u32, (h * per_inch).round() as u32);
             match fig.panel_rows() {
                 None => (w, h),
-                Some(rows) => (w, 60 + h * rows.max(1) as u32 / 2),
+                // H per two rows, titles included: a grid of one or two rows is exactly H tall.
+                Some(rows) => (w, h * rows.max(2) as u32 / 2),
             }
         }
     }
@@ -178,6 +179,9 @@ fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Res
 where
     DB::ErrorType: 'static,
 {
+    if !output::options().titles {
+        return Ok(root.clone());
+    }
     root.titled(title, title_font()).map_err(e)
 }
 
@@ -339,7 +343,7 @@ mod tests {
             series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
             spread: vec![],
         };
-        let opts = FigureOptions { size_in: Some((3.5, 2.5)), dpi: 300, pdf: true };
+        let opts = FigureOptions { size_in: Some((3.5, 2.5)), dpi: 300, pdf: true, titles: true };
         let (png, _) = save_with(&fig, dir.path(), "s", &opts).unwrap();
         let bytes = std::fs::read(png).unwrap();
         let (w, h) = (

@@ -31,7 +31,7 @@ use crate::analysis::dated::{self, tracer_row};
 use crate::analysis::{self, code_paths};
 use findings::expected_period::expected_period;
 use findings::survey_check::compare_with_survey;
-use findings::{ranking, survey_reference};
+use findings::survey_reference;
 use render::{figures, path_line};
 use side::{side_by_side, single_step, sweep, synthetic};
 
@@ -74,6 +74,17 @@ pub struct ReportArgs {
     /// Benchmarking aid: first write synthetic results, TRACERSxROWS (e.g. 10x100000), into DIR.
     #[arg(long, hide = true, value_name = "TRACERSxROWS")]
     pub synthetic: Option<String>,
+    /// Print the full sentences (every row's, or TRACER's) instead of the table: what report.md says.
+    #[arg(long, value_name = "TRACER", num_args = 0..=1, default_missing_value = "")]
+    pub explain: Option<String>,
+    /// Columns of the latency table's CSV and LaTeX files (tables/), in order, comma-separated:
+    /// tracer, threads, kept, discarded, mean, std, p50, p90, p99, min, max, above-none,
+    /// repetitions, survey.
+    #[arg(long, value_delimiter = ',', default_value = "tracer,mean,std,p50,p90,p99,discarded")]
+    pub columns: Vec<String>,
+    /// Draw the figures without their titles (a paper's caption says what they show).
+    #[arg(long)]
+    pub no_titles: bool,
     /// With --synthetic: add hardware counter columns, as on a machine with a PMU.
     #[arg(long, hide = true, requires = "synthetic")]
     pub synthetic_counters: bool,
@@ -124,6 +135,7 @@ impl TracerReport {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FigureRef {
     pub name: String,
     pub title: String,
@@ -159,7 +171,13 @@ impl ReportError {
 }
 
 pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
-    plot::set_options(plot::FigureOptions { size_in: args.figure_size, dpi: args.dpi, pdf: args.pdf });
+    plot::set_options(plot::FigureOptions {
+        size_in: args.figure_size,
+        dpi: args.dpi,
+        pdf: args.pdf,
+        titles: !args.no_titles,
+    });
+    render::tables::set_columns(&args.columns).map_err(ReportError::Usage)?;
     run_report(args)
 }
 
@@ -229,23 +247,27 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     }
     let t0 = Instant::now();
     let report = build(dir, args.points as usize, args.iterations as usize)?;
+    // What the terminal says renders from report.json alone (issue 36).
+    let overview = render::load_overview(dir)?;
+    let lines = match &args.explain {
+        Some(t) => {
+            render::terminal::explain(&overview, (!t.is_empty()).then_some(t.as_str())).map_err(ReportError::Usage)?
+        }
+        None => render::terminal::table(&overview).into_iter().chain(render::terminal::verdicts(&overview)).collect(),
+    };
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
-    let said = crate::results::interrupted_line(&report.run).into_iter().chain(blocked_lines(&report.tracers));
-    for l in said
-        .chain(report.code_paths.iter().cloned())
-        .chain(report.survey_notes.iter().cloned())
-        .chain(ranking::summary(&report))
-    {
+    for l in lines {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(
         out,
-        "report: {} tracers, {} figures -> {} and report.md in {:.2} s",
+        "report: {} tracers, {} figures -> {} and report.md in {:.2} s{}",
         report.tracers.len(),
         report.figures.len(),
         dir.join("report.html").display(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        if args.explain.is_some() { "" } else { " (full sentences: --explain [TRACER])" }
     );
     Ok(0)
 }
