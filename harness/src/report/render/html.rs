@@ -37,6 +37,14 @@ pub fn inline(s: &str) -> String {
     out
 }
 
+/// `s` cut to `w` characters, "…" marking a cut.
+fn terminal_fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    s.chars().take(w - 1).chain(['…']).collect()
+}
+
 /// An anchor id from a row name: letters, digits and '-'.
 fn anchor(name: &str) -> String {
     let s: String =
@@ -58,13 +66,22 @@ fn bar_chart(o: &Overview) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let top = rows
+    let hi_of = |r: &OverviewRow| r.net_interval.map_or(r.net_ns.unwrap_or(0.0), |i| i.1).max(r.net_ns.unwrap_or(0.0));
+    let top = rows.iter().map(|r| hi_of(r)).fold(0.0f64, f64::max).max(1e-9);
+    let low = rows
         .iter()
-        .map(|r| r.net_interval.map_or(r.net_ns.unwrap_or(0.0), |i| i.1).max(r.net_ns.unwrap_or(0.0)))
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let (left, width, row_h) = (170.0, 560.0, 24.0);
-    let x = |v: f64| left + width * v.max(0.0) / top;
+        .flat_map(|r| [r.net_ns.unwrap_or(0.0), r.net_interval.map_or(f64::INFINITY, |i| i.0)])
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    // Costs a hundred times apart on a log axis, else the cheap ones are invisible.
+    let log = low.is_finite() && top / low > 100.0;
+    let floor_log = if log { (low / 2.0).log10() } else { 0.0 };
+    let (left, width, row_h) = (270.0, 460.0, 24.0);
+    let x = |v: f64| {
+        let f =
+            if log { ((v.max(low / 2.0)).log10() - floor_log) / (top.log10() - floor_log) } else { v.max(0.0) / top };
+        left + width * f
+    };
     let h = row_h * rows.len() as f64 + 30.0;
     let mut s = format!(
         "<svg role=\"img\" aria-label=\"net cost per call by tracer\" viewBox=\"0 0 820 {h}\" width=\"820\" height=\"{h}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"13\">\n"
@@ -77,7 +94,7 @@ fn bar_chart(o: &Overview) -> String {
             "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{left}\" y=\"{y}\" width=\"{:.1}\" height=\"{}\" fill=\"{}\"/>",
             left - 6.0,
             y + 14.0,
-            esc(&r.label),
+            esc(&terminal_fit(&r.label, 38)),
             x(n) - left,
             row_h - 8.0,
             esc(&r.colour)
@@ -101,9 +118,10 @@ fn bar_chart(o: &Overview) -> String {
         let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{}\">{} ns</text>", end + 6.0, y + 14.0, sig3(n));
     }
     let axis = match o.floor_ns {
-        Some(f) => format!("mean ns per call above none ({} ns); whiskers: lowest to highest repetition", sig3(f)),
-        None => "raw mean ns per call (no none row); whiskers: lowest to highest repetition".into(),
+        Some(f) => format!("mean ns per call above none ({} ns)", sig3(f)),
+        None => "raw mean ns per call (no none row)".into(),
     };
+    let axis = format!("{axis}{}; whiskers: lowest to highest repetition", if log { ", log scale" } else { "" });
     let _ = writeln!(s, "<text x=\"{left}\" y=\"{}\" fill=\"#555\">{}</text>\n</svg>", h - 6.0, esc(&axis));
     s
 }
@@ -301,5 +319,33 @@ mod tests {
     fn backticks_become_code() {
         assert_eq!(inline("above the `none` floor <x>"), "above the <code>none</code> floor &lt;x&gt;");
         assert_eq!(anchor("lttng-ust:8k"), "t-lttng-ust-8k");
+    }
+
+    /// The terminal table and report.html come from report.json alone: a directory holding only
+    /// report.json and the figures renders the same page and the same table.
+    #[test]
+    fn the_page_and_the_table_render_from_report_json_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let opts =
+            crate::report::side::synthetic::Options { tracers: 4, rows: 3000, threads: vec![1], counters: false };
+        crate::report::side::synthetic::write(d.path(), &opts).unwrap();
+        crate::report::build(d.path(), 200, 300).unwrap();
+        let only = tempfile::tempdir().unwrap();
+        std::fs::copy(d.path().join("report.json"), only.path().join("report.json")).unwrap();
+        std::fs::create_dir(only.path().join("figures")).unwrap();
+        for f in std::fs::read_dir(d.path().join("figures")).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, only.path().join("figures").join(f.file_name().unwrap())).unwrap();
+        }
+        let o = crate::report::render::load_overview(only.path()).unwrap();
+        let page = page(&o, only.path()).unwrap();
+        let was = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+        let dir = |p: &Path| esc(&p.display().to_string());
+        assert_eq!(page.replace(&dir(only.path()), "DIR"), was.replace(&dir(d.path()), "DIR"));
+        assert!(page.contains("<nav><b>Contents</b>") && page.contains("class=\"card\""), "{page}");
+        assert!(!page.contains('`'), "no literal backtick");
+        let table = terminal::table(&o);
+        assert!(table[0].starts_with("#  tracer"), "{table:?}");
+        assert_eq!(table.len(), o.tracers.len() + 3, "{table:?}");
     }
 }
