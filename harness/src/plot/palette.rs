@@ -45,7 +45,8 @@ const HASHED: u64 = 30;
 /// The colour slot of a tracer by its name: the `--tracer` spec's kind (`lw` for `lw:...`), so a
 /// row keeps its colour in any run.
 pub fn slot(name: &str) -> usize {
-    let kind = crate::report::findings::survey_reference::kind(name);
+    // The spec's kind, as the survey comparisons read it: `lw` of `lw:4`, `spin` of `spin@64`.
+    let kind = name.split([':', '@']).next().unwrap_or(name).to_ascii_lowercase();
     if let Some((_, s)) = PINNED.iter().find(|(k, _)| *k == kind) {
         return *s;
     }

@@ -5,7 +5,6 @@
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
 pub mod expected_period;
-pub mod overview;
 pub mod ranking;
 pub mod survey_check;
 pub mod survey_reference;
@@ -322,8 +321,6 @@ pub struct ReportJson<'a> {
     /// The survey check, typed: each sentence's topic, verdict and tracer rows (added in
     /// schema 1; older files lack it).
     pub survey_check: &'a [survey_check::SurveyCheck],
-    /// What the terminal and report.html show, ready to render (overview.rs; added in schema 1).
-    pub overview: &'a overview::Overview,
 }
 
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.

@@ -2,12 +2,12 @@
 //! (a ranking table and a bar chart of net cost with its interval, in rank order), then a card
 //! per tracer (its findings as a table, what sets its tail, its full sentences folded in
 //! `<details>`), the survey check, the tables, the figures and the run's facts. It renders from
-//! report.json's `overview` alone (findings/overview.rs), plus the figure files it embeds.
+//! report.json's `overview` alone (render/overview.rs), plus the figure files it embeds.
 //! Self-contained: figures as data URIs, no script, no external file.
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::report::findings::overview::{Overview, OverviewRow};
+use crate::report::render::overview::{Overview, OverviewRow};
 use crate::report::render::numbers::sig3;
 use crate::report::render::{esc, terminal};
 use crate::report::{base64, ReportError};

@@ -5,6 +5,7 @@ mod browser_test;
 pub mod figures;
 pub mod html;
 pub mod numbers;
+pub mod overview;
 pub mod page;
 pub mod path_line;
 #[cfg(test)]
@@ -14,7 +15,7 @@ pub mod terminal;
 
 use serde_json::Value;
 
-use crate::report::findings::overview::{self, Overview};
+use overview::Overview;
 use crate::report::findings::{ReportJson, REPORT_JSON_SCHEMA};
 use crate::report::render::tables::tables;
 use crate::report::{write_atomic, Report, ReportError};
@@ -224,12 +225,23 @@ pub fn write_report(r: &Report) -> Result<(), ReportError> {
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: hp.clone(), source }))
 }
 
+/// report.json: the findings, and what the terminal and report.html show, ready to render
+/// (overview.rs; added in schema 1).
+#[derive(serde::Serialize)]
+struct WithOverview<'a> {
+    #[serde(flatten)]
+    findings: ReportJson<'a>,
+    overview: &'a Overview,
+}
+
 /// DIR/report.json: the findings (findings.rs) for other tools, atomically, mode 0600 like the
 /// other outputs.
 fn write_json(r: &Report, o: &Overview) -> Result<(), ReportError> {
     let path = r.dir.join("report.json");
-    let json =
-        ReportJson { schema: REPORT_JSON_SCHEMA, tracers: &r.findings, survey_check: &r.survey_checks, overview: o };
+    let json = WithOverview {
+        findings: ReportJson { schema: REPORT_JSON_SCHEMA, tracers: &r.findings, survey_check: &r.survey_checks },
+        overview: o,
+    };
     let mut text = serde_json::to_string_pretty(&json)
         .map_err(|e| ReportError::Read(crate::results::read::ReadError::Io { path: path.clone(), source: e.into() }))?;
     text.push('\n');

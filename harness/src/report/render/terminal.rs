@@ -1,8 +1,8 @@
 //! What `tracebench report DIR` prints (issue 36): one table of the tracer rows that fits a
 //! 120-column screen, then one line per verdict; `--explain [TRACER]` prints the full sentences
 //! instead (report.md keeps them too). It renders from report.json's `overview` alone
-//! (findings/overview.rs), read back after the report is written.
-use crate::report::findings::overview::{Overview, OverviewRow};
+//! (render/overview.rs), read back after the report is written.
+use crate::report::render::overview::{Overview, OverviewRow};
 use crate::report::render::numbers::sig3;
 
 /// The screen the table and every line fit in.
@@ -171,7 +171,7 @@ pub fn explain(o: &Overview, tracer: Option<&str>) -> Result<Vec<String>, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::findings::overview::{PathShort, UndecidedPair};
+    use crate::report::render::overview::{PathShort, UndecidedPair};
 
     fn row(name: &str, rank: Option<usize>, net: Option<f64>, paths: usize) -> OverviewRow {
         OverviewRow {
