@@ -13,8 +13,10 @@
 //!           levels against the sentinel windows                    not inside report/)
 //! findings  typed claims (report.json), the survey check and the   (findings/: mod.rs,
 //!           period a tracer's geometry predicts, the ranking       survey_check.rs, ranking.rs)
-//! render    report.html / report.md, the code-path line, tables,   (render/: mod.rs, page.rs,
-//!           figures                                                path_line.rs, tables.rs, figures.rs)
+//! render    the overview (report.json's, all the terminal and     (render/: overview.rs,
+//!           report.html render from), the terminal table, report.  terminal.rs, html.rs, mod.rs
+//!           html, report.md, the code-path line, tables, figures,  (report.md), path_line.rs,
+//!           the one rounding rule                                  tables.rs, figures.rs, numbers.rs)
 //! ```
 //! The reports that are not one run's code-path report (a sweep, a single-step run, several runs
 //! side by side) and the synthetic results generator are in side/. This file holds the command's
