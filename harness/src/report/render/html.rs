@@ -7,8 +7,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::report::render::overview::{Overview, OverviewRow};
 use crate::report::render::numbers::sig3;
+use crate::report::render::overview::{Overview, OverviewRow};
 use crate::report::render::{esc, terminal};
 use crate::report::{base64, ReportError};
 

@@ -15,10 +15,10 @@ pub mod terminal;
 
 use serde_json::Value;
 
-use overview::Overview;
 use crate::report::findings::{ReportJson, REPORT_JSON_SCHEMA};
 use crate::report::render::tables::tables;
 use crate::report::{write_atomic, Report, ReportError};
+use overview::Overview;
 use path_line::Markup;
 
 pub(crate) use crate::report::render::path_line::esc;

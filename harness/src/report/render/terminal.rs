@@ -2,8 +2,8 @@
 //! 120-column screen, then one line per verdict; `--explain [TRACER]` prints the full sentences
 //! instead (report.md keeps them too). It renders from report.json's `overview` alone
 //! (render/overview.rs), read back after the report is written.
-use crate::report::render::overview::{Overview, OverviewRow};
 use crate::report::render::numbers::sig3;
+use crate::report::render::overview::{Overview, OverviewRow};
 
 /// The screen the table and every line fit in.
 pub const WIDTH: usize = 120;
