@@ -348,4 +348,36 @@ mod tests {
         assert!(table[0].starts_with("#  tracer"), "{table:?}");
         assert_eq!(table.len(), o.tracers.len() + 3, "{table:?}");
     }
+
+    /// Two reports of the same rows given in different orders colour each row alike, in
+    /// report.html and in the figures (both take `TracerReport::colour`).
+    #[test]
+    fn colours_are_the_same_in_two_reports_with_the_tracers_in_other_orders() {
+        let d = tempfile::tempdir().unwrap();
+        let opts =
+            crate::report::side::synthetic::Options { tracers: 4, rows: 2000, threads: vec![1], counters: false };
+        crate::report::side::synthetic::write(d.path(), &opts).unwrap();
+        let colours = |dir: &Path| {
+            let r = crate::report::build(dir, 100, 200).unwrap();
+            let order: Vec<String> = r.tracers.iter().map(|t| t.name.clone()).collect();
+            let o = crate::report::render::load_overview(dir).unwrap();
+            let mut by_name: Vec<(String, String)> =
+                o.tracers.iter().map(|t| (t.name.clone(), t.colour.clone())).collect();
+            by_name.sort();
+            let figures: std::collections::BTreeMap<String, usize> =
+                r.tracers.iter().map(|t| (t.name.clone(), t.colour)).collect();
+            (order, by_name, figures)
+        };
+        let (first_order, first, first_fig) = colours(d.path());
+        let run_json = d.path().join("run.json");
+        let mut run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
+        run["tracers"].as_array_mut().unwrap().reverse();
+        std::fs::write(&run_json, run.to_string()).unwrap();
+        let (second_order, second, second_fig) = colours(d.path());
+        assert_ne!(first_order, second_order, "the rows must come in another order");
+        assert_eq!(first, second);
+        assert_eq!(first_fig, second_fig);
+        let distinct: std::collections::BTreeSet<&String> = first.iter().map(|c| &c.1).collect();
+        assert_eq!(distinct.len(), first.len(), "a colour each: {first:?}");
+    }
 }
