@@ -212,6 +212,15 @@ fn card(r: &OverviewRow, h: &mut String) {
         }
         h.push_str("</table>\n");
     }
+    if let Some(f) = &r.folded {
+        let _ = writeln!(
+            h,
+            "<figure>{}<figcaption>Its paths: each call's latency against its iteration modulo {} (the main period), slow calls (above {} ns) in colour; a path taken once per period stands as one column.</figcaption></figure>",
+            crate::report::render::folded::svg(f, &r.colour),
+            f.period,
+            sig3(f.threshold)
+        );
+    }
     if !r.sentences.is_empty() {
         h.push_str("<details><summary>Full sentences</summary>\n");
         h.extend(r.sentences.iter().map(|s| format!("<p>{}</p>\n", inline(s))));

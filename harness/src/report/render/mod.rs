@@ -3,6 +3,7 @@
 #[cfg(test)]
 mod browser_test;
 pub mod figures;
+pub mod folded;
 pub mod html;
 pub mod numbers;
 pub mod overview;

@@ -55,6 +55,9 @@ pub struct OverviewRow {
     pub sentences: Vec<String>,
     /// The survey check's sentences about this row (also among `sentences`).
     pub survey: Vec<String>,
+    /// Its latency folded on its main period (folded.rs; None without a periodic path).
+    #[serde(default)]
+    pub folded: Option<crate::report::render::folded::Folded>,
 }
 
 /// A path in short form: `810 (+1.63 µs, 0.12%)`.
@@ -203,7 +206,17 @@ fn row(r: &Report, t: &crate::report::TracerReport, f: Option<&TracerFindings>) 
         findings,
         sentences,
         survey,
+        folded: folded(r, t),
     }
+}
+
+/// The row's latency folded on its costliest periodic path's period.
+fn folded(r: &Report, t: &crate::report::TracerReport) -> Option<crate::report::render::folded::Folded> {
+    let a = t.analysis.as_ref()?;
+    let cp = a.code_paths.iter().find(|c| c.metric == "latency")?;
+    let main = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra))?;
+    let events = r.dir.join(crate::results::dir_name(&t.name)).join(crate::results::EVENTS_CSV);
+    crate::report::render::folded::fold(&events, main.period, cp.threshold, a.threads)
 }
 
 fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {

@@ -190,6 +190,7 @@ mod tests {
             findings: Vec::new(),
             sentences: vec![format!("{name}: fast path 99.8%")],
             survey: Vec::new(),
+            folded: None,
         }
     }
 
