@@ -230,6 +230,12 @@ fn figure_size_dpi_and_pdf() {
     // Error bars: three repetitions at each thread count give the scale figure its spread.
     let svg = std::fs::read_to_string(dir.join("figures/scalability.svg")).unwrap();
     assert!(svg.len() > 1000);
+    // --no-titles: the same figures less their titles' glyphs.
+    let o = tb().arg("report").arg(&dir).args(["--figure-size", "3.5x2.5", "--no-titles"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bare = std::fs::read_to_string(dir.join("figures/scalability.svg")).unwrap();
+    let glyphs = |s: &str| s.matches("<path").count();
+    assert!(glyphs(&bare) < glyphs(&svg), "no title drawn: {} paths against {}", glyphs(&bare), glyphs(&svg));
     let e = one_line(&["report", dir.to_str().unwrap(), "--figure-size", "650x400"]);
     assert!(e.contains("each side must be 1 to 40 inches"), "{e}");
 }
