@@ -19,7 +19,7 @@ fn report_finds_the_planted_period_in_a_real_run() {
     let row = table.lines().find(|l| l.contains(" spin64 ")).unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("  64 (+"), "{row}");
     assert!(table.lines().filter(|l| !l.starts_with("report: ")).all(|l| l.chars().count() <= 120), "{table}");
-    assert!(table.contains("(full sentences: --explain [TRACER])"), "{table}");
+    assert!(table.contains("\nfull sentences: --explain [TRACER]; a card per tracer in report.html\n"), "{table}");
     // --explain: the full sentences.
     let o = tb().arg("report").arg(&out).arg("--explain").output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);

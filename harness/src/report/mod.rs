@@ -255,7 +255,11 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         Some(t) => {
             render::terminal::explain(&overview, (!t.is_empty()).then_some(t.as_str())).map_err(ReportError::Usage)?
         }
-        None => render::terminal::table(&overview).into_iter().chain(render::terminal::verdicts(&overview)).collect(),
+        None => render::terminal::table(&overview)
+            .into_iter()
+            .chain(render::terminal::verdicts(&overview))
+            .chain([render::terminal::MORE.to_string()])
+            .collect(),
     };
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
@@ -264,12 +268,11 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     }
     let _ = writeln!(
         out,
-        "report: {} tracers, {} figures -> {} and report.md in {:.2} s{}",
+        "report: {} tracers, {} figures -> {} and report.md in {:.2} s",
         report.tracers.len(),
         report.figures.len(),
         dir.join("report.html").display(),
         t0.elapsed().as_secs_f64(),
-        if args.explain.is_some() { "" } else { " (full sentences: --explain [TRACER])" }
     );
     Ok(0)
 }

@@ -5,6 +5,9 @@
 use crate::report::render::numbers::sig3;
 use crate::report::render::overview::{Overview, OverviewRow};
 
+/// Said after the verdicts: where the rest is.
+pub const MORE: &str = "full sentences: --explain [TRACER]; a card per tracer in report.html";
+
 /// The screen the table and every line fit in.
 pub const WIDTH: usize = 120;
 
