@@ -85,7 +85,7 @@ pub fn table(o: &Overview) -> Vec<String> {
         .map(|r| {
             [
                 r.rank.map_or(DASH.into(), |k| k.to_string()),
-                fit(&crate::escape::visible(&r.label), 26),
+                fit(&crate::escape::visible(&r.label), 30),
                 net_cell(o, r),
                 r.p50_ns.map_or(DASH.into(), sig3),
                 r.p99_ns.map_or(DASH.into(), sig3),
