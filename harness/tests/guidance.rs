@@ -141,7 +141,21 @@ fn synthetic_with_repetitions() -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn the_report_ranks_by_net_cost_and_names_the_undecided_pairs() {
     let (_d, dir) = synthetic_with_repetitions();
+    // The terminal's table: net cost with its range, in rank order; the split pair named.
     let o = tb().arg("report").arg(&dir).output().unwrap();
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lw = table.lines().find(|l| l.contains(" lw ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(lw.trim_start().starts_with("1  lw") && lw.contains("(27.0–137)"), "{table}");
+    assert!(
+        table.contains("order: 1 pair(s) split across repetitions (as good as equal here): lw/spin:100@64:1000"),
+        "{table}"
+    );
+    // The default columns of the paper's files: tracer, mean, STD, p50, p90, p99, discarded.
+    let csv = Table::read(&dir.join("tables/table4_latency.csv"));
+    assert_eq!(csv.header, ["Tracer", "Average (ns)", "STD", "p50", "90th percentile", "p99", "Discarded"]);
+    let all = "tracer,threads,kept,discarded,mean,std,p50,p90,p99,min,max,above-none,repetitions,survey";
+    let o = tb().arg("report").arg(&dir).args(["--explain", "--columns", all]).output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -169,9 +183,12 @@ fn the_report_ranks_by_net_cost_and_names_the_undecided_pairs() {
     assert!(tex.contains(" -- \\\\") || !tex.contains('–'), "dashes as LaTeX dashes: {tex}");
     assert_eq!(tex.matches(" \\\\\n").count(), 5, "a header and four rows: {tex}");
     assert!(dir.join("tables/scaling.tex").is_file() && dir.join("tables/scaling.csv").is_file());
-    // The code-path lines wrap (no horizontally scrolling box).
+    // No horizontally scrolling box: the full sentences fold into each tracer's card.
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains("white-space:pre-wrap") && !html.contains("overflow-x:auto"));
+    assert!(html.contains("<summary>Full sentences</summary>") && !html.contains("overflow-x:auto"));
+    let o = tb().arg("report").arg(&dir).args(["--columns", "mean,avg"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--columns: no column 'avg'"));
 }
 
 #[test]
@@ -213,6 +230,12 @@ fn figure_size_dpi_and_pdf() {
     // Error bars: three repetitions at each thread count give the scale figure its spread.
     let svg = std::fs::read_to_string(dir.join("figures/scalability.svg")).unwrap();
     assert!(svg.len() > 1000);
+    // --no-titles: the same figures less their titles' glyphs.
+    let o = tb().arg("report").arg(&dir).args(["--figure-size", "3.5x2.5", "--no-titles"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bare = std::fs::read_to_string(dir.join("figures/scalability.svg")).unwrap();
+    let glyphs = |s: &str| s.matches("<path").count();
+    assert!(glyphs(&bare) < glyphs(&svg), "no title drawn: {} paths against {}", glyphs(&bare), glyphs(&svg));
     let e = one_line(&["report", dir.to_str().unwrap(), "--figure-size", "650x400"]);
     assert!(e.contains("each side must be 1 to 40 inches"), "{e}");
 }

@@ -25,7 +25,7 @@ fn flush_paths(row: &str, args: &[&str]) -> (f64, Vec<serde_json::Value>, String
     let mut a = vec!["--tracer", row];
     a.extend(args);
     let (d, out) = run_ok(&a);
-    let o = tb().arg("report").arg(&out).output().unwrap();
+    let o = tb().arg("report").arg(&out).arg("--explain").output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "report: {}", String::from_utf8_lossy(&o.stderr));
     let run = json(&out.join("run.json"));

@@ -12,7 +12,16 @@ mod example_plugins;
 fn report_finds_the_planted_period_in_a_real_run() {
     // Labelled rows: the report must key the survey comparisons on the spec, not the label.
     let (_d, out) = run_ok(&["--tracer", "none,spin:100@64:1000", "--label", "floor,spin64", "-n", "20000"]);
+    // The terminal's table: one row per tracer in one screen, the planted path in short form.
     let o = tb().arg("report").arg(&out).output().unwrap();
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "report failed: {}", String::from_utf8_lossy(&o.stderr));
+    let row = table.lines().find(|l| l.contains(" spin64 ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("  64 (+"), "{row}");
+    assert!(table.lines().filter(|l| !l.starts_with("report: ")).all(|l| l.chars().count() <= 120), "{table}");
+    assert!(table.contains("\nfull sentences: --explain [TRACER]; a card per tracer in report.html\n"), "{table}");
+    // --explain: the full sentences.
+    let o = tb().arg("report").arg(&out).arg("--explain").output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "report failed: {}", String::from_utf8_lossy(&o.stderr));
     // The whole set of paths claimed, from report.json, not one match among them: a false extra
@@ -92,9 +101,9 @@ fn prose_agrees_with_json(out: &std::path::Path, stdout: &str) {
     }
 }
 
-/// The code-path line of `row` in the report's stdout.
+/// The code-path line of `row` in the report's full sentences (`--explain`).
 fn report_line(out: &std::path::Path, row: &str) -> (String, String) {
-    let o = tb().arg("report").arg(out).output().unwrap();
+    let o = tb().arg("report").arg(out).arg("--explain").output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "report failed: {}", String::from_utf8_lossy(&o.stderr));
     let line = stdout

@@ -87,6 +87,9 @@ impl Figure for HistogramGrid {
             let hi = p.points.iter().map(|b| b.1).fold(0f64, f64::max);
             let (lo, hi) = log_range(lo, hi);
             let top = p.points.iter().map(|b| b.2).max().unwrap_or(1) as f64 * 2.0;
+            // The plotting area inside the panel's margins, caption and label areas.
+            let (pw, ph) = a.dim_in_pixel();
+            let (x_px, y_px) = ((pw as f64 - 20.0 - 65.0).max(10.0), (ph as f64 - 20.0 - 30.0 - 45.0).max(10.0));
             let c = colour(p.colour);
             let mut chart = ChartBuilder::on(&a)
                 .caption(&p.name, panel_font())
@@ -94,8 +97,15 @@ impl Figure for HistogramGrid {
                 .x_label_area_size(45)
                 .y_label_area_size(65)
                 .build_cartesian_2d(
-                    (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
-                    (0.7f64..top.max(10.0)).log_scale().with_key_points(log_ticks(0.7, top.max(10.0))),
+                    (lo..hi).log_scale().with_key_points(spaced_log_ticks(log_ticks(lo, hi), lo, hi, x_px, 13, false)),
+                    (0.7f64..top.max(10.0)).log_scale().with_key_points(spaced_log_ticks(
+                        log_ticks(0.7, top.max(10.0)),
+                        0.7,
+                        top.max(10.0),
+                        y_px,
+                        13,
+                        true,
+                    )),
                 )
                 .map_err(e)?;
             chart
@@ -145,13 +155,24 @@ impl Figure for IterationGrid {
             let ylo = p.points.iter().map(|v| v.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
             let yhi = p.points.iter().map(|v| v.1).fold(0f64, f64::max);
             let (ylo, yhi) = log_range(ylo, yhi);
+            let y_px = (a.dim_in_pixel().1 as f64 - 20.0 - 30.0 - 45.0).max(10.0);
             let c = colour(p.colour);
             let mut chart = ChartBuilder::on(&a)
                 .caption(&p.name, panel_font())
                 .margin(10)
                 .x_label_area_size(45)
                 .y_label_area_size(65)
-                .build_cartesian_2d(x0 as f64..x1 as f64, (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)))
+                .build_cartesian_2d(
+                    x0 as f64..x1 as f64,
+                    (ylo..yhi).log_scale().with_key_points(spaced_log_ticks(
+                        log_ticks(ylo, yhi),
+                        ylo,
+                        yhi,
+                        y_px,
+                        13,
+                        true,
+                    )),
+                )
                 .map_err(e)?;
             chart
                 .configure_mesh()

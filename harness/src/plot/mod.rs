@@ -17,6 +17,7 @@ mod bars;
 mod distribution;
 mod figures;
 mod output;
+pub mod palette;
 pub use output::{parse_size, set_options, FigureOptions, LOGICAL_DPI};
 
 /// DejaVu Sans 2.37 from Debian's fonts-dejavu-core; licence in harness/assets/.
@@ -47,22 +48,9 @@ fn init_font() -> Result<(), PlotError> {
     }
 }
 
-/// Tableau-10 colours: distinguishable, and stable per tracer index across all figures.
+/// The colour of palette slot `i` (palette.rs: a slot per tracer name, colour-blind safe).
 pub fn colour(i: usize) -> RGBColor {
-    const P: [(u8, u8, u8); 10] = [
-        (31, 119, 180),
-        (255, 127, 14),
-        (44, 160, 44),
-        (214, 39, 40),
-        (148, 103, 189),
-        (140, 86, 75),
-        (227, 119, 194),
-        (127, 127, 127),
-        (188, 189, 34),
-        (23, 190, 207),
-    ];
-    let (r, g, b) = P[i % P.len()];
-    RGBColor(r, g, b)
+    palette::rgb(i)
 }
 
 /// Beyond the ten colours, series also differ by marker: none for 0-9, circles for 10-19,
@@ -142,7 +130,8 @@ fn canvas<F: Figure>(fig: &F, opts: &FigureOptions) -> (u32, u32) {
             let (w, h) = ((w * per_inch).round() as u32, (h * per_inch).round() as u32);
             match fig.panel_rows() {
                 None => (w, h),
-                Some(rows) => (w, 60 + h * rows.max(1) as u32 / 2),
+                // H per two rows, titles included: a grid of one or two rows is exactly H tall.
+                Some(rows) => (w, h * rows.max(2) as u32 / 2),
             }
         }
     }
@@ -190,6 +179,9 @@ fn titled<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Res
 where
     DB::ErrorType: 'static,
 {
+    if !output::options().titles {
+        return Ok(root.clone());
+    }
     root.titled(title, title_font()).map_err(e)
 }
 
@@ -250,6 +242,28 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
         v += step;
     }
     t
+}
+
+/// The ticks of a log axis `axis_px` logical pixels long whose labels (`fmt_num`, `font_px`
+/// high) do not touch: walking up the axis, a tick is kept only when its label starts a gap
+/// after the last kept one's (issue 36: "5001000" at 3.3 in). `along_height`: a vertical axis,
+/// where labels stack by their height.
+pub fn spaced_log_ticks(ticks: Vec<f64>, lo: f64, hi: f64, axis_px: f64, font_px: u32, along_height: bool) -> Vec<f64> {
+    const GAP: f64 = 6.0;
+    let span = (hi.log10() - lo.log10()).max(1e-12);
+    let font = (FAMILY, font_px).into_font();
+    let mut out: Vec<f64> = Vec::new();
+    let mut last_end = f64::NEG_INFINITY;
+    for v in ticks {
+        let at = axis_px * (v.log10() - lo.log10()) / span;
+        let (w, h) = font.box_size(&fmt_num(v)).unwrap_or((font_px * 3, font_px));
+        let half = if along_height { h as f64 / 2.0 } else { w as f64 / 2.0 };
+        if at - half >= last_end + GAP {
+            out.push(v);
+            last_end = at + half;
+        }
+    }
+    out
 }
 
 /// Draws a legend band (coloured marks and names in columns) at the top of `area` and returns
@@ -343,6 +357,87 @@ mod tests {
         assert!(svg.contains("<svg") && !svg.contains("<text") && !svg.contains("font-family"), "{svg}");
     }
 
+    /// The histogram grid at a paper column's size: its tick labels measured in the drawing
+    /// (plotters' SVG, before the text becomes outlines) never overlap, and its PDF is the
+    /// documented 3.3 x 2.5 in (docs/figures.md).
+    #[test]
+    fn tick_labels_never_collide_at_a_column_width() {
+        init_font().unwrap();
+        let bins = |lo: f64| -> Vec<(f64, f64, u64)> {
+            (0..75)
+                .map(|i| {
+                    (
+                        lo * 10f64.powf(i as f64 / 25.0),
+                        lo * 10f64.powf((i + 1) as f64 / 25.0),
+                        1 + (i as u64 * 37) % 900,
+                    )
+                })
+                .collect()
+        };
+        let fig = HistogramGrid {
+            title: "Latency histogram per tracer".into(),
+            panels: [20.0, 45.0, 90.0, 300.0]
+                .iter()
+                .enumerate()
+                .map(|(i, &lo)| Series { name: format!("t{i}"), colour: i, points: bins(lo) })
+                .collect(),
+        };
+        let opts = FigureOptions { size_in: Some((3.3, 2.5)), dpi: 300, pdf: true, titles: true };
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, canvas(&fig, &opts)).into_drawing_area();
+            fig.draw(&root).unwrap();
+            root.present().unwrap();
+        }
+        // (x, y, font size, text) of every <text>.
+        let attr = |t: &str, k: &str| -> Option<String> {
+            let i = t.find(&format!(" {k}=\""))? + k.len() + 3;
+            Some(t[i..i + t[i..].find('"')?].to_string())
+        };
+        let texts: Vec<(f64, f64, u32, String, String)> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..t.find("</text>")?];
+                Some((
+                    attr(t, "x")?.parse().ok()?,
+                    attr(t, "y")?.parse().ok()?,
+                    attr(t, "font-size")?.parse::<f64>().ok()?.ceil() as u32,
+                    attr(t, "text-anchor").unwrap_or_default(),
+                    body.trim().to_string(),
+                ))
+            })
+            .collect();
+        let ticks = texts.iter().filter(|t| t.4.starts_with(|c: char| c.is_ascii_digit())).count();
+        assert!(ticks >= 16, "tick labels expected: {texts:?}");
+        let mut boxes = Vec::new();
+        for (x, y, size, anchor, body) in &texts {
+            let (w, h) = (FAMILY, *size).into_font().box_size(body).unwrap();
+            let x0 = match anchor.as_str() {
+                "middle" => x - w as f64 / 2.0,
+                "end" => x - w as f64,
+                _ => *x,
+            };
+            boxes.push((x0, x0 + w as f64, *y, *y + h as f64, body.clone()));
+        }
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                // Touching reads as one number ("5001000"): at least 3 px apart.
+                let overlap = a.0 < b.1 + 3.0 && b.0 < a.1 + 3.0 && a.2 < b.3 && b.2 < a.3;
+                assert!(!overlap, "labels '{}' and '{}' closer than 3 px at 3.3 in: {a:?} {b:?}", a.4, b.4);
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        save_with(&fig, dir.path(), "h", &opts).unwrap();
+        let pdf = String::from_utf8_lossy(&std::fs::read(dir.path().join("h.pdf")).unwrap()).into_owned();
+        let mb = pdf.split("MediaBox [").nth(1).and_then(|x| x.split(']').next()).unwrap_or("").to_string();
+        let v: Vec<f64> = mb.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        assert!(
+            v.len() == 4 && (v[2] - 237.6).abs() < 0.5 && (v[3] - 180.0).abs() < 0.5,
+            "3.3 x 2.5 in expected: {mb}"
+        );
+    }
+
     #[test]
     fn size_dpi_and_pdf_follow_the_options() {
         let dir = tempfile::tempdir().unwrap();
@@ -351,7 +446,7 @@ mod tests {
             series: vec![Series { name: "a".into(), colour: 0, points: vec![(1.0, 100.0), (2.0, 250.0)] }],
             spread: vec![],
         };
-        let opts = FigureOptions { size_in: Some((3.5, 2.5)), dpi: 300, pdf: true };
+        let opts = FigureOptions { size_in: Some((3.5, 2.5)), dpi: 300, pdf: true, titles: true };
         let (png, _) = save_with(&fig, dir.path(), "s", &opts).unwrap();
         let bytes = std::fs::read(png).unwrap();
         let (w, h) = (

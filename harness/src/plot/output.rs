@@ -39,18 +39,21 @@ pub struct FigureOptions {
     pub dpi: u32,
     /// Also write figures/NAME.pdf.
     pub pdf: bool,
+    /// Draw each figure's title (`--no-titles`: not, for a paper whose caption says it).
+    pub titles: bool,
 }
 
 impl Default for FigureOptions {
     fn default() -> Self {
-        FigureOptions { size_in: None, dpi: 100, pdf: false }
+        FigureOptions { size_in: None, dpi: 100, pdf: false, titles: true }
     }
 }
 
 /// The options of this process's report. A global, set once by `report::run` from the command
 /// line, so that every figure of every report kind (run, sweep, stepped, side by side) follows
 /// them without threading them through each builder.
-static OPTIONS: RwLock<FigureOptions> = RwLock::new(FigureOptions { size_in: None, dpi: 100, pdf: false });
+static OPTIONS: RwLock<FigureOptions> =
+    RwLock::new(FigureOptions { size_in: None, dpi: 100, pdf: false, titles: true });
 
 pub fn set_options(o: FigureOptions) {
     *OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = o;

@@ -13,8 +13,10 @@
 //!           levels against the sentinel windows                    not inside report/)
 //! findings  typed claims (report.json), the survey check and the   (findings/: mod.rs,
 //!           period a tracer's geometry predicts, the ranking       survey_check.rs, ranking.rs)
-//! render    report.html / report.md, the code-path line, tables,   (render/: mod.rs, page.rs,
-//!           figures                                                path_line.rs, tables.rs, figures.rs)
+//! render    the overview (report.json's, all the terminal and     (render/: overview.rs,
+//!           report.html render from), the terminal table, report.  terminal.rs, html.rs, mod.rs
+//!           html, report.md, the code-path line, tables, figures,  (report.md), path_line.rs,
+//!           the one rounding rule                                  tables.rs, figures.rs, numbers.rs)
 //! ```
 //! The reports that are not one run's code-path report (a sweep, a single-step run, several runs
 //! side by side) and the synthetic results generator are in side/. This file holds the command's
@@ -31,7 +33,7 @@ use crate::analysis::dated::{self, tracer_row};
 use crate::analysis::{self, code_paths};
 use findings::expected_period::expected_period;
 use findings::survey_check::compare_with_survey;
-use findings::{ranking, survey_reference};
+use findings::survey_reference;
 use render::{figures, path_line};
 use side::{side_by_side, single_step, sweep, synthetic};
 
@@ -74,6 +76,17 @@ pub struct ReportArgs {
     /// Benchmarking aid: first write synthetic results, TRACERSxROWS (e.g. 10x100000), into DIR.
     #[arg(long, hide = true, value_name = "TRACERSxROWS")]
     pub synthetic: Option<String>,
+    /// Print the full sentences (every row's, or TRACER's) instead of the table: what report.md says.
+    #[arg(long, value_name = "TRACER", num_args = 0..=1, default_missing_value = "")]
+    pub explain: Option<String>,
+    /// Columns of the latency table's CSV and LaTeX files (tables/), in order, comma-separated:
+    /// tracer, threads, kept, discarded, mean, std, p50, p90, p99, min, max, above-none,
+    /// repetitions, survey.
+    #[arg(long, value_delimiter = ',', default_value = "tracer,mean,std,p50,p90,p99,discarded")]
+    pub columns: Vec<String>,
+    /// Draw the figures without their titles (a paper's caption says what they show).
+    #[arg(long)]
+    pub no_titles: bool,
     /// With --synthetic: add hardware counter columns, as on a machine with a PMU.
     #[arg(long, hide = true, requires = "synthetic")]
     pub synthetic_counters: bool,
@@ -127,6 +140,7 @@ impl TracerReport {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FigureRef {
     pub name: String,
     pub title: String,
@@ -162,7 +176,13 @@ impl ReportError {
 }
 
 pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
-    plot::set_options(plot::FigureOptions { size_in: args.figure_size, dpi: args.dpi, pdf: args.pdf });
+    plot::set_options(plot::FigureOptions {
+        size_in: args.figure_size,
+        dpi: args.dpi,
+        pdf: args.pdf,
+        titles: !args.no_titles,
+    });
+    render::tables::set_columns(&args.columns).map_err(ReportError::Usage)?;
     run_report(args)
 }
 
@@ -232,14 +252,21 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     }
     let t0 = Instant::now();
     let report = build(dir, args.points as usize, args.iterations as usize)?;
+    // What the terminal says renders from report.json alone (issue 36).
+    let overview = render::load_overview(dir)?;
+    let lines = match &args.explain {
+        Some(t) => {
+            render::terminal::explain(&overview, (!t.is_empty()).then_some(t.as_str())).map_err(ReportError::Usage)?
+        }
+        None => render::terminal::table(&overview)
+            .into_iter()
+            .chain(render::terminal::verdicts(&overview))
+            .chain([render::terminal::MORE.to_string()])
+            .collect(),
+    };
     // Ignore a closed stdout (`| head`): the files are written already.
     let mut out = std::io::stdout().lock();
-    let said = crate::results::interrupted_line(&report.run).into_iter().chain(blocked_lines(&report.tracers));
-    for l in said
-        .chain(report.code_paths.iter().cloned())
-        .chain(report.survey_notes.iter().cloned())
-        .chain(ranking::summary(&report))
-    {
+    for l in lines {
         let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(
@@ -248,7 +275,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         report.tracers.len(),
         report.figures.len(),
         dir.join("report.html").display(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
     );
     Ok(0)
 }
@@ -332,7 +359,7 @@ fn tracer_reports(
         }
     }
     let mut tracers = Vec::new();
-    for (i, m) in metas.into_iter().enumerate() {
+    for m in metas {
         let by_threads: BTreeMap<u32, SummaryRow> =
             summary.iter().filter(|r| r.tracer == m.name).map(|r| (r.threads, r.clone())).collect();
         let base = by_threads.keys().next().copied();
@@ -378,7 +405,7 @@ fn tracer_reports(
             name: m.name,
             spec: m.spec,
             label,
-            colour: i,
+            colour: 0,
             config: m.config,
             by_threads,
             rep_means,
@@ -389,6 +416,11 @@ fn tracer_reports(
             attribution,
             note,
         });
+    }
+    // A colour per row name, whatever the rows' order (plot/palette.rs).
+    let slots = crate::plot::palette::slots(&tracers.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());
+    for (t, s) in tracers.iter_mut().zip(slots) {
+        t.colour = s;
     }
     Ok(tracers)
 }

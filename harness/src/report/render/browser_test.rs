@@ -1,6 +1,8 @@
-//! Opens report.html in headless Chromium, as a person would: every figure must load
-//! (naturalWidth > 0) with no console or load errors; the screenshot is kept, with the page, in
-//! `$TRACEBENCH_TEST_ARTIFACTS` when set. Skips, saying so, when chromium is not installed.
+//! Opens report.html in headless Chromium, as a person would, 1280 px wide: every figure must
+//! load (naturalWidth > 0) with no console or load errors, and no element may reach past the
+//! viewport's right edge (no horizontal scroll, issue 36). The screenshot is kept in
+//! target/report-browser-test/report.png, and with the page in `$TRACEBENCH_TEST_ARTIFACTS` when
+//! set. Skips, saying so, when chromium is not installed.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -21,7 +23,12 @@ window.addEventListener('load', function () {
   var imgs = Array.prototype.slice.call(document.images);
   var r = { images: imgs.length,
     broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).map(function (i) { return i.alt; }),
-    widths: imgs.map(function (i) { return i.naturalWidth; }), errors: window.__tbErrors };
+    widths: imgs.map(function (i) { return i.naturalWidth; }), errors: window.__tbErrors,
+    viewport: document.documentElement.clientWidth, scroll: document.documentElement.scrollWidth,
+    overflow: Array.prototype.slice.call(document.body.querySelectorAll('*')).filter(function (el) {
+      var b = el.getBoundingClientRect();
+      return b.width > 0 && b.right > document.documentElement.clientWidth + 1;
+    }).map(function (el) { return el.tagName + (el.id ? '#' + el.id : '') + ' ' + (el.textContent || '').slice(0, 40); }) };
   var p = document.createElement('pre'); p.id = 'tb-check'; p.textContent = JSON.stringify(r);
   document.body.appendChild(p);
 });
@@ -72,7 +79,12 @@ fn run_chromium(bin: &Path, args: &[String]) -> (String, String) {
 fn page_check(bin: &Path, page: &Path) -> (serde_json::Value, String) {
     let (dom, log) = run_chromium(
         bin,
-        &["--virtual-time-budget=15000".into(), "--dump-dom".into(), format!("file://{}", page.display())],
+        &[
+            "--window-size=1280,900".into(),
+            "--virtual-time-budget=15000".into(),
+            "--dump-dom".into(),
+            format!("file://{}", page.display()),
+        ],
     );
     let tag = "<pre id=\"tb-check\">";
     let start =
@@ -102,18 +114,22 @@ fn report_html_opens_in_headless_chromium() {
     let bad = d.path().join("bad.html");
     std::fs::write(
         &bad,
-        format!("<!DOCTYPE html><html><head>{CHECK_JS}</head><body><img alt=\"bad\" src=\"data:image/png;base64,AAAA\"><script>console.error('planted')</script></body></html>"),
+        format!("<!DOCTYPE html><html><head>{CHECK_JS}</head><body><img alt=\"bad\" src=\"data:image/png;base64,AAAA\"><div id=\"wide\" style=\"width:2000px\">x</div><script>console.error('planted')</script></body></html>"),
     )
     .unwrap();
     let (v, _) = page_check(&bin, &bad);
     assert_eq!(v["broken"], serde_json::json!(["bad"]), "{v}");
     assert!(v["errors"].as_array().unwrap().iter().any(|e| e.as_str().unwrap().contains("planted")), "{v}");
+    assert!(v["overflow"].as_array().unwrap().iter().any(|e| e.as_str().unwrap().starts_with("DIV#wide")), "{v}");
+    assert_eq!(v["viewport"].as_u64(), Some(1280), "the check runs 1280 px wide: {v}");
 
     let (v, log) = page_check(&bin, &check);
     assert_eq!(v["images"].as_u64().unwrap() as usize, r.figures.len(), "{v}");
     assert!(v["broken"].as_array().unwrap().is_empty(), "images that did not load: {v}");
     assert!(v["widths"].as_array().unwrap().iter().all(|w| w.as_u64().unwrap() > 0), "{v}");
     assert!(v["errors"].as_array().unwrap().is_empty(), "page errors: {v}");
+    assert!(v["overflow"].as_array().unwrap().is_empty(), "elements past the right edge at 1280 px: {v}");
+    assert!(v["scroll"].as_u64() <= v["viewport"].as_u64(), "a horizontal scroll at 1280 px: {v}");
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE(") || l.contains("Uncaught")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 
@@ -129,6 +145,11 @@ fn report_html_opens_in_headless_chromium() {
     let png = std::fs::read(&shot)
         .unwrap_or_else(|e| panic!("no screenshot at {}: {e}; chromium said:\n{log}", shot.display()));
     assert_eq!(&png[1..4], b"PNG");
+    // Kept where a person looks after `cargo test`: target/report-browser-test/report.png.
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/report-browser-test");
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::copy(&shot, kept.join("report.png")).unwrap();
+    println!("screenshot: {}", kept.join("report.png").display());
     if let Some(dir) = artifacts() {
         // Keep the report next to its screenshot.
         std::fs::create_dir_all(&dir).unwrap();

@@ -2,34 +2,85 @@
 //! `render/mod.rs` into report.html and report.md, and written here as DIR/tables/NAME.csv and
 //! NAME.tex (a booktabs `tabular`, ready to `\input`).
 use std::path::Path;
+use std::sync::RwLock;
 
+use serde::{Deserialize, Serialize};
+
+use crate::report::render::numbers::sig3;
 use crate::report::{findings::survey_reference, write_atomic, Report, ReportError};
 
 /// A table: header and rows of cells, rendered to both formats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     /// File stem under DIR/tables/ (`table4_latency.csv`, `.tex`).
-    pub file: &'static str,
+    pub file: String,
+    /// The `--columns` name of each column, where the files may choose among them (the latency
+    /// table); empty: the files hold every column.
+    #[serde(default)]
+    pub keys: Vec<String>,
     pub title: String,
     pub head: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub note: String,
 }
 
-fn f0(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:.0}", v)
-    } else {
-        "–".into()
+/// The latency table's columns by their `--columns` name, in the table's order.
+pub const COLUMNS: [&str; 14] = [
+    "tracer",
+    "threads",
+    "kept",
+    "discarded",
+    "mean",
+    "std",
+    "p50",
+    "p90",
+    "p99",
+    "min",
+    "max",
+    "above-none",
+    "repetitions",
+    "survey",
+];
+
+/// `--columns`: which of the latency table's columns its CSV and LaTeX files hold, in order. A
+/// global set once by `report::run`, like the figure options.
+static CHOSEN: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+pub fn set_columns(cols: &[String]) -> Result<(), String> {
+    let cols: Vec<String> = cols.iter().map(|c| c.trim().to_ascii_lowercase()).filter(|c| !c.is_empty()).collect();
+    if let Some(bad) = cols.iter().find(|c| !COLUMNS.contains(&c.as_str())) {
+        return Err(format!("--columns: no column '{bad}'; the columns are {}", COLUMNS.join(", ")));
+    }
+    *CHOSEN.write().unwrap_or_else(|p| p.into_inner()) = cols;
+    Ok(())
+}
+
+/// The table as its files hold it: the chosen columns of a table with keys (all when none are
+/// chosen or the run lacks them all).
+pub fn chosen(t: &Table) -> Table {
+    let want = CHOSEN.read().unwrap_or_else(|p| p.into_inner()).clone();
+    select(t, &want)
+}
+
+fn select(t: &Table, want: &[String]) -> Table {
+    let idx: Vec<usize> = want.iter().filter_map(|w| t.keys.iter().position(|k| k == w)).collect();
+    if t.keys.is_empty() || idx.is_empty() {
+        return t.clone();
+    }
+    Table {
+        head: idx.iter().map(|&i| t.head[i].clone()).collect(),
+        rows: t.rows.iter().map(|r| idx.iter().map(|&i| r[i].clone()).collect()).collect(),
+        keys: idx.iter().map(|&i| t.keys[i].clone()).collect(),
+        ..t.clone()
     }
 }
+
+/// Every number to three significant digits (numbers.rs: the report's one rounding rule).
+fn f0(v: f64) -> String {
+    sig3(v)
+}
 fn f1(v: f64) -> String {
-    if !v.is_finite() {
-        "–".into()
-    } else if v.abs() >= 100.0 {
-        format!("{:.0}", v)
-    } else {
-        format!("{:.1}", v)
-    }
+    sig3(v)
 }
 
 pub fn tables(r: &Report) -> Vec<Table> {
@@ -61,13 +112,17 @@ fn latency_table(r: &Report) -> Table {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    let mut keys: Vec<String> = COLUMNS[..11].iter().map(|s| s.to_string()).collect();
     if none_mean.is_some() {
         head.push("Above none (ns)".into());
+        keys.push("above-none".into());
     }
     if with_reps {
         head.push("Mean per repetition (min–max)".into());
+        keys.push("repetitions".into());
     }
     head.push(format!("Survey {table_no}: Average / STD / p90 (ns)"));
+    keys.push("survey".into());
     let mut rows = Vec::new();
     // Cheapest first: the order the ranking above the tables gives.
     let mut by_cost: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
@@ -106,7 +161,8 @@ fn latency_table(r: &Report) -> Table {
         rows.push(row);
     }
     Table {
-        file: if r.kernel { "table3_latency" } else { "table4_latency" },
+        file: if r.kernel { "table3_latency" } else { "table4_latency" }.into(),
+        keys,
         title: format!("Latency per tracer (as survey {table_no}), fewest threads, cheapest first"),
         head,
         rows,
@@ -149,7 +205,8 @@ fn counters_table(r: &Report) -> Option<Table> {
         })
         .collect();
     Some(Table {
-        file: "table6_counters",
+        file: "table6_counters".into(),
+        keys: Vec::new(),
         title: "Summary of the overhead per call, sorted by average latency (as survey Table 6)".into(),
         head,
         rows,
@@ -184,7 +241,8 @@ fn scaling_table(r: &Report) -> Option<Table> {
         })
         .collect();
     Some(Table {
-        file: "scaling",
+        file: "scaling".into(),
+        keys: Vec::new(),
         title: "Mean latency against thread count (survey Figures 5, 6 and 8)".into(),
         head,
         rows,
@@ -254,12 +312,35 @@ pub fn write_files(dir: &Path, tables: &[Table]) -> Result<(), ReportError> {
     let tdir = dir.join("tables");
     crate::results::subdir(&tdir)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: tdir.clone(), source }))?;
-    for t in tables {
-        for (ext, text) in [("csv", csv(t)?), ("tex", latex(t))] {
+    for t in tables.iter().map(chosen) {
+        for (ext, text) in [("csv", csv(&t)?), ("tex", latex(&t))] {
             let p = tdir.join(format!("{}.{ext}", t.file));
             write_atomic(&p, text.as_bytes())
                 .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: p.clone(), source }))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_choose_and_order_the_latency_files() {
+        let t = Table {
+            file: "t".into(),
+            keys: vec!["tracer".into(), "mean".into(), "std".into()],
+            title: "x".into(),
+            head: vec!["Tracer".into(), "Average (ns)".into(), "STD".into()],
+            rows: vec![vec!["lw".into(), sig3(66.04), sig3(2.345)]],
+            note: String::new(),
+        };
+        let s = select(&t, &["std".into(), "tracer".into()]);
+        assert_eq!(s.head, ["STD", "Tracer"]);
+        assert_eq!(s.rows[0], ["2.35", "lw"]);
+        assert!(latex(&select(&t, &["mean".into()])).contains("66.0 \\\\"));
+        let e = set_columns(&["mean".into(), "avg".into()]).unwrap_err();
+        assert!(e.starts_with("--columns: no column 'avg'; the columns are tracer, threads, kept"), "{e}");
+    }
 }

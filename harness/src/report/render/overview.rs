@@ -1,0 +1,380 @@
+//! What the report's pages show, in report.json (`overview`, added in schema 1): per tracer row
+//! its rank, its net cost above the floor with the interval across repetitions, p50 and p99, its
+//! paths in short form, a table of its findings and its full sentences; the orderings the data
+//! leave undecided; the survey check's verdicts. The terminal table (render/terminal.rs) and
+//! report.html (render/mod.rs) render from this alone, read back from report.json (issue 36), so
+//! another tool sees exactly what a reader sees.
+use serde::{Deserialize, Serialize};
+
+use crate::report::findings::{ranking, survey_check::Verdict, Attribution, Finding, LevelShape, TracerFindings};
+use crate::report::render::numbers::{percent, sig3, signed_duration};
+use crate::report::render::path_line::{self, Markup};
+use crate::report::Report;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Overview {
+    /// `none`'s mean latency (ns) at the fewest threads, the floor the net costs are above.
+    pub floor_ns: Option<f64>,
+    /// Rows in rank order (cheapest first), then `none`, then rows without a summary.
+    pub tracers: Vec<OverviewRow>,
+    pub undecided: Vec<UndecidedPair>,
+    /// The ranking's sentences (report.md's "Which tracer costs least here").
+    pub ranking: Vec<String>,
+    pub survey: Vec<Verdict1>,
+    /// Blocked calls, missing events, an interrupted run: said before the table.
+    pub notes: Vec<String>,
+    /// Synthetic data or an interrupted run, said first on the page.
+    pub banner: Option<String>,
+    /// The run's facts (host, command, clock, ...) as (what, words).
+    pub facts: Vec<(String, String)>,
+    /// The tables of report.md and report.html (tables.rs).
+    pub tables: Vec<crate::report::render::tables::Table>,
+    /// The figures under figures/ (NAME.png and .svg).
+    pub figures: Vec<crate::report::FigureRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverviewRow {
+    pub name: String,
+    pub label: String,
+    /// `#rrggbb`, the row's colour in every figure (plot/palette.rs).
+    pub colour: String,
+    /// 1 = cheapest; None for `none` (the floor) and rows without a summary.
+    pub rank: Option<usize>,
+    pub mean_ns: Option<f64>,
+    /// Mean above the floor (the raw mean without a `none` row).
+    pub net_ns: Option<f64>,
+    /// Lowest and highest repetition's net cost, and the repetitions.
+    pub net_interval: Option<(f64, f64, usize)>,
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    /// Latency paths above the fast path, cheapest first.
+    pub paths: Vec<PathShort>,
+    pub findings: Vec<FindingRow>,
+    /// The full sentences (the terminal's `--explain`, report.md's code paths).
+    pub sentences: Vec<String>,
+    /// The survey check's sentences about this row (also among `sentences`).
+    pub survey: Vec<String>,
+    /// Its latency folded on its main period (folded.rs; None without a periodic path).
+    #[serde(default)]
+    pub folded: Option<crate::report::render::folded::Folded>,
+}
+
+/// A path in short form: `810 (+1.63 µs, 0.12%)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathShort {
+    /// "810", "405.5", "~1630" (about every), "1/2000" (irregular).
+    pub every: String,
+    pub extra_ns: f64,
+    /// Calls on the path among all the calls analysed.
+    pub share: f64,
+}
+
+impl PathShort {
+    pub fn text(&self) -> String {
+        format!("{} ({}, {})", self.every, signed_duration(self.extra_ns), percent(self.share))
+    }
+}
+
+/// One finding as a table row (report.html's card): every cell text, "—" where it has none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingRow {
+    pub kind: String,
+    pub period_or_rate: String,
+    pub phase: String,
+    pub share: String,
+    pub extra: String,
+    pub p_value: String,
+    pub whose: String,
+}
+
+/// Two rows whose order the data leave open, and what would decide it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UndecidedPair {
+    pub cheaper: String,
+    pub costlier: String,
+    pub why: String,
+    /// `--repeats` that would decide it; None when the repetitions split (more of them will not
+    /// make them agree: the two cost the same here).
+    pub repeats_to_decide: Option<u32>,
+}
+
+/// One survey-check sentence with its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict1 {
+    pub verdict: String,
+    pub tracers: Vec<String>,
+    pub text: String,
+}
+
+/// Repetitions from which the interleaved rule decides an order (survey_check::larger needs 3;
+/// 5 leave room for one that goes the other way to show).
+const REPEATS_THAT_DECIDE: u32 = 5;
+
+const DASH: &str = "—";
+
+/// The overview of `r`; the page's banner, facts and tables as render/mod.rs made them.
+pub fn of(
+    r: &Report,
+    banner: Option<String>,
+    facts: Vec<(String, String)>,
+    tables: Vec<crate::report::render::tables::Table>,
+) -> Overview {
+    let rk = ranking::rank(r);
+    let mut tracers = Vec::new();
+    let find = |name: &str| r.findings.iter().find(|f| f.name == name);
+    for (i, e) in rk.entries.iter().enumerate() {
+        let mut row = row(r, e.tracer, find(&e.tracer.name));
+        row.rank = Some(i + 1);
+        row.net_ns = Some(e.cost);
+        row.net_interval = e.spread;
+        tracers.push(row);
+    }
+    for t in r.tracers.iter().filter(|t| !rk.entries.iter().any(|e| std::ptr::eq(e.tracer, *t))) {
+        tracers.push(row(r, t, find(&t.name)));
+    }
+    let undecided = rk
+        .undecided
+        .iter()
+        .map(|(a, b, why)| {
+            let reps = r.tracers.iter().find(|t| &t.label == a).map_or(0, |t| t.rep_means.len());
+            // Split repetitions (three or more) stay split; fewer decide by a margin only.
+            let repeats_to_decide = (reps < 3).then_some(REPEATS_THAT_DECIDE);
+            UndecidedPair { cheaper: a.clone(), costlier: b.clone(), why: why.clone(), repeats_to_decide }
+        })
+        .collect();
+    let survey = r
+        .survey_checks
+        .iter()
+        .map(|c| Verdict1 { verdict: verdict_word(c.verdict).into(), tracers: c.tracers.clone(), text: c.text.clone() })
+        .collect();
+    let notes = crate::results::interrupted_line(&r.run).into_iter().chain(r.notes.iter().cloned()).collect();
+    Overview {
+        floor_ns: rk.floor,
+        tracers,
+        undecided,
+        ranking: ranking::lines(&rk),
+        survey,
+        notes,
+        banner,
+        facts,
+        tables,
+        figures: r.figures.clone(),
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Agrees => "agrees",
+        Verdict::AgreesInPart => "agrees in part",
+        Verdict::Departs => "departs",
+        Verdict::Undecided => "undecided",
+        Verdict::NotCompared => "not compared",
+        Verdict::Found => "found",
+        Verdict::Mismatch => "mismatch",
+        Verdict::Note => "note",
+    }
+}
+
+fn row(r: &Report, t: &crate::report::TracerReport, f: Option<&TracerFindings>) -> OverviewRow {
+    let base = t.base();
+    let latency = f.and_then(|f| f.metrics.iter().find(|m| m.metric == "latency"));
+    let paths = latency.map(|m| paths(&m.findings, m.calls)).unwrap_or_default();
+    let findings = f.map(|f| f.metrics.iter().flat_map(|m| finding_rows(m)).collect()).unwrap_or_default();
+    let mut sentences: Vec<String> = f
+        .map(|f| f.metrics.iter().map(|m| path_line::line(&t.label, m, Markup::Terminal)).collect())
+        .unwrap_or_default();
+    let survey: Vec<String> = r
+        .survey_checks
+        .iter()
+        .filter(|c| c.tracers.iter().any(|x| x == &t.label || x == &t.name))
+        .map(|c| c.text.clone())
+        .collect();
+    sentences.extend(survey.iter().cloned());
+    sentences.extend(t.note.clone());
+    OverviewRow {
+        name: t.name.clone(),
+        label: t.label.clone(),
+        colour: crate::plot::palette::hex(t.colour),
+        rank: None,
+        mean_ns: base.map(|s| s.mean),
+        net_ns: None,
+        net_interval: None,
+        p50_ns: base.map(|s| s.p50),
+        p99_ns: base.map(|s| s.p99),
+        paths,
+        findings,
+        sentences,
+        survey,
+        folded: folded(r, t),
+    }
+}
+
+/// The row's latency folded on its costliest periodic path's period.
+fn folded(r: &Report, t: &crate::report::TracerReport) -> Option<crate::report::render::folded::Folded> {
+    let a = t.analysis.as_ref()?;
+    let cp = a.code_paths.iter().find(|c| c.metric == "latency")?;
+    let main = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra))?;
+    let events = r.dir.join(crate::results::dir_name(&t.name)).join(crate::results::EVENTS_CSV);
+    crate::report::render::folded::fold(&events, main.period, cp.threshold, a.threads)
+}
+
+fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
+    let share = |n: u64| n as f64 / calls.max(1) as f64;
+    findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::PeriodicPath(p) => Some(PathShort {
+                every: if p.evenly_spread > 1 { format!("{:.1}", p.mean_period) } else { p.period.to_string() },
+                extra_ns: p.extra,
+                share: share(p.calls),
+            }),
+            Finding::IrregularPath(p) => Some(PathShort {
+                every: match &p.spacing {
+                    Some(s) => format!("~{:.0}", s.median),
+                    None => format!("1/{:.0}", p.one_in),
+                },
+                extra_ns: p.extra,
+                share: p.share,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+fn whose(a: &Attribution) -> String {
+    match a {
+        Attribution::Tracer => "tracer".into(),
+        Attribution::Machine => "machine".into(),
+        Attribution::Undecided { .. } => "undecided".into(),
+    }
+}
+
+fn cell(kind: &str) -> FindingRow {
+    FindingRow {
+        kind: kind.into(),
+        period_or_rate: DASH.into(),
+        phase: DASH.into(),
+        share: DASH.into(),
+        extra: DASH.into(),
+        p_value: DASH.into(),
+        whose: DASH.into(),
+    }
+}
+
+fn p(v: f64) -> String {
+    if v < crate::analysis::periodic::permutation::ALPHA {
+        format!("< {}", crate::analysis::periodic::permutation::ALPHA)
+    } else {
+        sig3(v)
+    }
+}
+
+/// The table rows of one metric's findings (kind, period or rate, phase, share, extra cost,
+/// p-value, whose).
+fn finding_rows(m: &crate::report::findings::MetricFindings) -> Vec<FindingRow> {
+    let of = |kind: &str| {
+        let mut c = cell(kind);
+        if m.metric != "latency" {
+            c.kind = format!("{kind} [{}]", m.metric);
+        }
+        c
+    };
+    let extra = |v: f64| if m.unit == "ns" { signed_duration(v) } else { format!("{v:+.1}") };
+    let share = |n: u64| n as f64 / m.calls.max(1) as f64;
+    let mut out = Vec::new();
+    for f in &m.findings {
+        #[allow(unreachable_patterns)]
+        let row = match f {
+            Finding::FastPath(x) => FindingRow {
+                share: percent(x.share),
+                extra: format!(
+                    "median {}",
+                    if m.unit == "ns" { crate::report::render::numbers::duration(x.median) } else { sig3(x.median) }
+                ),
+                whose: "tracer".into(),
+                ..of(if x.single { "single path" } else { "fast path" })
+            },
+            Finding::PeriodicPath(x) => FindingRow {
+                period_or_rate: if x.evenly_spread > 1 {
+                    format!("every {:.1} ({} in {})", x.mean_period, x.evenly_spread, x.period)
+                } else {
+                    format!("every {}", x.period)
+                },
+                phase: x.phase.to_string(),
+                share: percent(share(x.calls)),
+                extra: extra(x.extra),
+                p_value: p(x.p_value),
+                whose: "tracer".into(),
+                ..of("periodic path")
+            },
+            Finding::IrregularPath(x) => FindingRow {
+                period_or_rate: match &x.spacing {
+                    Some(s) => format!("about every {:.0}", s.median),
+                    None => format!("1 in {:.0}", x.one_in),
+                },
+                share: percent(x.share),
+                extra: extra(x.extra),
+                whose: "tracer".into(),
+                ..of("irregular path")
+            },
+            Finding::SpeedLevels(l) => {
+                let (rate, sh, ex) = match &l.shape {
+                    LevelShape::Modes { levels } => (
+                        format!("{} levels in stretches", levels.len() + 1),
+                        percent(levels.iter().map(|x| x.share).sum()),
+                        levels.iter().map(|x| extra(x.extra)).collect::<Vec<_>>().join(", "),
+                    ),
+                    LevelShape::ComeAndGo { share, extra: e, .. } => {
+                        ("comes and goes".into(), percent(*share), extra(*e))
+                    }
+                    LevelShape::WindowMeans { window, low, high, high_share, .. } => {
+                        (format!("{window}-call window means"), percent(*high_share), extra(high - low))
+                    }
+                    LevelShape::OffPath { share, stretches, .. } => {
+                        (format!("{stretches} stretches off path"), percent(*share), DASH.into())
+                    }
+                };
+                FindingRow {
+                    period_or_rate: rate,
+                    share: sh,
+                    extra: ex,
+                    whose: whose(&l.attribution),
+                    ..of("speed levels")
+                }
+            }
+            Finding::RefusedPeriods(x) => FindingRow {
+                period_or_rate: x.lattices.iter().take(3).map(|l| l.period.to_string()).collect::<Vec<_>>().join(", ")
+                    + if x.lattices.len() > 3 { ", …" } else { "" },
+                p_value: sig3(x.lattices.iter().map(|l| l.p_value).fold(f64::INFINITY, f64::min)),
+                ..of("periods refused")
+            },
+            Finding::MissingPeriod(x) => FindingRow {
+                period_or_rate: format!("expected every {:.0}", x.expected.period),
+                ..of("no periodic path")
+            },
+            Finding::Outliers(x) => {
+                FindingRow { share: percent(x.share), whose: "machine or noise".into(), ..of("outliers") }
+            }
+            Finding::DatedLevels(d) => {
+                let owners: std::collections::BTreeSet<String> =
+                    d.levels.iter().map(|l| whose(&l.attribution)).collect();
+                FindingRow {
+                    period_or_rate: format!("{} levels in {} sequences", d.levels.len(), d.sequences),
+                    whose: owners.into_iter().collect::<Vec<_>>().join(", "),
+                    ..of("levels over time")
+                }
+            }
+            Finding::HarnessCycle(h) => FindingRow {
+                period_or_rate: format!("every {} {}", h.length, h.counted_in),
+                share: percent(h.share),
+                p_value: sig3(h.p_value),
+                whose: if h.tracer_path_with_this_period { "harness or tracer".into() } else { "harness".into() },
+                ..of("harness cycle")
+            },
+            _ => of("other"),
+        };
+        out.push(row);
+    }
+    out
+}

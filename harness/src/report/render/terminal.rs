@@ -1,0 +1,240 @@
+//! What `tracebench report DIR` prints (issue 36): one table of the tracer rows that fits a
+//! 120-column screen, then one line per verdict; `--explain [TRACER]` prints the full sentences
+//! instead (report.md keeps them too). It renders from report.json's `overview` alone
+//! (render/overview.rs), read back after the report is written.
+use crate::report::render::numbers::sig3;
+use crate::report::render::overview::{Overview, OverviewRow};
+
+/// Said after the verdicts: where the rest is.
+pub const MORE: &str = "full sentences: --explain [TRACER]; a card per tracer in report.html";
+
+/// The screen the table and every line fit in.
+pub const WIDTH: usize = 120;
+
+const DASH: &str = "—";
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `s` cut to `w` columns, "…" marking a cut.
+fn fit(s: &str, w: usize) -> String {
+    if width(s) <= w {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+fn pad(s: &str, w: usize, right: bool) -> String {
+    let n = w.saturating_sub(width(s));
+    if right {
+        format!("{}{s}", " ".repeat(n))
+    } else {
+        format!("{s}{}", " ".repeat(n))
+    }
+}
+
+/// What sets a row's tail (its calls above p99, by population), in a few words.
+// TODO(tail_split): render report.json's per-row tail split (each periodic path, memoryless
+// path, machine stalls, harness, unexplained) once the analysis writes it.
+pub fn tail_cell(_row: &OverviewRow) -> String {
+    DASH.into()
+}
+
+/// "12.3 (11.8–13.0)", "floor 14.5", "—".
+fn net_cell(o: &Overview, r: &OverviewRow) -> String {
+    match (r.net_ns, r.net_interval) {
+        (Some(n), Some((lo, hi, _))) => format!("{} ({}–{})", sig3(n), sig3(lo), sig3(hi)),
+        (Some(n), None) => sig3(n),
+        (None, _) if r.rank.is_none() && o.floor_ns.is_some() && r.mean_ns == o.floor_ns => {
+            format!("floor {}", sig3(r.mean_ns.unwrap_or(f64::NAN)))
+        }
+        _ => DASH.into(),
+    }
+}
+
+/// The paths that fit in `w` columns, then "+N".
+fn paths_cell(r: &OverviewRow, w: usize) -> String {
+    if r.paths.is_empty() {
+        return if r.mean_ns.is_some() { "fast path only".into() } else { DASH.into() };
+    }
+    let mut s = String::new();
+    for (i, p) in r.paths.iter().enumerate() {
+        let t = p.text();
+        let sep = if s.is_empty() { "" } else { ", " };
+        let more = r.paths.len() - i - 1;
+        let tail = if more > 0 { format!(", +{more}") } else { String::new() };
+        if width(&s) + width(sep) + width(&t) + width(&tail) > w {
+            let left = r.paths.len() - i;
+            return if s.is_empty() { fit(&t, w) } else { format!("{s}, +{left}") };
+        }
+        s.push_str(sep);
+        s.push_str(&t);
+    }
+    s
+}
+
+/// The table: a header, a rule, a row per tracer in rank order, and the legend.
+pub fn table(o: &Overview) -> Vec<String> {
+    let head = ["#", "tracer", "net ns (range)", "p50 ns", "p99 ns", "paths: every (extra, calls)", "tail"];
+    let mut cells: Vec<[String; 7]> = o
+        .tracers
+        .iter()
+        .map(|r| {
+            [
+                r.rank.map_or(DASH.into(), |k| k.to_string()),
+                fit(&crate::escape::visible(&r.label), 30),
+                net_cell(o, r),
+                r.p50_ns.map_or(DASH.into(), sig3),
+                r.p99_ns.map_or(DASH.into(), sig3),
+                String::new(),
+                fit(&tail_cell(r), 14),
+            ]
+        })
+        .collect();
+    let mut w: Vec<usize> =
+        (0..7).map(|c| cells.iter().map(|r| width(&r[c])).chain([width(head[c])]).max().unwrap_or(0)).collect();
+    // The paths take what the other columns leave of the screen.
+    let others: usize = w.iter().enumerate().filter(|(c, _)| *c != 5).map(|(_, x)| x + 2).sum();
+    w[5] = WIDTH.saturating_sub(others).max(width(head[5]));
+    for (row, r) in cells.iter_mut().zip(&o.tracers) {
+        row[5] = paths_cell(r, w[5]);
+    }
+    w[5] = cells.iter().map(|r| width(&r[5])).chain([width(head[5])]).max().unwrap_or(0);
+    let line = |c: &[String]| {
+        let s: Vec<String> = c.iter().enumerate().map(|(i, x)| pad(x, w[i], matches!(i, 0 | 2 | 3 | 4))).collect();
+        s.join("  ").trim_end().to_string()
+    };
+    let mut out = vec![line(&head.map(String::from))];
+    out.push("-".repeat(width(&out[0])));
+    out.extend(cells.iter().map(|c| line(c)));
+    let floor = match o.floor_ns {
+        Some(f) => format!("net: mean ns/call above none ({} ns)", sig3(f)),
+        None => "net: raw mean ns/call (no none row)".into(),
+    };
+    out.push(fit(
+        &format!("{floor}, range over repetitions; paths: period in calls (extra cost, share of calls)"),
+        WIDTH,
+    ));
+    out
+}
+
+/// One line per verdict: the orderings left open and what would decide them, then the survey check.
+pub fn verdicts(o: &Overview) -> Vec<String> {
+    let mut out: Vec<String> = o.notes.iter().map(|n| fit(n, WIDTH)).collect();
+    let ranked: Vec<&str> = o.tracers.iter().filter(|r| r.rank.is_some()).map(|r| r.label.as_str()).collect();
+    if ranked.len() >= 2 && o.undecided.is_empty() {
+        out.push(fit(&format!("order: decided, {}", ranked.join(" < ")), WIDTH));
+    }
+    let (more, split): (Vec<_>, Vec<_>) = o.undecided.iter().partition(|u| u.repeats_to_decide.is_some());
+    if !more.is_empty() {
+        let pairs: Vec<String> = more.iter().map(|u| format!("{}/{}", u.cheaper, u.costlier)).collect();
+        let reps = more.iter().filter_map(|u| u.repeats_to_decide).max().unwrap_or(5);
+        out.push(fit(
+            &format!("order: {} pair(s) undecided, --repeats {reps} would decide: {}", more.len(), pairs.join(", ")),
+            WIDTH,
+        ));
+    }
+    if !split.is_empty() {
+        let pairs: Vec<String> = split.iter().map(|u| format!("{}/{}", u.cheaper, u.costlier)).collect();
+        out.push(fit(
+            &format!(
+                "order: {} pair(s) split across repetitions (as good as equal here): {}",
+                split.len(),
+                pairs.join(", ")
+            ),
+            WIDTH,
+        ));
+    }
+    for v in &o.survey {
+        out.push(fit(&format!("survey, {}: {}", v.verdict, v.text), WIDTH));
+    }
+    out
+}
+
+/// `--explain [TRACER]`: the ranking's sentences and every row's full sentences, or one row's.
+pub fn explain(o: &Overview, tracer: Option<&str>) -> Result<Vec<String>, String> {
+    let Some(name) = tracer else {
+        let mut out = o.ranking.clone();
+        out.extend(o.tracers.iter().flat_map(|r| r.sentences.iter().cloned()));
+        out.extend(o.survey.iter().filter(|v| v.tracers.is_empty()).map(|v| v.text.clone()));
+        return Ok(out);
+    };
+    match o.tracers.iter().find(|r| r.name == name || r.label == name) {
+        Some(r) => Ok(r.sentences.clone()),
+        None => Err(format!(
+            "--explain {name}: no such tracer row in this report (rows: {})",
+            o.tracers.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::render::overview::{PathShort, UndecidedPair};
+
+    fn row(name: &str, rank: Option<usize>, net: Option<f64>, paths: usize) -> OverviewRow {
+        OverviewRow {
+            name: name.into(),
+            label: name.into(),
+            colour: "#000000".into(),
+            rank,
+            mean_ns: Some(net.unwrap_or(14.5) + 14.5),
+            net_ns: net,
+            net_interval: net.map(|n| (n * 0.9, n * 1.1, 5)),
+            p50_ns: Some(70.06),
+            p99_ns: Some(1234.0),
+            paths: (0..paths)
+                .map(|i| PathShort { every: (810 * (i + 1)).to_string(), extra_ns: 1630.0, share: 0.0012 })
+                .collect(),
+            findings: Vec::new(),
+            sentences: vec![format!("{name}: fast path 99.8%")],
+            survey: Vec::new(),
+            folded: None,
+        }
+    }
+
+    #[test]
+    fn twenty_rows_fit_one_screen() {
+        let mut tracers: Vec<OverviewRow> = (0..20)
+            .map(|i| row(&format!("a-very-long-tracer-name-{i}"), Some(i + 1), Some(1234.5 * i as f64), i))
+            .collect();
+        tracers.push(OverviewRow { mean_ns: Some(14.5), ..row("none", None, None, 0) });
+        let o = Overview {
+            floor_ns: Some(14.5),
+            tracers,
+            undecided: (0..28)
+                .map(|i| UndecidedPair {
+                    cheaper: format!("t{i}"),
+                    costlier: "lw".into(),
+                    why: "close".into(),
+                    repeats_to_decide: (i % 2 == 0).then_some(5),
+                })
+                .collect(),
+            ranking: vec!["Ranked by ...".into()],
+            survey: Vec::new(),
+            notes: Vec::new(),
+            banner: None,
+            facts: Vec::new(),
+            tables: Vec::new(),
+            figures: Vec::new(),
+        };
+        let lines: Vec<String> = table(&o).into_iter().chain(verdicts(&o)).collect();
+        for l in &lines {
+            assert!(width(l) <= WIDTH, "{} columns: {l}", width(l));
+        }
+        assert!(lines.len() <= 30, "{}", lines.join("\n"));
+        let t = lines.join("\n");
+        assert!(t.contains("810 (+1.63 µs, 0.12%)"), "{t}");
+        assert!(t.contains("floor 14.5"), "{t}");
+        assert!(t.contains("--repeats 5 would decide"), "{t}");
+        assert!(t.contains("split across repetitions (as good as equal here)"), "{t}");
+        assert_eq!(explain(&o, Some("none")).unwrap(), vec!["none: fast path 99.8%".to_string()]);
+        let e = explain(&o, Some("nope")).unwrap_err();
+        assert!(e.contains("--explain nope: no such tracer row in this report (rows: "), "{e}");
+        assert_eq!(tail_cell(&o.tracers[0]), DASH);
+    }
+}
