@@ -199,7 +199,12 @@ fn card(r: &OverviewRow, h: &mut String) {
         facts.push(format!("p50 {} ns, p99 {} ns", sig3(a), sig3(b)));
     }
     let _ = writeln!(h, "<p>{}</p>", esc(&facts.join("; ")));
-    let _ = writeln!(h, "<p><b>What sets the tail</b> (calls above p99): {}</p>", esc(&terminal::tail_cell(r)));
+    let tail = if r.tail.is_empty() {
+        terminal::tail_cell(r)
+    } else {
+        r.tail.iter().map(|t| format!("{:.0}% {}", 100.0 * t.share, t.what)).collect::<Vec<_>>().join(", ")
+    };
+    let _ = writeln!(h, "<p><b>What sets the tail</b> (calls above p99): {}</p>", esc(&tail));
     for s in &r.survey {
         let _ = writeln!(h, "<p>{}</p>", inline(s));
     }

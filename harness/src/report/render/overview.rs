@@ -58,6 +58,26 @@ pub struct OverviewRow {
     /// Its latency folded on its main period (folded.rs; None without a periodic path).
     #[serde(default)]
     pub folded: Option<crate::report::render::folded::Folded>,
+    /// What sets its p99: the calls above it by population, largest first (issue 34's
+    /// TailSplit finding; empty without one).
+    #[serde(default)]
+    pub tail: Vec<TailShort>,
+}
+
+/// One population's share of a row's calls above p99, in short form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailShort {
+    /// "path 810", "machine", "random path", "no path", "fast spread", ...
+    pub who: String,
+    pub share: f64,
+    /// The full name the sentences use ("the path every 810").
+    pub what: String,
+}
+
+impl TailShort {
+    pub fn text(&self) -> String {
+        format!("{:.0}% {}", 100.0 * self.share, self.who)
+    }
 }
 
 /// A path in short form: `810 (+1.63 µs, 0.12%)`.
@@ -207,7 +227,35 @@ fn row(r: &Report, t: &crate::report::TracerReport, f: Option<&TracerFindings>) 
         sentences,
         survey,
         folded: folded(r, t),
+        tail: latency.map(tail).unwrap_or_default(),
     }
+}
+
+/// The p99 tail split of a metric's findings in short form.
+fn tail(m: &crate::report::findings::MetricFindings) -> Vec<TailShort> {
+    use crate::report::findings::TailWho;
+    let Some(t) = m.findings.iter().find_map(|f| match f {
+        Finding::TailSplit(t) if t.quantile < 0.999 => Some(t),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    t.parts
+        .iter()
+        .map(|p| {
+            let who = match p.who {
+                TailWho::PeriodicPath | TailWho::IrregularPath => {
+                    p.what.replace("the path about every ", "path ~").replace("the path every ", "path ")
+                }
+                TailWho::MemorylessPath => "random path".into(),
+                TailWho::Machine => "machine".into(),
+                TailWho::SpeedPhase => "phases".into(),
+                TailWho::NoPath => "no path".into(),
+                TailWho::FastPath => "fast spread".into(),
+            };
+            TailShort { who, share: p.share, what: p.what.clone() }
+        })
+        .collect()
 }
 
 /// The row's latency folded on its costliest periodic path's period.
@@ -237,9 +285,17 @@ fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
                 extra_ns: p.extra,
                 share: p.share,
             }),
+            Finding::MemorylessPath(p) => {
+                Some(PathShort { every: format!("1/{:.0} random", p.one_in), extra_ns: p.extra, share: p.share })
+            }
             _ => None,
         })
         .collect()
+}
+
+/// Whose a population is by its reference windows (None: the run has none).
+fn rate_whose(t: Option<&crate::report::findings::RateTest>) -> String {
+    t.map_or("undecided (no reference windows)".into(), |t| whose(&t.attribution))
 }
 
 fn whose(a: &Attribution) -> String {
@@ -315,8 +371,35 @@ fn finding_rows(m: &crate::report::findings::MetricFindings) -> Vec<FindingRow> 
                 },
                 share: percent(x.share),
                 extra: extra(x.extra),
-                whose: "tracer".into(),
+                whose: x.whose.as_ref().map_or("tracer".into(), |t| whose(&t.attribution)),
                 ..of("irregular path")
+            },
+            Finding::MemorylessPath(x) => FindingRow {
+                period_or_rate: format!("1 in {:.0}, at random", x.one_in),
+                share: percent(x.share),
+                extra: extra(x.extra),
+                p_value: sig3(x.evidence.p_more),
+                whose: whose(&x.evidence.attribution),
+                ..of("memoryless path")
+            },
+            Finding::MachineSlowCalls(x) => FindingRow {
+                period_or_rate: format!("1 in {:.0}", x.one_in),
+                share: percent(x.share),
+                extra: extra(x.extra),
+                whose: whose(&x.evidence.attribution),
+                ..of("slow calls, not a path")
+            },
+            Finding::TailSplit(t) => FindingRow {
+                period_or_rate: t
+                    .parts
+                    .iter()
+                    .take(3)
+                    .map(|p| format!("{:.0}% {}", 100.0 * p.share, p.what))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                share: format!("{} calls", t.calls),
+                extra: format!("above {}", crate::report::render::numbers::duration(t.above_ns)),
+                ..of(if t.quantile >= 0.999 { "what sets p99.9" } else { "what sets p99" })
             },
             Finding::SpeedLevels(l) => {
                 let (rate, sh, ex) = match &l.shape {
@@ -354,7 +437,7 @@ fn finding_rows(m: &crate::report::findings::MetricFindings) -> Vec<FindingRow> 
                 ..of("no periodic path")
             },
             Finding::Outliers(x) => {
-                FindingRow { share: percent(x.share), whose: "machine or noise".into(), ..of("outliers") }
+                FindingRow { share: percent(x.share), whose: rate_whose(x.whose.as_ref()), ..of("outliers") }
             }
             Finding::DatedLevels(d) => {
                 let owners: std::collections::BTreeSet<String> =

@@ -3,6 +3,8 @@
 //! instead (report.md keeps them too). It renders from report.json's `overview` alone
 //! (render/overview.rs), read back after the report is written.
 use crate::report::render::numbers::sig3;
+#[cfg(test)]
+use crate::report::render::overview::TailShort;
 use crate::report::render::overview::{Overview, OverviewRow};
 
 /// Said after the verdicts: where the rest is.
@@ -36,11 +38,10 @@ fn pad(s: &str, w: usize, right: bool) -> String {
     }
 }
 
-/// What sets a row's tail (its calls above p99, by population), in a few words.
-// TODO(tail_split): render report.json's per-row tail split (each periodic path, memoryless
-// path, machine stalls, harness, unexplained) once the analysis writes it.
-pub fn tail_cell(_row: &OverviewRow) -> String {
-    DASH.into()
+/// What sets a row's tail (its calls above p99, by population): the largest share, in a few
+/// words ("82% random path", "41% machine"); "—" without a tail split.
+pub fn tail_cell(row: &OverviewRow) -> String {
+    row.tail.first().map_or(DASH.into(), |t| t.text())
 }
 
 /// "12.3 (11.8–13.0)", "floor 14.5", "—".
@@ -194,6 +195,7 @@ mod tests {
             sentences: vec![format!("{name}: fast path 99.8%")],
             survey: Vec::new(),
             folded: None,
+            tail: Vec::new(),
         }
     }
 
@@ -236,5 +238,11 @@ mod tests {
         let e = explain(&o, Some("nope")).unwrap_err();
         assert!(e.contains("--explain nope: no such tracer row in this report (rows: "), "{e}");
         assert_eq!(tail_cell(&o.tracers[0]), DASH);
+        let mut r = o.tracers[0].clone();
+        r.tail = vec![
+            TailShort { who: "machine".into(), share: 0.41, what: "the machine's slow calls".into() },
+            TailShort { who: "path 810".into(), share: 0.12, what: "the path every 810".into() },
+        ];
+        assert_eq!(tail_cell(&r), "41% machine");
     }
 }
