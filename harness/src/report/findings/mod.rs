@@ -245,6 +245,8 @@ pub enum Finding {
     DatedLevels(DatedLevels),
     /// Slow calls on the harness's own cycle (analysis/footprint.rs).
     HarnessCycle(crate::analysis::footprint::HarnessCycle),
+    /// One path of a stepped run, per function (analysis/function_profile.rs, issue 38).
+    FunctionProfile(crate::analysis::function_profile::FunctionProfile),
 }
 
 impl Finding {

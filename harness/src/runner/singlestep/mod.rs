@@ -17,6 +17,7 @@
 //! dynamic dispatch included, the same for every tracer, so `none` is the floor as in the timed
 //! runs). Where the call enters the kernel (a system-call instruction, a uprobe's int3, a page
 //! fault) it is counted in `kernel_entries`; the kernel's own instructions are not counted.
+pub mod shadow;
 pub mod stepper;
 #[cfg(test)]
 mod tests;
@@ -48,6 +49,8 @@ use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
 use crate::steady_state::{self, Window};
+use crate::results::profile::{Profile, PROFILE_JSON};
+use shadow::Tally;
 use stepper::Record;
 
 /// rax at the start marker of a call ("tracebst").
@@ -134,12 +137,17 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
             .join()
             .unwrap_or_else(|_| Err(Error::Measurement("the measuring thread panicked".into())))
     });
+    // Named here, while the tracer's libraries are still mapped (issue 38).
+    let profile = out.as_ref().ok().map(|m| m.3.profile(&crate::symbolize::names(&m.3.addresses())));
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
     // Tear the tracer down before writing: the system is restored even if writing fails.
     drop(tracer);
-    let (result, records, detector) = out?;
+    let (result, records, detector, _) = out?;
     write_rows(spec, &result, &records)?;
+    if let Some(p) = profile {
+        p.write(&spec.dir.join(PROFILE_JSON))?;
+    }
     let stopped = STOP.load(Ordering::Relaxed);
     let res = CellResult {
         tracer_version: version,
@@ -157,7 +165,7 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
     Ok(if stopped { 130 } else { 0 })
 }
 
-type Measured = (ThreadResult, Vec<Record>, serde_json::Value);
+type Measured = (ThreadResult, Vec<Record>, serde_json::Value, Tally);
 
 fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
     let cpu = spec.cpus[0];
@@ -169,7 +177,7 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
     };
     block_stop_signals();
     install_trap_handler();
-    let records = step(spec, tracer)?;
+    let (records, tally) = step(spec, tracer)?;
     let mut reasons = BTreeMap::new();
     let disturbed = records.iter().filter(|r| r.signal != 0).count() as u64;
     if disturbed > 0 {
@@ -195,7 +203,7 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
         sentinels_dropped: 0,
         sentinels_unstored: 0,
     };
-    Ok((result, records, detector))
+    Ok((result, records, detector, tally))
 }
 
 /// Today's warm-up (`runner::cell`), unstepped: wrap the buffer, then timed windows until the
@@ -249,8 +257,9 @@ fn warm_up<C: Clock>(
     Ok((wrap, warmup_calls, windows, false, detector))
 }
 
-/// Starts the stepper on this thread, makes the marked calls, and collects its records.
-fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<Record>, Error> {
+/// Starts the stepper on this thread, makes the marked calls, and collects its records and its
+/// tally of where the instructions went.
+fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<(Vec<Record>, Tally), Error> {
     let exe = crate::runner::supervise::own_exe();
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
@@ -295,7 +304,9 @@ fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<Record>, Error> {
         return Err(Error::Measurement(format!("the stepping process failed: {why}")));
     }
     let records: Vec<Record> = text.lines().filter_map(Record::parse).collect();
-    Ok(records)
+    let tally = Tally::parse(&text)
+        .ok_or_else(|| Error::Measurement("the stepping process wrote a malformed profile line".into()))?;
+    Ok((records, tally))
 }
 
 /// The cell's rows, final form: kept calls in events.csv, signal-disturbed ones in discarded.csv.
@@ -398,9 +409,27 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
             })
         },
     )?;
+    merge_profiles(out, plan, runs)?;
     rows::write_stepped_summary(&out.file(SUMMARY_CSV), &summary_rows, false)?;
     rows::write_stepped_summary(&out.file(REPETITIONS_CSV), &rep_rows, true)?;
     Ok(summary_rows)
+}
+
+/// Each tracer's profile.json: its cells' summed (issue 38).
+fn merge_profiles(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
+    for (ri, row) in plan.rows.iter().enumerate() {
+        let mut p = Profile::default();
+        for c in runs.iter().filter(|c| c.row == ri && c.result.is_some()) {
+            let path = c.spec.dir.join(PROFILE_JSON);
+            if let Some(cell) = Profile::read(&path) {
+                p.add(cell.map_err(|e| Error::Measurement(e.to_string()))?);
+            }
+        }
+        if !p.counts.is_empty() {
+            p.write(&out.tracer_dir(&row.dir)?.join(PROFILE_JSON))?;
+        }
+    }
+    Ok(())
 }
 
 /// The terminal's table for a stepped run.
