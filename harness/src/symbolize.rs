@@ -3,12 +3,13 @@
 //! libraries are still loaded.
 //!
 //! blazesym does the work (ELF symbol tables of the main binary and of every shared object, the
-//! vDSO read from memory, Rust and C++ names demangled): symbolizing by hand is where profilers
-//! go wrong (load biases, the vDSO, stripped objects). Debug info is not read: inlined functions
-//! would split a function's instructions between names the symbol table does not know, and a
-//! profile per ELF symbol is what `perf report` shows too. An address no symbol covers (a stripped
-//! library, the uprobes' out-of-line page) is named `module+0xoffset` from /proc/self/maps, so
-//! every instruction keeps a name.
+//! vDSO read from memory, Rust and C++ names demangled, a stripped library's detached debug file
+//! found by its build id or debug link, such as libc6-dbg's): symbolizing by hand is where
+//! profilers go wrong (load biases, the vDSO, stripped objects). A name is the function the
+//! instruction's code belongs to, never an inlined one (blazesym reports those apart, and they are
+//! not asked for), so self counts are per function as compiled, as `perf report` shows them. An
+//! address nothing covers (a stripped library without a debug file, the uprobes' out-of-line
+//! page) is named `module+0xoffset` from /proc/self/maps, so every instruction keeps a name.
 use std::collections::HashMap;
 
 use blazesym::symbolize::source::{Process, Source};
@@ -54,27 +55,47 @@ fn clean(name: &str) -> String {
     name.replace(';', ":")
 }
 
-/// Each address of this process -> the function holding it (or `module+0xoffset`).
-pub fn names(addrs: &[u64]) -> HashMap<u64, String> {
+/// What an address is called: the function holding it, if a symbol covers it, and always its
+/// place, `module+0xoffset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub symbol: Option<String>,
+    pub place: String,
+}
+
+/// Each address of this process -> its names.
+pub fn names(addrs: &[u64]) -> HashMap<u64, Named> {
     let maps = mappings();
+    // With debug files first; what they cannot name (a debug file blazesym cannot read makes
+    // its whole module unknown), from the objects' own symbol tables.
+    let mut symbols = lookup(addrs, true);
+    let missing: Vec<u64> = addrs.iter().copied().filter(|a| symbols[a].is_none()).collect();
+    if !missing.is_empty() {
+        symbols.extend(lookup(&missing, false).into_iter().filter(|(_, s)| s.is_some()));
+    }
+    addrs.iter().map(|&a| (a, Named { symbol: symbols[&a].clone(), place: fallback(&maps, a) })).collect()
+}
+
+/// blazesym's name for each address (None: none found), with or without debug files.
+fn lookup(addrs: &[u64], debug_syms: bool) -> HashMap<u64, Option<String>> {
     let mut src = Process::new(Pid::Slf);
     // The paths /proc/self/maps names, not map_files/ (which needs CAP_SYS_ADMIN on some
-    // kernels); debug info off (see the module's doc).
+    // kernels); no source lines or inlined frames (see the module's doc).
     src.map_files = false;
-    src.debug_syms = false;
     src.perf_map = false;
+    src.debug_syms = debug_syms;
     let src = Source::Process(src);
-    let sym = Symbolizer::new();
+    let sym = Symbolizer::builder().enable_code_info(false).enable_inlined_fns(false).build();
     let found = sym.symbolize(&src, Input::AbsAddr(addrs)).unwrap_or_default();
     addrs
         .iter()
         .enumerate()
         .map(|(i, &a)| {
-            let name = match found.get(i) {
-                Some(Symbolized::Sym(s)) if !s.name.is_empty() => clean(&s.name),
-                _ => fallback(&maps, a),
+            let symbol = match found.get(i) {
+                Some(Symbolized::Sym(s)) if !s.name.is_empty() => Some(clean(&s.name)),
+                _ => None,
             };
-            (a, name)
+            (a, symbol)
         })
         .collect()
 }
@@ -92,8 +113,9 @@ mod tests {
     fn own_functions_are_named_and_unmapped_addresses_fall_back() {
         let f = a_named_function();
         let n = names(&[f, 8]);
-        assert!(n[&f].contains("a_named_function"), "{}", n[&f]);
-        assert_eq!(n[&8], "0x8");
+        assert!(n[&f].symbol.as_ref().unwrap().contains("a_named_function"), "{:?}", n[&f]);
+        assert!(n[&f].place.contains("+0x"), "{:?}", n[&f]);
+        assert_eq!(n[&8], Named { symbol: None, place: "0x8".into() });
     }
 
     #[test]
@@ -104,7 +126,8 @@ mod tests {
         };
         let addrs: Vec<u64> = (v.start..v.end).step_by(16).collect();
         let n = names(&addrs);
-        assert!(n.values().any(|s| s.contains("clock_gettime") || s.contains("gettimeofday")), "{n:?}");
+        let named = |s: &Named| s.symbol.as_ref().is_some_and(|s| s.contains("clock_gettime") || s.contains("gettimeofday"));
+        assert!(n.values().any(named), "{n:?}");
     }
 
     #[test]

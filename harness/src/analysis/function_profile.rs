@@ -16,6 +16,8 @@ use crate::results::profile::Profile;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FunctionCount {
     pub function: String,
+    /// The file its code is in (`liblttng-ust.so.1`, `[vdso]`).
+    pub module: String,
     #[serde(rename = "self")]
     pub self_: f64,
     pub inclusive: f64,
@@ -66,6 +68,7 @@ pub fn of_path(p: &Profile, lo: u64, hi: u64) -> Option<PathFunctions> {
         .iter()
         .map(|(f, &i)| FunctionCount {
             function: f.to_string(),
+            module: p.modules.get(*f).cloned().unwrap_or_default(),
             self_: per(own.get(f).copied().unwrap_or(0)),
             inclusive: per(i),
         })
@@ -123,7 +126,8 @@ pub fn syscall_difference(a: &PathFunctions, b: &PathFunctions) -> Option<String
     }
     let total: f64 = d.iter().map(|x| x.1).sum();
     let list: Vec<String> = d.iter().map(|(n, v)| format!("{n} {}", signed(*v).trim_start_matches('+'))).collect();
-    Some(format!("{} system calls: {}", signed(total).trim_start_matches('+'), list.join(", ")))
+    let n = signed(total).trim_start_matches('+').to_string();
+    Some(format!("{n} system call{}: {}", if n == "1" { "" } else { "s" }, list.join(", ")))
 }
 
 /// report.json's `function_profile` finding: one path of one tracer, per function.
@@ -195,6 +199,7 @@ mod tests {
                     ("futex", 2),
                 ]),
             ],
+            modules: [("f".to_string(), "libf.so".to_string())].into(),
         };
         let fast = of_path(&p, 10, 10).unwrap();
         assert_eq!(fast.calls, 2);
@@ -202,7 +207,7 @@ mod tests {
         assert_eq!(fast.functions.iter().map(|f| f.self_).sum::<f64>(), 10.0);
         assert_eq!((get(&fast, "f").self_, get(&fast, "f").inclusive), (4.0, 8.0));
         assert_eq!((get(&fast, "main").self_, get(&fast, "main").inclusive), (2.0, 10.0));
-        assert_eq!(fast.functions[0].function, "f");
+        assert_eq!((fast.functions[0].function.as_str(), fast.functions[0].module.as_str()), ("f", "libf.so"));
         let slow = of_path(&p, 13, 13).unwrap();
         let d = self_difference(&fast, &slow);
         assert_eq!(difference_text(&d, 1), "h +2, and 1 more");

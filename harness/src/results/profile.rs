@@ -32,11 +32,15 @@ pub struct CountProfile {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     pub counts: Vec<CountProfile>,
+    /// Function -> the module (file name) its code is in.
+    #[serde(default)]
+    pub modules: BTreeMap<String, String>,
 }
 
 impl Profile {
     /// Adds another cell's counts (same count: summed).
     pub fn add(&mut self, other: Profile) {
+        self.modules.extend(other.modules);
         for c in other.counts {
             match self.counts.iter_mut().find(|x| x.user_instructions == c.user_instructions) {
                 Some(x) => {
@@ -81,8 +85,9 @@ mod tests {
             stacks: [(s.to_string(), v)].into(),
             syscalls: BTreeMap::new(),
         };
-        let mut p = Profile { counts: vec![c(10, 2, "a;b", 20)] };
-        p.add(Profile { counts: vec![c(10, 1, "a;b", 10), c(7, 1, "a", 7)] });
+        let mut p = Profile { counts: vec![c(10, 2, "a;b", 20)], modules: [("a".into(), "x".into())].into() };
+        p.add(Profile { counts: vec![c(10, 1, "a;b", 10), c(7, 1, "a", 7)], modules: [("b".into(), "y".into())].into() });
+        assert_eq!(p.modules.len(), 2);
         assert_eq!(p.counts.len(), 2);
         assert_eq!(p.counts[0].user_instructions, 7);
         assert_eq!((p.counts[1].calls, p.counts[1].stacks["a;b"]), (3, 30));

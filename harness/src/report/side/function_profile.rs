@@ -17,12 +17,13 @@ pub const FUNCTIONS_CSV: &str = "instructions_by_function.csv";
 
 /// instructions_by_function.csv's columns (docs/output.md): one row per tracer, path, function;
 /// self and inclusive are mean instructions per call of the path.
-pub const COLUMNS: [&str; 7] = [
+pub const COLUMNS: [&str; 8] = [
     "tracer",
     "path_instructions",
     "path_instructions_max",
     "calls",
     "function",
+    "module",
     "self_instructions",
     "inclusive_instructions",
 ];
@@ -81,12 +82,13 @@ pub fn lines(ps: &[Profiled]) -> Vec<String> {
         ));
         for p in &t.paths[1..] {
             let d = p.versus(main);
-            let sys = d.syscalls.map(|s| format!(" and {s}")).unwrap_or_default();
+            let sys = d.syscalls.map(|s| format!("; and {s}")).unwrap_or_default();
+            let n = fp::signed(d.instructions.abs()).trim_start_matches('+').to_string();
+            let how = if d.instructions < 0.0 { format!("has {n} instructions fewer") } else { format!("adds {n} instructions") };
             out.push(format!(
-                "{}: the {}-instruction path adds {} instructions: {}{sys}.",
+                "{}: the {}-instruction path {how}: {}{sys}.",
                 t.name,
                 count_text(p),
-                fp::signed(d.instructions).trim_start_matches('+'),
                 fp::difference_text(&d.functions, 5)
             ));
         }
@@ -120,6 +122,7 @@ pub fn write_files(dir: &Path, ps: &[Profiled]) -> Result<Vec<Card>, ReportError
                     p.instructions_max.to_string(),
                     p.calls.to_string(),
                     f.function.clone(),
+                    f.module.clone(),
                     f.self_.to_string(),
                     f.inclusive.to_string(),
                 ])
@@ -138,12 +141,12 @@ pub fn write_files(dir: &Path, ps: &[Profiled]) -> Result<Vec<Card>, ReportError
                 title: format!("{}: the {}-instruction path ({} calls; {})", t.name, count_text(p), p.calls, syscalls_text(p)),
                 figure: name,
                 caption: "Flame graph of the path: a frame's width is its instructions (inclusive)".into(),
-                head: ["function", "self", "inclusive"].map(String::from).to_vec(),
+                head: ["function", "module", "self", "inclusive"].map(String::from).to_vec(),
                 rows: p
                     .functions
                     .iter()
                     .take(TOP)
-                    .map(|f| vec![f.function.clone(), fmt(f.self_), fmt(f.inclusive)])
+                    .map(|f| vec![f.function.clone(), f.module.clone(), fmt(f.self_), fmt(f.inclusive)])
                     .collect(),
             });
         }

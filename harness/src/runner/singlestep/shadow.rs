@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use super::stepper::Kind;
 use crate::results::profile::{CountProfile, Profile};
+use crate::symbolize::Named;
 
 /// Calls with one exact count: how many, and the instructions of all of them.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -32,6 +33,10 @@ pub struct Tally {
     pub stacks: Vec<Vec<u64>>,
     /// Exact user-instruction count -> its calls.
     pub counts: HashMap<u64, CountTally>,
+    /// Stack id -> the address its innermost call went to (the called function's entry), which
+    /// names the function where no symbol does (`profile`).
+    pub entries: HashMap<u32, u64>,
+    entered: bool,
     ids: HashMap<Vec<u64>, u32>,
     stack: Vec<u64>,
     sid: u32,
@@ -63,10 +68,15 @@ impl Tally {
     #[inline]
     pub fn step(&mut self, pc: u64, kind: Kind) {
         self.log.push((self.sid, pc));
+        if self.entered {
+            self.entered = false;
+            self.entries.entry(self.sid).or_insert(pc);
+        }
         match kind {
             Kind::Call => {
                 self.stack.push(pc);
                 self.sid = self.intern();
+                self.entered = true;
             }
             Kind::Return => {
                 self.stack.pop();
@@ -104,9 +114,13 @@ impl Tally {
     }
 
     /// The tally as text lines: `K id site,site,...` per stack (`-`: empty), then per count
-    /// `P instructions calls`, its `S stack address instructions` and `Y number calls` lines.
+    /// `P instructions calls`, its `S stack address instructions` and `Y number calls` lines;
+    /// `E stack entry` per stack entered.
     pub fn lines(&self) -> String {
         let mut s = String::new();
+        for (id, e) in &self.entries {
+            s.push_str(&format!("E {id} {e:x}\n"));
+        }
         for (id, st) in self.stacks.iter().enumerate() {
             let sites: Vec<String> = st.iter().map(|a| format!("{a:x}")).collect();
             let sites = if sites.is_empty() { "-".to_string() } else { sites.join(",") };
@@ -136,7 +150,11 @@ impl Tally {
             match (f[0], f.len()) {
                 ("K", 3) => {
                     let sites = if f[2] == "-" { Vec::new() } else { f[2].split(',').map(hex).collect::<Option<_>>()? };
+                    t.ids.insert(sites.clone(), t.stacks.len() as u32);
                     t.stacks.push(sites);
+                }
+                ("E", 3) => {
+                    t.entries.insert(f[1].parse().ok()?, hex(f[2])?);
                 }
                 ("P", 3) => {
                     let n = f[1].parse().ok()?;
@@ -171,6 +189,7 @@ impl Tally {
     pub fn addresses(&self) -> Vec<u64> {
         let mut a: Vec<u64> = self.stacks.iter().flatten().copied().collect();
         a.extend(self.counts.values().flat_map(|t| t.steps.keys().map(|k| k.1)));
+        a.extend(self.entries.values());
         a.sort_unstable();
         a.dedup();
         a
@@ -178,15 +197,40 @@ impl Tally {
 
     /// The tally with functions for addresses (`names`, from `crate::symbolize`): per count, its
     /// folded stacks and its system calls by name.
-    pub fn profile(&self, names: &HashMap<u64, String>) -> Profile {
-        let name = |a: &u64| names.get(a).cloned().unwrap_or_else(|| format!("{a:#x}"));
+    ///
+    /// An address no symbol covers is named after the entry of the function holding it, the
+    /// target of the innermost open call (`module+0xoffset` of that entry, when it is in the same
+    /// module), so a stripped library's function is one name, not one per instruction.
+    pub fn profile(&self, names: &HashMap<u64, Named>) -> Profile {
+        let module = |f: &str| f.split_once('+').map(|x| x.0.to_string()).unwrap_or_default();
+        let place = |a: u64| names.get(&a).map(|n| n.place.clone()).unwrap_or_else(|| format!("{a:#x}"));
+        let name = |a: u64, stack: &[u64]| -> String {
+            if let Some(s) = names.get(&a).and_then(|n| n.symbol.clone()) {
+                return s;
+            }
+            let entry = self.ids.get(stack).and_then(|id| self.entries.get(id)).copied();
+            match entry {
+                Some(e) if module(&place(e)) == module(&place(a)) => place(e),
+                _ => place(a),
+            }
+        };
         let mut p = Profile::default();
+        for a in self.addresses() {
+            if let Some(Named { symbol: Some(s), place }) = names.get(&a) {
+                p.modules.entry(s.clone()).or_insert_with(|| module(place));
+            }
+        }
         for (&n, t) in &self.counts {
             let mut c = CountProfile { user_instructions: n, calls: t.calls, ..Default::default() };
             for (&(sid, pc), &k) in &t.steps {
-                let mut frames: Vec<String> =
-                    self.stacks.get(sid as usize).map(|s| s.iter().map(name).collect()).unwrap_or_default();
-                frames.push(name(&pc));
+                let st = self.stacks.get(sid as usize).map(Vec::as_slice).unwrap_or_default();
+                let mut frames: Vec<String> = (0..st.len()).map(|i| name(st[i], &st[..i])).collect();
+                frames.push(name(pc, st));
+                for f in &frames {
+                    if !p.modules.contains_key(f) {
+                        p.modules.insert(f.clone(), module(f));
+                    }
+                }
                 *c.stacks.entry(frames.join(";")).or_default() += k;
             }
             for (&nr, &k) in &t.syscalls {
@@ -226,20 +270,30 @@ mod tests {
         t.step(0x30, Kind::Plain);
         t.drop_last(1);
         t.end(1, true);
-        let back = Tally::parse(&t.lines()).unwrap();
+        let mut back = Tally::parse(&t.lines()).unwrap();
         assert_eq!(back.stacks, t.stacks);
+        assert_eq!((&back.entries, &back.ids), (&t.entries, &t.ids));
         assert_eq!(back.counts, t.counts);
-        let names: HashMap<u64, String> =
-            [(0x10, "main"), (0x14, "main"), (0x20, "f"), (0x24, "f"), (0x28, "f"), (0x30, "g")]
-                .into_iter()
-                .map(|(a, n)| (a, n.to_string()))
-                .collect();
+        // f has no symbol: named after its entry (0x20), the same for its 3 instructions.
+        let names: HashMap<u64, Named> = [
+            (0x10, Some("main")),
+            (0x14, Some("main")),
+            (0x20, None),
+            (0x24, None),
+            (0x28, None),
+            (0x30, Some("g")),
+        ]
+        .into_iter()
+        .map(|(a, n)| (a, Named { symbol: n.map(String::from), place: format!("libf.so+{a:#x}") }))
+        .collect();
         let p = back.profile(&names);
         assert_eq!(p.counts.len(), 2);
         let five = &p.counts[1];
         assert_eq!((five.user_instructions, five.calls), (5, 2));
         assert_eq!(five.stacks["main"], 4);
-        assert_eq!(five.stacks["main;f"], 6);
+        assert_eq!(five.stacks["main;libf.so+0x20"], 6);
+        assert_eq!(p.modules["main"], "libf.so");
+        assert_eq!(p.modules["libf.so+0x20"], "libf.so");
         assert_eq!(five.stacks.values().sum::<u64>(), 10);
         assert_eq!(five.syscalls[&syscall_name(1)], 2);
         assert_eq!(p.counts[0].stacks, [("main".to_string(), 1)].into());
