@@ -126,7 +126,8 @@ mod tests {
         };
         let addrs: Vec<u64> = (v.start..v.end).step_by(16).collect();
         let n = names(&addrs);
-        let named = |s: &Named| s.symbol.as_ref().is_some_and(|s| s.contains("clock_gettime") || s.contains("gettimeofday"));
+        let named =
+            |s: &Named| s.symbol.as_ref().is_some_and(|s| s.contains("clock_gettime") || s.contains("gettimeofday"));
         assert!(n.values().any(named), "{n:?}");
     }
 

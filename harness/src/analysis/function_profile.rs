@@ -194,10 +194,12 @@ mod tests {
         let p = Profile {
             counts: vec![
                 count(10, 2, &[("main", 4), ("main;f", 6), ("main;f;g", 8), ("main;f;g;f", 2)], &[]),
-                count(13, 1, &[("main", 2), ("main;f", 3), ("main;f;g", 5), ("main;f;g;f", 1), ("main;h", 2)], &[
-                    ("write", 1),
-                    ("futex", 2),
-                ]),
+                count(
+                    13,
+                    1,
+                    &[("main", 2), ("main;f", 3), ("main;f;g", 5), ("main;f;g;f", 1), ("main;h", 2)],
+                    &[("write", 1), ("futex", 2)],
+                ),
             ],
             modules: [("f".to_string(), "libf.so".to_string())].into(),
         };

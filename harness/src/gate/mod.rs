@@ -5,6 +5,7 @@
 //! exits 0 (pass), 1 (a regression, or an inconclusive row under `--strict`) or 2 (usage or data
 //! error). Input is either two results directories or, with `--interleave`, two commands that
 //! the gate runs itself in ABBA order (`interleave`).
+mod functions;
 pub mod input;
 mod interleave;
 mod modes;
@@ -321,6 +322,13 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         let exact = (metric == crate::results::columns::USER_INSTRUCTIONS)
             .then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {
+            // A count that moved: which function moved it, where both sides were profiled.
+            Some(Some(mut j)) if j.verdict != Verdict::Unchanged => {
+                if let Some(f) = functions::change(&base.dir, &cand.dir, &tracer) {
+                    j.why = format!("{}; {f}", j.why);
+                }
+                j
+            }
             Some(Some(j)) => j,
             // Counts that should be exact but are not: said, then judged statistically.
             Some(None) => {

@@ -86,7 +86,10 @@ mod tests {
             syscalls: BTreeMap::new(),
         };
         let mut p = Profile { counts: vec![c(10, 2, "a;b", 20)], modules: [("a".into(), "x".into())].into() };
-        p.add(Profile { counts: vec![c(10, 1, "a;b", 10), c(7, 1, "a", 7)], modules: [("b".into(), "y".into())].into() });
+        p.add(Profile {
+            counts: vec![c(10, 1, "a;b", 10), c(7, 1, "a", 7)],
+            modules: [("b".into(), "y".into())].into(),
+        });
         assert_eq!(p.modules.len(), 2);
         assert_eq!(p.counts.len(), 2);
         assert_eq!(p.counts[0].user_instructions, 7);

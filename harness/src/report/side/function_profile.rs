@@ -71,8 +71,12 @@ pub fn lines(ps: &[Profiled]) -> Vec<String> {
     let mut out = Vec::new();
     for t in ps {
         let main = &t.paths[0];
-        let top: Vec<String> =
-            main.functions.iter().take(4).map(|f| format!("{} {}", f.function, fp::signed(f.self_).trim_start_matches('+'))).collect();
+        let top: Vec<String> = main
+            .functions
+            .iter()
+            .take(4)
+            .map(|f| format!("{} {}", f.function, fp::signed(f.self_).trim_start_matches('+')))
+            .collect();
         out.push(format!(
             "{}: its {}-instruction path, per call, by function (self instructions): {}; {}.",
             t.name,
@@ -84,7 +88,11 @@ pub fn lines(ps: &[Profiled]) -> Vec<String> {
             let d = p.versus(main);
             let sys = d.syscalls.map(|s| format!("; and {s}")).unwrap_or_default();
             let n = fp::signed(d.instructions.abs()).trim_start_matches('+').to_string();
-            let how = if d.instructions < 0.0 { format!("has {n} instructions fewer") } else { format!("adds {n} instructions") };
+            let how = if d.instructions < 0.0 {
+                format!("has {n} instructions fewer")
+            } else {
+                format!("adds {n} instructions")
+            };
             out.push(format!(
                 "{}: the {}-instruction path {how}: {}{sys}.",
                 t.name,
@@ -109,7 +117,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
 /// returns the cards of report.html.
 pub fn write_files(dir: &Path, ps: &[Profiled]) -> Result<Vec<Card>, ReportError> {
     let cpath = dir.join(FUNCTIONS_CSV);
-    let csv_err = |e: csv::Error| ReportError::Read(ReadError::Parse { path: cpath.clone(), line: 0, msg: e.to_string() });
+    let csv_err =
+        |e: csv::Error| ReportError::Read(ReadError::Parse { path: cpath.clone(), line: 0, msg: e.to_string() });
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record(COLUMNS).map_err(csv_err)?;
     let mut cards = Vec::new();
@@ -138,7 +147,13 @@ pub fn write_files(dir: &Path, ps: &[Profiled]) -> Result<Vec<Card>, ReportError
             let svg = crate::plot::flame::svg(&title, &sub, &p.folded).map_err(io(&spath))?;
             write_atomic(&spath, &svg).map_err(io(&spath))?;
             cards.push(Card {
-                title: format!("{}: the {}-instruction path ({} calls; {})", t.name, count_text(p), p.calls, syscalls_text(p)),
+                title: format!(
+                    "{}: the {}-instruction path ({} calls; {})",
+                    t.name,
+                    count_text(p),
+                    p.calls,
+                    syscalls_text(p)
+                ),
                 figure: name,
                 caption: "Flame graph of the path: a frame's width is its instructions (inclusive)".into(),
                 head: ["function", "module", "self", "inclusive"].map(String::from).to_vec(),

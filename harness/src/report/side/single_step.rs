@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::plot::{self, PathBars};
 use crate::report::findings::{ReportJson, TracerFindings, REPORT_JSON_SCHEMA};
 use crate::report::load::{csv_err, read_run_json, tracers_of};
-use crate::report::side::function_profile;
 use crate::report::render::page::Page;
+use crate::report::side::function_profile;
 use crate::report::ReportError;
 
 /// Whether run.json says the run was stepped.

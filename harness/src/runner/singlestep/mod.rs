@@ -42,6 +42,7 @@ use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::NoCounters;
 use crate::disturbance::Detector;
 use crate::error::Error;
+use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::rows::{self, DiscardsWriter, EventsWriter, StepRow, StepSummaryRow};
 use crate::results::{write_json, ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
 use crate::runner::plan::{Options, Plan};
@@ -49,7 +50,6 @@ use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
 use crate::steady_state::{self, Window};
-use crate::results::profile::{Profile, PROFILE_JSON};
 use shadow::Tally;
 use stepper::Record;
 

@@ -149,7 +149,8 @@ impl Tally {
             let hex = |s: &str| u64::from_str_radix(s, 16).ok();
             match (f[0], f.len()) {
                 ("K", 3) => {
-                    let sites = if f[2] == "-" { Vec::new() } else { f[2].split(',').map(hex).collect::<Option<_>>()? };
+                    let sites =
+                        if f[2] == "-" { Vec::new() } else { f[2].split(',').map(hex).collect::<Option<_>>()? };
                     t.ids.insert(sites.clone(), t.stacks.len() as u32);
                     t.stacks.push(sites);
                 }
@@ -275,17 +276,11 @@ mod tests {
         assert_eq!((&back.entries, &back.ids), (&t.entries, &t.ids));
         assert_eq!(back.counts, t.counts);
         // f has no symbol: named after its entry (0x20), the same for its 3 instructions.
-        let names: HashMap<u64, Named> = [
-            (0x10, Some("main")),
-            (0x14, Some("main")),
-            (0x20, None),
-            (0x24, None),
-            (0x28, None),
-            (0x30, Some("g")),
-        ]
-        .into_iter()
-        .map(|(a, n)| (a, Named { symbol: n.map(String::from), place: format!("libf.so+{a:#x}") }))
-        .collect();
+        let names: HashMap<u64, Named> =
+            [(0x10, Some("main")), (0x14, Some("main")), (0x20, None), (0x24, None), (0x28, None), (0x30, Some("g"))]
+                .into_iter()
+                .map(|(a, n)| (a, Named { symbol: n.map(String::from), place: format!("libf.so+{a:#x}") }))
+                .collect();
         let p = back.profile(&names);
         assert_eq!(p.counts.len(), 2);
         let five = &p.counts[1];
