@@ -4,6 +4,7 @@
 //! change to look at without stepping anything again.
 use std::path::Path;
 
+use super::verdict::{Judgement, Verdict};
 use crate::analysis::function_profile::{self as fp, PathFunctions};
 use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::read::{read_run_json, tracers_of};
@@ -19,9 +20,20 @@ fn main_path(dir: &Path, tracer: &str) -> Option<PathFunctions> {
     fp::of_path(&p, main.user_instructions, main.user_instructions)
 }
 
+/// An exact count's judgement, with the functions that moved it when it moved and both sides
+/// were profiled.
+pub fn named(mut j: Judgement, base: &Path, cand: &Path, tracer: &str) -> Judgement {
+    if j.verdict != Verdict::Unchanged {
+        if let Some(f) = change(base, cand, tracer) {
+            j.why = format!("{}; {f}", j.why);
+        }
+    }
+    j
+}
+
 /// "by function: nutrace_write +1" from the baseline's main path to the candidate's; None where
 /// a side has no profile or no function moved.
-pub fn change(base: &Path, cand: &Path, tracer: &str) -> Option<String> {
+fn change(base: &Path, cand: &Path, tracer: &str) -> Option<String> {
     let (b, c) = (main_path(base, tracer)?, main_path(cand, tracer)?);
     let d = fp::self_difference(&b, &c);
     (!d.is_empty()).then(|| format!("by function: {}", fp::difference_text(&d, 5)))

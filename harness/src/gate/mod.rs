@@ -322,14 +322,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         let exact = (metric == crate::results::columns::USER_INSTRUCTIONS)
             .then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {
-            // A count that moved: which function moved it, where both sides were profiled.
-            Some(Some(mut j)) if j.verdict != Verdict::Unchanged => {
-                if let Some(f) = functions::change(&base.dir, &cand.dir, &tracer) {
-                    j.why = format!("{}; {f}", j.why);
-                }
-                j
-            }
-            Some(Some(j)) => j,
+            Some(Some(j)) => functions::named(j, &base.dir, &cand.dir, &tracer),
             // Counts that should be exact but are not: said, then judged statistically.
             Some(None) => {
                 let mut j = verdict::judge(&b, &c, &cfg);

@@ -17,6 +17,7 @@
 //! dynamic dispatch included, the same for every tracer, so `none` is the floor as in the timed
 //! runs). Where the call enters the kernel (a system-call instruction, a uprobe's int3, a page
 //! fault) it is counted in `kernel_entries`; the kernel's own instructions are not counted.
+pub mod kind;
 pub mod shadow;
 pub mod stepper;
 #[cfg(test)]

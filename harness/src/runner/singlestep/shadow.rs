@@ -12,7 +12,7 @@
 //! (`crate::symbolize`), where the tracer's libraries are still loaded.
 use std::collections::HashMap;
 
-use super::stepper::Kind;
+use super::kind::Kind;
 use crate::results::profile::{CountProfile, Profile};
 use crate::symbolize::Named;
 

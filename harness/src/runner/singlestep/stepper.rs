@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::kind::Kind;
 use super::shadow::Tally;
 use super::{MAGIC_CALL, MAGIC_DONE};
 use crate::error::Error;
@@ -89,24 +90,6 @@ impl Record {
 /// The last line the stepper writes when it ended cleanly, with why.
 pub const END_DONE: &str = "END done";
 pub const END_STOPPED: &str = "END stopped";
-
-/// What an instruction does to the kernel, from its first bytes (`super::arch::kind_of`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Plain,
-    /// A system-call instruction (syscall, sysenter, int 0x80; arm64: svc).
-    Syscall,
-    /// A breakpoint placed by someone else (int3; arm64: brk): a uprobe.
-    Trap,
-    /// A clock read (rdtsc, rdtscp; arm64: mrs of CNTVCT_EL0).
-    Clock,
-    /// An instruction the kernel placed out of line (uprobes' XOL slot).
-    Xol,
-    /// A call (x86-64: call; arm64: bl, blr): the shadow call stack pushes its address.
-    Call,
-    /// A return (ret): the shadow call stack pops.
-    Return,
-}
 
 /// The registers the stepper needs, whatever the architecture (`super::arch::regs`).
 #[derive(Debug, Clone, Copy)]

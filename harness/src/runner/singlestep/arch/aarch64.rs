@@ -5,7 +5,8 @@
 //!
 //! Unlike int3, `brk` leaves the pc on itself: whoever handles the trap (the stepper, or the
 //! cell's own SIGTRAP handler when the stepper is gone) moves the pc past it.
-use super::stepper::{Kind, Regs};
+use super::kind::Kind;
+use super::stepper::Regs;
 use super::{tramp, MAGIC_CALL, MAGIC_DONE};
 
 /// The immediate of our markers' `brk` (the kernel's own BRKs use 0x004-0x100 and 0x800+).

@@ -1,6 +1,7 @@
 //! x86-64's side of the stepping: the marked call (int3 with rax = marker), the registers the
 //! stepper reads (PTRACE_GETREGS), and which instructions enter the kernel.
-use super::stepper::{Kind, Regs};
+use super::kind::Kind;
+use super::stepper::Regs;
 use super::{tramp, MAGIC_DONE};
 
 /// One marked call: int3 with the marker in rax, then `call tramp`; label 2 (its address in rdx)
