@@ -111,9 +111,9 @@ mod tests {
         // rdtsc, rdtscp
         assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x31, 0, 0, 0, 0, 0, 0])), Kind::Clock);
         assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x01, 0xf9, 0, 0, 0, 0, 0])), Kind::Clock);
-        // nopl, ret, and int 0x81 are plain
+        // nopl and int 0x81 are plain; ret is a return (for the shadow call stack)
         assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x1f, 0x44, 0, 0, 0xc3, 0, 0])), Kind::Plain);
-        assert_eq!(kind_of(0xc3), Kind::Plain);
+        assert_eq!(kind_of(0xc3), Kind::Return);
         assert_eq!(kind_of(u64::from_le_bytes([0xcd, 0x81, 0, 0, 0, 0, 0, 0])), Kind::Plain);
     }
 
