@@ -82,6 +82,13 @@ fn known_functions_give_exact_per_function_counts() {
     assert!(fnd["versus_main"].is_null());
     let w = fnd["functions"].as_array().unwrap().iter().find(|x| x["function"] == "nutrace_write").unwrap();
     assert_eq!(w["self"], 22.0);
+    // A damaged profile.json: one line naming it, exit 2, like any malformed results file.
+    std::fs::write(out.join("nops/profile.json"), "{\"counts\": 3}").unwrap();
+    let o = tb().arg("report").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("profile.json") && err.contains("not a stepped run's profile"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]
