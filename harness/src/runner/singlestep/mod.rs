@@ -17,6 +17,11 @@
 //! dynamic dispatch included, the same for every tracer, so `none` is the floor as in the timed
 //! runs). Where the call enters the kernel (a system-call instruction, a uprobe's int3, a page
 //! fault) it is counted in `kernel_entries`; the kernel's own instructions are not counted.
+//!
+//! Where the instructions go (issue 38): the stepper also keeps each instruction's address with a
+//! shadow call stack, and each system call's number (`shadow`), tallied per exact count; the cell
+//! names the addresses (`crate::symbolize`) before the tracer is torn down and writes
+//! `profile.json`, which the merge sums per tracer and the report cuts into paths.
 pub mod kind;
 pub mod shadow;
 pub mod stepper;
@@ -82,6 +87,9 @@ pub fn run_json(opts: &Options) -> serde_json::Value {
         "timing": "not measured: single-stepped time is meaningless, so no latency_ns column is written",
         "warm_up": "untimed and not stepped, as in a timed run (buffer wrap, then steady state)",
         "discarded": "calls a signal landed in (its handler was stepped too)",
+        "profile": "<tracer>/profile.json: per exact count, the folded stacks of the stepped instructions (a shadow \
+                    call stack from call and return instructions; functions named by blazesym, module+offset where \
+                    no symbol covers them) and the system calls by name",
     })
 }
 

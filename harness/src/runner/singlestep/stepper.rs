@@ -11,10 +11,12 @@
 //!                                           rax=CALL, rsi=iteration, rdx=end; int3
 //! SIGTRAP stop: GETREGS, rax == CALL    <-
 //! PTRACE_SINGLESTEP until rip == end        call tramp -> tracer.fire(iteration) -> ret
-//!   per step: 1 instruction; the bytes at rip say whether it enters the kernel
+//!   per step: 1 instruction; the bytes at rip say whether it enters the kernel, calls or
+//!   returns (the shadow call stack, `super::shadow`); rax at a system call is its number
 //! record the call, PTRACE_CONT          ->
 //! ...                                       rax=DONE; int3
-//! PTRACE_DETACH, write the records      -> reads them to EOF
+//! PTRACE_DETACH, write the records and  -> reads them to EOF
+//!   the tally of where they went
 //! ```
 //! On arm64 the marker is `brk` with x9 = CALL/DONE, x1 = iteration, x10 = end, and the stepper
 //! moves the pc past the `brk` (which, unlike int3, traps with the pc on itself); the registers,
