@@ -23,4 +23,5 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod steady_state;
+pub mod symbolize;
 pub mod system;

@@ -6,6 +6,8 @@
 #   target/plugins/libring_plugin.so   a small per-thread ring-buffer tracer in C
 #   target/plugins/libtwopath_plugin.so two periodic slow paths (report tests, survey section 7.1)
 #   target/plugins/libstores_plugin.so  stores into 16 cache lines per call (the footprint check)
+#   target/plugins/libnops_plugin.so   functions of known instruction counts (x86-64; issue 38's profile
+#                                      tests), and libnops1_plugin.so: one store more in one function
 #   target/plugins/librust_plugin.so   a per-CPU rdtsc ring in Rust (cdylib, standalone crate)
 #   target/plugins/broken-*.so         deliberately broken plugins for the tests
 #
@@ -21,6 +23,7 @@ PLUGIN_LDFLAGS  ?= -shared -Wl,-z,now
 BROKEN_KINDS    := segv abort hang abi nosym init
 
 PLUGINS := $(PLUGIN_DIR)/liblw_plugin.so $(PLUGIN_DIR)/libnone_plugin.so $(PLUGIN_DIR)/libring_plugin.so $(PLUGIN_DIR)/libtwopath_plugin.so $(PLUGIN_DIR)/libstores_plugin.so $(PLUGIN_DIR)/librust_plugin.so \
+           $(if $(filter x86_64,$(shell uname -m)),$(PLUGIN_DIR)/libnops_plugin.so $(PLUGIN_DIR)/libnops1_plugin.so) \
            $(BROKEN_KINDS:%=$(PLUGIN_DIR)/broken-%.so)
 
 .PHONY: plugins plugins-clean plugin-bench
@@ -31,6 +34,10 @@ $(PLUGIN_DIR):
 
 $(PLUGIN_DIR)/lib%_plugin.so: $(PLUGIN_SRC)/%_plugin.c tracers/include/tracebench.h | $(PLUGIN_DIR)
 	$(PLUGIN_CC) $(PLUGIN_CFLAGS) -I tracers/include $(PLUGIN_LDFLAGS) -o $@.tmp $< && mv $@.tmp $@
+
+# The nops plugin with one store more in nutrace_write (the gate's test pair).
+$(PLUGIN_DIR)/libnops1_plugin.so: $(PLUGIN_SRC)/nops_plugin.c tracers/include/tracebench.h | $(PLUGIN_DIR)
+	$(PLUGIN_CC) $(PLUGIN_CFLAGS) -DNOPS_EXTRA_STORE -I tracers/include $(PLUGIN_LDFLAGS) -o $@.tmp $< && mv $@.tmp $@
 
 # One object per failure kind: -DBROKEN_SEGV, -DBROKEN_ABORT, ...
 $(PLUGIN_DIR)/broken-%.so: $(PLUGIN_SRC)/broken.c tracers/include/tracebench.h | $(PLUGIN_DIR)

@@ -17,6 +17,7 @@ pub mod calibration_battery;
 pub mod code_paths;
 pub mod dated;
 pub mod footprint;
+pub mod function_profile;
 pub mod irregular;
 pub mod passes;
 pub mod periodic;

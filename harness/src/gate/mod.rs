@@ -5,6 +5,7 @@
 //! exits 0 (pass), 1 (a regression, or an inconclusive row under `--strict`) or 2 (usage or data
 //! error). Input is either two results directories or, with `--interleave`, two commands that
 //! the gate runs itself in ABBA order (`interleave`).
+mod functions;
 pub mod input;
 mod interleave;
 mod modes;
@@ -321,7 +322,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         let exact = (metric == crate::results::columns::USER_INSTRUCTIONS)
             .then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {
-            Some(Some(j)) => j,
+            Some(Some(j)) => functions::named(j, &base.dir, &cand.dir, &tracer),
             // Counts that should be exact but are not: said, then judged statistically.
             Some(None) => {
                 let mut j = verdict::judge(&b, &c, &cfg);

@@ -16,6 +16,7 @@ use plotters::style::FontStyle;
 mod bars;
 mod distribution;
 mod figures;
+pub mod flame;
 mod output;
 pub mod palette;
 pub use output::{parse_size, set_options, FigureOptions, LOGICAL_DPI};

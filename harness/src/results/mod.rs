@@ -14,6 +14,7 @@
 pub mod atomic;
 pub mod columns;
 pub mod owner;
+pub mod profile;
 pub mod read;
 pub mod rows;
 pub mod table;

@@ -311,6 +311,8 @@ pub enum Finding {
     HarnessCycle(crate::analysis::footprint::HarnessCycle),
     /// What sets p99 and p99.9.
     TailSplit(TailSplit),
+    /// One path of a stepped run, per function (analysis/function_profile.rs, issue 38).
+    FunctionProfile(crate::analysis::function_profile::FunctionProfile),
 }
 
 impl Finding {

@@ -14,6 +14,42 @@ pub struct Page {
     pub tables: Vec<(String, Vec<String>, Vec<Vec<String>>)>,
     /// Figure names under figures/ (png and svg exist).
     pub figures: Vec<(String, String)>,
+    /// One code path each: its flame graph with its table beside it (issue 38).
+    pub cards: Vec<Card>,
+}
+
+/// A path's card: `figures/<figure>.svg` (a flame graph) and a table of its top functions.
+pub struct Card {
+    pub title: String,
+    pub figure: String,
+    pub caption: String,
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn md_table(md: &mut String, head: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(md, "| {} |", head.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(head.len()));
+    for r in rows {
+        let _ = writeln!(md, "| {} |", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
+    }
+    md.push('\n');
+}
+
+fn html_table(html: &mut String, head: &[String], rows: &[Vec<String>]) {
+    html.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(html, "<th>{}</th>", esc(h));
+    }
+    html.push_str("</tr>\n");
+    for r in rows {
+        html.push_str("<tr>");
+        for c in r {
+            let _ = write!(html, "<td>{}</td>", esc(c));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table>\n");
 }
 
 impl Page {
@@ -30,25 +66,22 @@ impl Page {
         md.push('\n');
         for (cap, head, rows) in &self.tables {
             let _ = writeln!(md, "**{}**\n", md_cell(cap));
-            let _ = writeln!(md, "| {} |", head.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
-            let _ = writeln!(md, "|{}", "---|".repeat(head.len()));
-            for r in rows {
-                let _ = writeln!(md, "| {} |", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
-            }
-            md.push('\n');
-            let _ = write!(html, "<h3>{}</h3><table><tr>", esc(cap));
-            for h in head {
-                let _ = write!(html, "<th>{}</th>", esc(h));
-            }
-            html.push_str("</tr>\n");
-            for r in rows {
-                html.push_str("<tr>");
-                for c in r {
-                    let _ = write!(html, "<td>{}</td>", esc(c));
-                }
-                html.push_str("</tr>\n");
-            }
-            html.push_str("</table>\n");
+            md_table(&mut md, head, rows);
+            let _ = write!(html, "<h3>{}</h3>", esc(cap));
+            html_table(&mut html, head, rows);
+        }
+        for c in &self.cards {
+            let _ = writeln!(md, "**{}**\n\n![{}](figures/{}.svg)\n", md_cell(&c.title), md_cell(&c.caption), c.figure);
+            md_table(&mut md, &c.head, &c.rows);
+            let _ = write!(
+                html,
+                "<div class=\"card\"><h3>{t}</h3><div style=\"display:flex;gap:1em;align-items:flex-start\"><figure style=\"flex:3;margin:0\"><img src=\"figures/{f}.svg\" alt=\"{c}\"><figcaption>{c}</figcaption></figure><div style=\"flex:2\">",
+                t = esc(&c.title),
+                f = c.figure,
+                c = esc(&c.caption)
+            );
+            html_table(&mut html, &c.head, &c.rows);
+            html.push_str("</div></div></div>\n");
         }
         for (name, cap) in &self.figures {
             let _ = writeln!(md, "![{}](figures/{name}.svg)\n", md_cell(cap));

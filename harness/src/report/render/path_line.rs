@@ -72,6 +72,8 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::DatedLevels(d) => tail.push(dated(d, m.unit)),
             Finding::HarnessCycle(h) => tail.push(harness_cycle(h)),
             Finding::TailSplit(t) => tail.push(tail_split(t, m.unit)),
+            // A stepped run's, said by its own lines (report/side/function_profile.rs).
+            Finding::FunctionProfile(_) => {}
         }
     }
     // The tracer's name is the tracer's to choose (a plugin's): data, never markup (issue 37).

@@ -111,6 +111,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
         lines: lines.clone(),
         tables: vec![("summary.csv of each run".into(), head, rows)],
         figures: Vec::new(),
+        cards: Vec::new(),
     }
     .write(out)?;
     Ok(lines)

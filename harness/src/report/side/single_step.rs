@@ -8,8 +8,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::plot::{self, PathBars};
+use crate::report::findings::{ReportJson, TracerFindings, REPORT_JSON_SCHEMA};
 use crate::report::load::{csv_err, read_run_json, tracers_of};
 use crate::report::render::page::Page;
+use crate::report::side::function_profile;
 use crate::report::ReportError;
 
 /// Whether run.json says the run was stepped.
@@ -166,6 +168,7 @@ fn period_text(p: &Path1) -> String {
 /// One tracer row of a stepped run, as read: its paths, most calls first.
 struct Stepped {
     name: String,
+    dir: String,
     spec: String,
     calls: usize,
     /// Calls a vDSO clock read retried in (because of the stepping), not counted.
@@ -176,9 +179,20 @@ struct Stepped {
 /// Writes report.md, report.html and figures/instructions.{png,svg}; returns the lines printed.
 pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     let tracers = read(dir)?;
-    let lines = say(&tracers);
+    let mut lines = say(&tracers);
     draw_figure(dir, &tracers)?;
-    page(&tracers, lines.clone()).write(dir)?;
+    // Per path, per function (issue 38): the paths the lines say, from each profile.json.
+    let mut profiled = Vec::new();
+    for t in &tracers {
+        let ranges: Vec<(u64, u64)> = said(&t.paths).iter().map(|q| (q.instructions, q.instructions_max)).collect();
+        profiled.extend(function_profile::read(dir, &t.name, &t.dir, &ranges)?);
+    }
+    lines.extend(function_profile::lines(&profiled));
+    let cards = function_profile::write_files(dir, &profiled)?;
+    let mut page = page(&tracers, lines.clone());
+    page.cards = cards;
+    page.write(dir)?;
+    write_report_json(dir, &function_profile::findings(&profiled))?;
     Ok(lines)
 }
 
@@ -196,9 +210,27 @@ fn read(dir: &Path) -> Result<Vec<Stepped>, ReportError> {
         if paths.is_empty() {
             continue;
         }
-        out.push(Stepped { name: t.name, spec: t.spec, calls: data.len(), retried, paths });
+        out.push(Stepped { name: t.name, dir: t.dir, spec: t.spec, calls: data.len(), retried, paths });
     }
     Ok(out)
+}
+
+/// The main path, the three most frequent other paths, and any path that enters the kernel (a
+/// flush, a sub-buffer switch: the costly ones) however rare: the paths the report says.
+fn said(ps: &[Path1]) -> Vec<&Path1> {
+    let rest = ps.iter().skip(1).enumerate().filter(|(i, q)| *i < 3 || q.kernel.0 >= 1).map(|(_, q)| q);
+    ps.iter().take(1).chain(rest).collect()
+}
+
+/// report.json of a stepped run: a `function_profile` finding per said path of each tracer.
+fn write_report_json(dir: &Path, tracers: &[TracerFindings]) -> Result<(), ReportError> {
+    let json = ReportJson { schema: REPORT_JSON_SCHEMA, tracers, survey_check: &[] };
+    let path = dir.join("report.json");
+    let mut text = serde_json::to_string_pretty(&json)
+        .map_err(|e| ReportError::Read(crate::results::read::ReadError::Io { path: path.clone(), source: e.into() }))?;
+    text.push('\n');
+    crate::report::write_atomic(&path, text.as_bytes())
+        .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path, source }))
 }
 
 /// The lines: what the counts are, each tracer's paths, the main paths over the `none` floor,
@@ -222,10 +254,7 @@ fn say(tracers: &[Stepped]) -> Vec<String> {
             t.calls,
             entries(first.kernel)
         );
-        // The three most frequent other paths, and any path that enters the kernel (a flush, a
-        // sub-buffer switch: the costly ones) however rare.
-        let shown: Vec<&Path1> =
-            ps.iter().skip(1).enumerate().filter(|(i, q)| *i < 3 || q.kernel.0 >= 1).map(|(_, q)| q).collect();
+        let shown = said(ps)[1..].to_vec();
         for q in &shown {
             s.push_str(&format!(
                 "; {} on {} calls ({}, {})",
@@ -321,6 +350,7 @@ fn page(tracers: &[Stepped], lines: Vec<String>) -> Page {
             rows,
         )],
         figures: vec![("instructions".into(), "Instructions per call, per tracer (survey Figure 7(d) shape)".into())],
+        cards: Vec::new(),
     }
 }
 

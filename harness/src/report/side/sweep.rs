@@ -254,6 +254,7 @@ fn page(s: &Sweep, lines: Vec<String>, figures: Vec<(String, String)>) -> Page {
         lines,
         tables: vec![(crate::results::SWEEP_CSV.into(), head, rows)],
         figures,
+        cards: Vec::new(),
     }
 }
 

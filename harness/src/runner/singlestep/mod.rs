@@ -17,6 +17,13 @@
 //! dynamic dispatch included, the same for every tracer, so `none` is the floor as in the timed
 //! runs). Where the call enters the kernel (a system-call instruction, a uprobe's int3, a page
 //! fault) it is counted in `kernel_entries`; the kernel's own instructions are not counted.
+//!
+//! Where the instructions go (issue 38): the stepper also keeps each instruction's address with a
+//! shadow call stack, and each system call's number (`shadow`), tallied per exact count; the cell
+//! names the addresses (`crate::symbolize`) before the tracer is torn down and writes
+//! `profile.json`, which the merge sums per tracer and the report cuts into paths.
+pub mod kind;
+pub mod shadow;
 pub mod stepper;
 #[cfg(test)]
 mod tests;
@@ -41,6 +48,7 @@ use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::NoCounters;
 use crate::disturbance::Detector;
 use crate::error::Error;
+use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::rows::{self, DiscardsWriter, EventsWriter, StepRow, StepSummaryRow};
 use crate::results::{write_json, ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
 use crate::runner::plan::{Options, Plan};
@@ -48,6 +56,7 @@ use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
 use crate::steady_state::{self, Window};
+use shadow::Tally;
 use stepper::Record;
 
 /// rax at the start marker of a call ("tracebst").
@@ -78,6 +87,9 @@ pub fn run_json(opts: &Options) -> serde_json::Value {
         "timing": "not measured: single-stepped time is meaningless, so no latency_ns column is written",
         "warm_up": "untimed and not stepped, as in a timed run (buffer wrap, then steady state)",
         "discarded": "calls a signal landed in (its handler was stepped too)",
+        "profile": "<tracer>/profile.json: per exact count, the folded stacks of the stepped instructions (a shadow \
+                    call stack from call and return instructions; functions named by blazesym, module+offset where \
+                    no symbol covers them) and the system calls by name",
     })
 }
 
@@ -134,12 +146,17 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
             .join()
             .unwrap_or_else(|_| Err(Error::Measurement("the measuring thread panicked".into())))
     });
+    // Named here, while the tracer's libraries are still mapped (issue 38).
+    let profile = out.as_ref().ok().map(|m| m.3.profile(&crate::symbolize::names(&m.3.addresses())));
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
     // Tear the tracer down before writing: the system is restored even if writing fails.
     drop(tracer);
-    let (result, records, detector) = out?;
+    let (result, records, detector, _) = out?;
     write_rows(spec, &result, &records)?;
+    if let Some(p) = profile {
+        p.write(&spec.dir.join(PROFILE_JSON))?;
+    }
     let stopped = STOP.load(Ordering::Relaxed);
     let res = CellResult {
         tracer_version: version,
@@ -157,7 +174,7 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
     Ok(if stopped { 130 } else { 0 })
 }
 
-type Measured = (ThreadResult, Vec<Record>, serde_json::Value);
+type Measured = (ThreadResult, Vec<Record>, serde_json::Value, Tally);
 
 fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
     let cpu = spec.cpus[0];
@@ -169,7 +186,7 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
     };
     block_stop_signals();
     install_trap_handler();
-    let records = step(spec, tracer)?;
+    let (records, tally) = step(spec, tracer)?;
     let mut reasons = BTreeMap::new();
     let disturbed = records.iter().filter(|r| r.signal != 0).count() as u64;
     if disturbed > 0 {
@@ -199,7 +216,7 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
         reference_windows: 0,
         reference_dropped: 0,
     };
-    Ok((result, records, detector))
+    Ok((result, records, detector, tally))
 }
 
 /// Today's warm-up (`runner::cell`), unstepped: wrap the buffer, then timed windows until the
@@ -253,8 +270,9 @@ fn warm_up<C: Clock>(
     Ok((wrap, warmup_calls, windows, false, detector))
 }
 
-/// Starts the stepper on this thread, makes the marked calls, and collects its records.
-fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<Record>, Error> {
+/// Starts the stepper on this thread, makes the marked calls, and collects its records and its
+/// tally of where the instructions went.
+fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<(Vec<Record>, Tally), Error> {
     let exe = crate::runner::supervise::own_exe();
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
@@ -299,7 +317,9 @@ fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Vec<Record>, Error> {
         return Err(Error::Measurement(format!("the stepping process failed: {why}")));
     }
     let records: Vec<Record> = text.lines().filter_map(Record::parse).collect();
-    Ok(records)
+    let tally = Tally::parse(&text)
+        .ok_or_else(|| Error::Measurement("the stepping process wrote a malformed profile line".into()))?;
+    Ok((records, tally))
 }
 
 /// The cell's rows, final form: kept calls in events.csv, signal-disturbed ones in discarded.csv.
@@ -402,9 +422,27 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
             })
         },
     )?;
+    merge_profiles(out, plan, runs)?;
     rows::write_stepped_summary(&out.file(SUMMARY_CSV), &summary_rows, false)?;
     rows::write_stepped_summary(&out.file(REPETITIONS_CSV), &rep_rows, true)?;
     Ok(summary_rows)
+}
+
+/// Each tracer's profile.json: its cells' summed (issue 38).
+fn merge_profiles(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
+    for (ri, row) in plan.rows.iter().enumerate() {
+        let mut p = Profile::default();
+        for c in runs.iter().filter(|c| c.row == ri && c.result.is_some()) {
+            let path = c.spec.dir.join(PROFILE_JSON);
+            if let Some(cell) = Profile::read(&path) {
+                p.add(cell.map_err(|e| Error::Measurement(e.to_string()))?);
+            }
+        }
+        if !p.counts.is_empty() {
+            p.write(&out.tracer_dir(&row.dir)?.join(PROFILE_JSON))?;
+        }
+    }
+    Ok(())
 }
 
 /// The terminal's table for a stepped run.

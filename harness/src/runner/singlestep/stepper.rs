@@ -11,10 +11,12 @@
 //!                                           rax=CALL, rsi=iteration, rdx=end; int3
 //! SIGTRAP stop: GETREGS, rax == CALL    <-
 //! PTRACE_SINGLESTEP until rip == end        call tramp -> tracer.fire(iteration) -> ret
-//!   per step: 1 instruction; the bytes at rip say whether it enters the kernel
+//!   per step: 1 instruction; the bytes at rip say whether it enters the kernel, calls or
+//!   returns (the shadow call stack, `super::shadow`); rax at a system call is its number
 //! record the call, PTRACE_CONT          ->
 //! ...                                       rax=DONE; int3
-//! PTRACE_DETACH, write the records      -> reads them to EOF
+//! PTRACE_DETACH, write the records and  -> reads them to EOF
+//!   the tally of where they went
 //! ```
 //! On arm64 the marker is `brk` with x9 = CALL/DONE, x1 = iteration, x10 = end, and the stepper
 //! moves the pc past the `brk` (which, unlike int3, traps with the pc on itself); the registers,
@@ -30,6 +32,8 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::kind::Kind;
+use super::shadow::Tally;
 use super::{MAGIC_CALL, MAGIC_DONE};
 use crate::error::Error;
 
@@ -89,20 +93,6 @@ impl Record {
 pub const END_DONE: &str = "END done";
 pub const END_STOPPED: &str = "END stopped";
 
-/// What an instruction does to the kernel, from its first bytes (`super::arch::kind_of`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Plain,
-    /// A system-call instruction (syscall, sysenter, int 0x80; arm64: svc).
-    Syscall,
-    /// A breakpoint placed by someone else (int3; arm64: brk): a uprobe.
-    Trap,
-    /// A clock read (rdtsc, rdtscp; arm64: mrs of CNTVCT_EL0).
-    Clock,
-    /// An instruction the kernel placed out of line (uprobes' XOL slot).
-    Xol,
-}
-
 /// The registers the stepper needs, whatever the architecture (`super::arch::regs`).
 #[derive(Debug, Clone, Copy)]
 pub struct Regs {
@@ -116,6 +106,11 @@ pub struct Regs {
     pub end: u64,
     /// Right after a system call (x86-64: orig_rax or rcx says so; arm64: not told).
     pub after_syscall: bool,
+    /// The system-call number register (rax; arm64: x8): the number when the next instruction
+    /// is a system call.
+    pub sysno: u64,
+    /// The number of the system call just made (orig_rax; arm64: x8), for one in unreadable code.
+    pub sysno_after: u64,
 }
 
 /// The vDSO's address range, for telling its clock read's seqlock retries from the call's path.
@@ -265,7 +260,8 @@ pub fn main(pid: i32, tid: i32) -> Result<i32, Error> {
     // Bytes at each address: code does not change during the loop (uprobes are placed before it).
     let mut kinds: HashMap<u64, Kind> = HashMap::new();
     let vdso = Vdso::of(pid);
-    let end = step_all(tid, &faults, vdso, &mut records, &mut kinds);
+    let mut tally = Tally::default();
+    let end = step_all(tid, &faults, vdso, &mut records, &mut kinds, &mut tally);
     // Whatever happened, the thread must not stay stopped or traced.
     let detached = detach(tid);
     let mut text = String::with_capacity(records.len() * 24);
@@ -273,6 +269,7 @@ pub fn main(pid: i32, tid: i32) -> Result<i32, Error> {
         text.push_str(&r.line());
         text.push('\n');
     }
+    text.push_str(&tally.lines());
     match (&end, &detached) {
         (Ok(End::Done), Ok(())) => text.push_str(END_DONE),
         (Ok(End::Stopped), Ok(())) => text.push_str(END_STOPPED),
@@ -331,6 +328,7 @@ fn step_all(
     vdso: Vdso,
     records: &mut Vec<Record>,
     kinds: &mut HashMap<u64, Kind>,
+    tally: &mut Tally,
 ) -> Result<End, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
     let mut inject = 0usize;
@@ -371,7 +369,7 @@ fn step_all(
             }
             MAGIC_CALL => {
                 super::arch::skip_marker(tid, &r).map_err(|e| perr("SETREGS", e))?;
-                let rec = step_call(tid, r.iteration, r.end, faults, vdso, kinds)?;
+                let rec = step_call(tid, r.iteration, r.end, faults, vdso, kinds, tally)?;
                 match rec {
                     Ok(rec) => records.push(rec),
                     Err(end) => return Ok(end),
@@ -392,11 +390,14 @@ fn step_call(
     faults: &Option<Faults>,
     vdso: Vdso,
     kinds: &mut HashMap<u64, Kind>,
+    tally: &mut Tally,
 ) -> Result<Result<Record, End>, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
     let mut rec = Record { iteration, ..Default::default() };
     let f0 = faults.as_ref().map(Faults::read).unwrap_or(0);
-    let mut rip = regs(tid).map_err(|e| perr("GETREGS", e))?.pc;
+    let r0 = regs(tid).map_err(|e| perr("GETREGS", e))?;
+    let (mut rip, mut sysno) = (r0.pc, r0.sysno);
+    tally.begin();
     let mut inject = 0usize;
     let (mut steps, mut clocks, mut dropped) = (0u64, 0u64, 0u64);
     let mut retries = Retries::default();
@@ -443,16 +444,21 @@ fn step_call(
         if vdso.contains(rip) {
             let d = retries.visit(rip, steps, clocks);
             if d > 0 {
+                tally.drop_last(d);
                 dropped += d;
                 rec.clock_retries += 1;
             }
         }
         steps += 1;
+        tally.step(rip, kind);
         match kind {
-            Kind::Syscall => rec.syscalls += 1,
+            Kind::Syscall => {
+                rec.syscalls += 1;
+                tally.syscall(sysno);
+            }
             Kind::Trap => rec.traps += 1,
             Kind::Clock => clocks += 1,
-            Kind::Plain | Kind::Xol => {}
+            Kind::Plain | Kind::Xol | Kind::Call | Kind::Return => {}
         }
         let r = regs(tid).map_err(|e| perr("GETREGS", e))?;
         // Code ptrace cannot read (the uprobes' page: since Linux 6.17 a nop5 probe site calls a
@@ -460,12 +466,14 @@ fn step_call(
         // registers tell it afterwards (`Regs::after_syscall`).
         if kind == Kind::Xol && r.after_syscall {
             rec.syscalls += 1;
+            tally.syscall(r.sysno_after);
         }
-        rip = r.pc;
+        (rip, sysno) = (r.pc, r.sysno);
         if rip == end {
             let f1 = faults.as_ref().map(Faults::read).unwrap_or(0);
             rec.faults = f1.saturating_sub(f0) as u32;
             rec.instructions = steps - dropped;
+            tally.end(rec.instructions, rec.signal == 0);
             return Ok(Ok(rec));
         }
     }

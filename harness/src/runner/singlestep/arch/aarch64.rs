@@ -5,7 +5,8 @@
 //!
 //! Unlike int3, `brk` leaves the pc on itself: whoever handles the trap (the stepper, or the
 //! cell's own SIGTRAP handler when the stepper is gone) moves the pc past it.
-use super::stepper::{Kind, Regs};
+use super::kind::Kind;
+use super::stepper::Regs;
 use super::{tramp, MAGIC_CALL, MAGIC_DONE};
 
 /// The immediate of our markers' `brk` (the kernel's own BRKs use 0x004-0x100 and 0x800+).
@@ -85,7 +86,15 @@ fn raw(tid: i32) -> Result<UserPtRegs, std::io::Error> {
 /// not told apart on arm64 (it has no optimized uprobes whose trampoline makes one).
 pub fn regs(tid: i32) -> Result<Regs, std::io::Error> {
     let r = raw(tid)?;
-    Ok(Regs { pc: r.pc, marker: r.regs[9], iteration: r.regs[1], end: r.regs[10], after_syscall: false })
+    Ok(Regs {
+        pc: r.pc,
+        marker: r.regs[9],
+        iteration: r.regs[1],
+        end: r.regs[10],
+        after_syscall: false,
+        sysno: r.regs[8],
+        sysno_after: r.regs[8],
+    })
 }
 
 /// Moves the pc past our marker's `brk`, where the thread stopped.
@@ -108,6 +117,10 @@ pub fn kind_of(word: u64) -> Kind {
         _ if i & 0xffe0_001f == 0xd420_0000 => Kind::Trap,
         // mrs xN, cntvct_el0 (the vDSO's clock read)
         _ if i & 0xffff_ffe0 == 0xd53b_e040 => Kind::Clock,
+        // bl imm26; blr xN (the shadow call stack's push)
+        _ if i & 0xfc00_0000 == 0x9400_0000 || i & 0xffff_fc1f == 0xd63f_0000 => Kind::Call,
+        // ret {xN}
+        _ if i & 0xffff_fc1f == 0xd65f_0000 => Kind::Return,
         _ => Kind::Plain,
     }
 }

@@ -1,6 +1,7 @@
 //! x86-64's side of the stepping: the marked call (int3 with rax = marker), the registers the
 //! stepper reads (PTRACE_GETREGS), and which instructions enter the kernel.
-use super::stepper::{Kind, Regs};
+use super::kind::Kind;
+use super::stepper::Regs;
 use super::{tramp, MAGIC_DONE};
 
 /// One marked call: int3 with the marker in rax, then `call tramp`; label 2 (its address in rdx)
@@ -56,6 +57,8 @@ pub fn regs(tid: i32) -> Result<Regs, std::io::Error> {
         iteration: r.rsi,
         end: r.rdx,
         after_syscall: r.orig_rax as i64 != -1 || r.rcx == r.rip,
+        sysno: r.rax,
+        sysno_after: r.orig_rax,
     })
 }
 
@@ -72,6 +75,24 @@ pub fn kind_of(word: u64) -> Kind {
         (0x0f, 0x05, _) | (0x0f, 0x34, _) | (0xcd, 0x80, _) => Kind::Syscall,
         (0xcc, _, _) => Kind::Trap,
         (0x0f, 0x31, _) | (0x0f, 0x01, 0xf9) => Kind::Clock,
+        _ => call_or_return(&b),
+    }
+}
+
+/// A call or a return, for the shadow call stack: the opcode after any prefixes (operand and
+/// address size, segment and notrack, rep/bnd, REX), which compilers do put before them
+/// (`41 ff d3`: call r11; `3e ff e0`-style notrack; `f3 c3`: rep ret).
+fn call_or_return(b: &[u8; 8]) -> Kind {
+    let at = b
+        .iter()
+        .take(4)
+        .position(|&x| !matches!(x, 0x66 | 0x67 | 0x2e | 0x3e | 0xf2 | 0xf3 | 0x40..=0x4f))
+        .unwrap_or(4);
+    match (b[at], b.get(at + 1).copied().unwrap_or(0)) {
+        (0xe8, _) => Kind::Call,
+        // ff /2: call through a register or memory (the ModRM byte's reg field is 2).
+        (0xff, m) if (m >> 3) & 7 == 2 => Kind::Call,
+        (0xc3, _) | (0xc2, _) => Kind::Return,
         _ => Kind::Plain,
     }
 }
@@ -90,9 +111,27 @@ mod tests {
         // rdtsc, rdtscp
         assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x31, 0, 0, 0, 0, 0, 0])), Kind::Clock);
         assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x01, 0xf9, 0, 0, 0, 0, 0])), Kind::Clock);
-        // nopl, ret, and int 0x81 are plain
+        // nopl and int 0x81 are plain; ret is a return (for the shadow call stack)
         assert_eq!(kind_of(u64::from_le_bytes([0x0f, 0x1f, 0x44, 0, 0, 0xc3, 0, 0])), Kind::Plain);
-        assert_eq!(kind_of(0xc3), Kind::Plain);
+        assert_eq!(kind_of(0xc3), Kind::Return);
         assert_eq!(kind_of(u64::from_le_bytes([0xcd, 0x81, 0, 0, 0, 0, 0, 0])), Kind::Plain);
+    }
+
+    #[test]
+    fn calls_and_returns_are_told_through_their_prefixes() {
+        let k = |b: &[u8]| {
+            let mut w = [0x90u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            kind_of(u64::from_le_bytes(w))
+        };
+        assert_eq!(k(&[0xe8, 1, 2, 3, 4]), Kind::Call);
+        assert_eq!(k(&[0x41, 0xff, 0xd3]), Kind::Call); // call r11
+        assert_eq!(k(&[0xff, 0x50, 0x18]), Kind::Call); // call [rax+0x18]
+        assert_eq!(k(&[0x3e, 0xff, 0xd0]), Kind::Call); // notrack call rax
+        assert_eq!(k(&[0xff, 0xe0]), Kind::Plain); // jmp rax (ff /4)
+        assert_eq!(k(&[0xc3]), Kind::Return);
+        assert_eq!(k(&[0xf3, 0xc3]), Kind::Return); // rep ret
+        assert_eq!(k(&[0xc2, 8, 0]), Kind::Return);
+        assert_eq!(k(&[0x48, 0x89, 0xc3]), Kind::Plain); // mov rbx, rax
     }
 }
