@@ -43,7 +43,7 @@ mutants:
 # Calibration of the code-path analysis (docs/code-paths.md): seeded null and planted runs,
 # false discoveries and power; the last lines are the summary table.
 calibrate: build
-	$(BIN) __calibrate --runs $(or $(RUNS),40)
+	$(BIN) __calibrate --runs $(or $(RUNS),56)
 
 # The user guide (docs/, an mdBook) into target/book/, and actionlint on the example workflows.
 # mdbook is installed from crates.io when missing; nothing here is on `make bench`'s path.
@@ -57,9 +57,11 @@ docs:
 precision: build
 	bash scripts/bench-precision.sh
 
-# Do sentinel windows move a tracer's cost? Interleaved runs with and without them (docs/method.md).
+# Do sentinel windows, and reference windows, move a tracer's cost? Interleaved runs with and
+# without each (docs/method.md).
 sentinel-cost: build
 	BIN=$(BIN) bash scripts/sentinel-cost.sh
+	BIN=$(BIN) FLAG=--reference-every bash scripts/sentinel-cost.sh
 
 # Does the harness move what it measures? Slow calls on the harness's own cycles, and the tail of
 # one long run against the same calls split into repetitions, interleaved (docs/method.md).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Do sentinel windows move a tracer's measured cost? (docs/method.md, "Sentinel windows".)
+# Do sentinel windows move a tracer's measured cost? (docs/method.md, "Sentinel windows".) With
+# FLAG=--reference-every EVERY=2, the same for the reference windows ("Reference windows").
 # Runs `tracebench run` with --sentinel-every 32 and with --sentinel-every 0, alternating (the
 # order flips every round, so a drift of the machine hits both alike), ROUNDS rounds each, and
 # prints per tracer the median over rounds of each setting's mean (summary.csv mean_ns, and
@@ -13,7 +14,12 @@ set -euo pipefail
 BIN=${BIN:-target/release/tracebench}
 ROUNDS=${ROUNDS:-12}
 N=${N:-20000}
-EVERY=${EVERY:-32}
+FLAG=${FLAG:---sentinel-every}
+case "$FLAG" in
+  --sentinel-every) EVERY=${EVERY:-32} ;;
+  --reference-every) EVERY=${EVERY:-2} ;;
+  *) echo "sentinel-cost: FLAG must be --sentinel-every or --reference-every (got $FLAG)" >&2; exit 2 ;;
+esac
 if [ "$ROUNDS" -lt 4 ]; then echo "sentinel-cost: ROUNDS must be at least 4 (got $ROUNDS)" >&2; exit 2; fi
 . "$(dirname "$0")/lib/tracers.sh"
 [ -n "${TRACERS:-}" ] || TRACERS=$(default_tracers sentinel-cost "$BIN")
@@ -23,20 +29,21 @@ for r in $(seq 1 "$ROUNDS"); do
   for s in $order; do
     k=$EVERY; [ "$s" = off ] && k=0
     # (The line that says which counters this machine lacks is said once, not every run.)
-    "$BIN" run --tracer "$TRACERS" -n "$N" --sentinel-every "$k" --quiet --out "$tmp/$s-$r" \
+    "$BIN" run --tracer "$TRACERS" -n "$N" "$FLAG" "$k" --quiet --out "$tmp/$s-$r" \
       2> >(grep -v '^tracebench: counters .* unavailable' >&2)
   done
 done
-python3 - "$tmp" "$ROUNDS" "$TRACERS" "$EVERY" "$N" <<'PY'
+python3 - "$tmp" "$ROUNDS" "$TRACERS" "$EVERY" "$N" "$FLAG" <<'PY'
 import csv, statistics, sys
-d, rounds, tracers, every, n = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4], sys.argv[5]
+d, rounds, tracers, every, n, flag = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4], sys.argv[5], sys.argv[6]
 def per_round(setting, tracer, name):
     out = []
     for r in range(1, rounds + 1):
         rows = {x["tracer"]: x for x in csv.DictReader(open(f"{d}/{setting}-{r}/summary.csv"))}
         out.append(float(rows[tracer][name]))
     return out
-print(f"sentinel cost: {rounds} interleaved rounds of `run -n {n}`, --sentinel-every {every} (on) vs 0 (off);")
+what = "sentinel" if flag == "--sentinel-every" else "reference-window"
+print(f"{what} cost: {rounds} interleaved rounds of `run -n {n}`, {flag} {every} (on) vs 0 (off);")
 print("medians over rounds of each round's mean_ns and p50_ns, their ratio, and the median of the")
 print("per-round ratios of means (on and off of one round ran back to back)")
 print(f"{'tracer':<12} {'mean on':>9} {'mean off':>9} {'on/off':>7}   {'p50 on':>8} {'p50 off':>8} {'on/off':>7}   {'paired':>7}")

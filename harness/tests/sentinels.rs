@@ -95,3 +95,47 @@ fn sentinel_every_0_writes_no_sentinels_and_1_is_refused() {
     assert!(err.contains("--sentinel-every 1") && err.lines().count() == 1, "{err}");
     assert!(!d.path().join("r").exists(), "refused before anything is written");
 }
+
+/// Reference windows (issue 34): on by default at one per tracer window, set to the tracer's
+/// length and written per bin; `--reference-every 0` writes none, and 1 is refused in one line.
+#[test]
+fn reference_windows_are_the_tracers_length_and_can_be_turned_off() {
+    let (_d, out) = run_ok(&["--tracer", "spin:200", "-n", "4000"]);
+    assert_eq!(run_json(&out)["reference_every"], 2);
+    let rf = Table::read(&out.join("spin_200/reference.csv"));
+    let windows: f64 = rf.f64s("windows").iter().sum();
+    assert!(windows >= 3900.0, "one reference window per tracer window: {windows}");
+    // Their median bin lies within 30 % of the tracer's median.
+    let (lo, hi, n) = (rf.f64s("latency_lo_ns"), rf.f64s("latency_hi_ns"), rf.f64s("windows"));
+    let mut bins: Vec<(f64, f64, f64)> = lo.iter().zip(&hi).zip(&n).map(|((a, b), c)| (*a, *b, *c)).collect();
+    bins.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut acc = 0.0;
+    let median = bins
+        .iter()
+        .find(|b| {
+            acc += b.2;
+            acc >= windows / 2.0
+        })
+        .map(|b| 0.5 * (b.0 + b.1))
+        .unwrap();
+    let ev = Table::read(&out.join("spin_200/events.csv"));
+    let mut lat = ev.f64s("latency_ns");
+    lat.sort_by(f64::total_cmp);
+    let tracer = lat[lat.len() / 2];
+    assert!((median / tracer - 1.0).abs() < 0.3, "reference median {median} ns, tracer {tracer} ns");
+
+    let (_d2, out2) = run_ok(&["--tracer", "lw", "-n", "500", "--reference-every", "0"]);
+    assert!(!out2.join("lw/reference.csv").exists());
+    assert_eq!(run_json(&out2)["reference_every"], 0);
+
+    let d = tempfile::tempdir().unwrap();
+    let o = tb()
+        .args(["run", "--tracer", "lw", "-n", "10", "--reference-every", "1", "-q", "--out"])
+        .arg(d.path().join("r"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--reference-every 1") && err.lines().count() == 1, "{err}");
+    assert!(!d.path().join("r").exists(), "refused before anything is written");
+}

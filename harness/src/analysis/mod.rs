@@ -123,6 +123,8 @@ struct MetricScan {
     off_calls: u64,
     /// Window means of the calls at or below the slow threshold (latency only): small phases.
     means: Option<WindowMeans>,
+    /// Per entry: an irregular path owns it (irregular.rs), for the tails.
+    explained: Vec<bool>,
 }
 
 /// The modes and thresholds of one metric, from its histogram; None without a mode.
@@ -169,6 +171,7 @@ fn metric_scan(
         off: Windows::new(2),
         off_calls: 0,
         means: col.is_none().then(WindowMeans::default),
+        explained: Vec::new(),
     })
 }
 
@@ -258,17 +261,21 @@ pub fn analyze_source(
     }
     let seqs = pass2(path, a.threads, &mut scans, &mut row)?;
     for m in scans.iter_mut() {
-        let h = m.col.is_none().then_some(&a.latency);
-        let cp = code_paths(m, &seqs, a.rows, h);
+        let cp = code_paths(m, &seqs, a.rows);
         a.code_paths.push(cp);
     }
+    // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
     count_on_lattices(path, &mut a, &mut row)?;
+    for (m, cp) in scans.iter().zip(a.code_paths.iter_mut()) {
+        if m.col.is_none() {
+            cp.tails = TAIL_QUANTILES.iter().filter_map(|&q| tail(m, &seqs, cp, &m.explained, &a.latency, q)).collect();
+        }
+    }
     Ok(a)
 }
 
-/// The code paths of one metric from its pass-2 state; with the latency's histogram, what sets
-/// its tails too.
-fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, h: Option<&LogHistogram>) -> CodePaths {
+/// The code paths of one metric from its pass-2 state.
+fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
     let dom = m.modes[m.dom].clone();
     let base = dom.median;
     let phase: Vec<bool> = m
@@ -295,7 +302,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, h: Option<&LogHis
         .filter(|(k, _)| phase[*k])
         .map(|(k, x)| SpeedPhase { mode: x.clone(), delta: x.median - base, stretches: m.by_mode.stretches[k] })
         .collect();
-    let mut cp = CodePaths {
+    let cp = CodePaths {
         metric: m.name.clone(),
         unit: m.unit,
         fast_fraction: (dom.count - counts.slow_in_dom.min(dom.count)) as f64 / rows as f64,
@@ -318,9 +325,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, h: Option<&LogHis
         seq_len: seqs.extents.iter().map(|r| r.1 - r.0 + 1).min().unwrap_or(0),
         col: m.col,
     };
-    if let Some(h) = h {
-        cp.tails = TAIL_QUANTILES.iter().filter_map(|&q| tail(m, seqs, &cp, &explained, h, q)).collect();
-    }
+    m.explained = explained;
     cp
 }
 

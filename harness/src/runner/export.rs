@@ -81,6 +81,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
         // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
         // stepped runs never have them).
         "sentinel_every": args.effective_sentinel_every(),
+        "reference_every": args.effective_reference_every(),
         // The harness's own cycles in the calls it measures: the sample buffer enters a new page
         // every `sample_page` kept calls. The report checks that slow calls do not gather on
         // them (docs/method.md, "The harness's footprint").

@@ -91,7 +91,7 @@ pub fn table(o: &Overview) -> Vec<String> {
                 r.p50_ns.map_or(DASH.into(), sig3),
                 r.p99_ns.map_or(DASH.into(), sig3),
                 String::new(),
-                fit(&tail_cell(r), 14),
+                fit(&tail_cell(r), 16),
             ]
         })
         .collect();
