@@ -218,14 +218,6 @@ pub struct CodePaths {
     pub(crate) col: Option<usize>,
 }
 
-impl CodePaths {
-    /// The main slow path's mean spacing and extra cost, without reference windows to tell the
-    /// machine's populations apart (`attribution::main_slow_path` with them).
-    pub fn main_slow_path(&self) -> Option<MainSlowPath> {
-        crate::analysis::attribution::main_slow_path(self, None)
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct CounterStats {
     pub name: String,

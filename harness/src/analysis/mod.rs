@@ -23,6 +23,7 @@ pub mod passes;
 pub mod periodic;
 pub mod phases;
 pub mod running;
+mod tails;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -268,7 +269,7 @@ pub fn analyze_source(
     count_on_lattices(path, &mut a, &mut row)?;
     for (m, cp) in scans.iter().zip(a.code_paths.iter_mut()) {
         if m.col.is_none() {
-            cp.tails = TAIL_QUANTILES.iter().filter_map(|&q| tail(m, &seqs, cp, &m.explained, &a.latency, q)).collect();
+            cp.tails = tails::of(m, &seqs, cp, &a.latency);
         }
     }
     Ok(a)
@@ -327,67 +328,6 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
     };
     m.explained = explained;
     cp
-}
-
-/// The tails whose populations the report splits (issue 34: what sets p99 and p99.9).
-const TAIL_QUANTILES: [f64; 2] = [0.99, 0.999];
-
-/// The calls above quantile `q` of the latency (above the upper edge of its histogram bin), each
-/// with its population; None when no call lies above it.
-fn tail(
-    m: &MetricScan,
-    seqs: &Sequences,
-    cp: &CodePaths,
-    explained: &[bool],
-    h: &LogHistogram,
-    q: f64,
-) -> Option<Tail> {
-    let b = LogHistogram::bin_of(h.quantile(q))?;
-    let above = LogHistogram::bin_lo(b + 1);
-    let total: u64 = h.bins()[b + 1..].iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let base = cp.dominant.median;
-    let on = |p: &PeriodicPath, seq: u64, it: u64| {
-        p.on(seq, it) || p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset))
-    };
-    let mut members: Vec<(TailClass, f32)> = Vec::new();
-    // The irregular path an explained call belongs to: the one whose mode holds it, else the
-    // one closest in cost (a costlier flush, owned by its spacing: irregular.rs).
-    let irregular_of = |v: f64| {
-        cp.irregular.iter().position(|p| p.mode.contains(v)).or_else(|| {
-            (0..cp.irregular.len()).min_by(|&a, &b| {
-                (cp.irregular[a].delta - (v - base)).abs().total_cmp(&(cp.irregular[b].delta - (v - base)).abs())
-            })
-        })
-    };
-    for id in seqs.ids.iter() {
-        let lo = m.entries.partition_point(|e| e.seq < *id);
-        let hi = m.entries.partition_point(|e| e.seq <= *id);
-        for (j, e) in m.entries[lo..hi].iter().enumerate() {
-            if !LogHistogram::bin_of(e.v as f64).is_some_and(|x| x > b) {
-                continue;
-            }
-            let v = e.v as f64;
-            let class = if let Some(i) = cp.periodic.iter().position(|p| on(p, *id, e.it) && v > p.cut) {
-                TailClass::Periodic(i)
-            } else if e.mode.is_some_and(|k| m.modes[k].count > 0 && cp.phases.iter().any(|ph| ph.mode == m.modes[k])) {
-                TailClass::Phase
-            } else if let Some(i) = explained[lo + j].then(|| irregular_of(v)).flatten() {
-                TailClass::Irregular(i)
-            } else if v > cp.threshold {
-                TailClass::Outlier
-            } else {
-                TailClass::FastPath
-            };
-            members.push((class, (v - base) as f32));
-        }
-    }
-    // Calls above the edge that pass 2 did not keep (below its keep threshold): the fast path's.
-    let kept = members.len() as u64;
-    members.extend((kept..total).map(|_| (TailClass::FastPath, (above - base) as f32)));
-    Some(Tail { quantile: q, above, members })
 }
 
 /// The calls of each sequence as the search sees them.

@@ -332,7 +332,7 @@ fn printf_flush_in_three_repetitions_is_one_path() {
     assert!(cp.periodic.is_empty(), "{line}");
     assert_eq!(cp.irregular.iter().filter(|p| !p.is_phase()).count(), 1, "{line}");
     assert!(line.contains("about every 431 events"), "{line}");
-    let period = cp.main_slow_path().unwrap().mean_period;
+    let period = crate::analysis::attribution::main_slow_path(&cp, None).unwrap().mean_period;
     assert!((period - 431.0).abs() <= 43.1, "{period}: {line}");
 }
 
@@ -361,7 +361,7 @@ fn printf_flush_every_8_calls_is_one_path_at_its_spacing() {
     let line = path_line::describe("printf", &cp, None);
     let above = cp.periodic.len() + cp.irregular.iter().filter(|p| !p.is_phase()).count();
     assert_eq!(above, 1, "{line}");
-    let period = cp.main_slow_path().unwrap().mean_period;
+    let period = crate::analysis::attribution::main_slow_path(&cp, None).unwrap().mean_period;
     assert!((period - 8.0).abs() <= 0.8, "{period}: {line}");
 }
 

@@ -10,6 +10,7 @@ pub mod hist;
 pub mod period;
 pub mod rates;
 pub mod rng;
+pub mod tick_bins;
 
 use serde::Serialize;
 

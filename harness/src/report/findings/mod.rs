@@ -4,10 +4,17 @@
 //! the periods tried and refused, and the outliers. One renderer (path_line.rs) turns them into the
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
+mod dated_levels;
 pub mod expected_period;
 pub mod ranking;
 pub mod survey_check;
 pub mod survey_reference;
+mod tail_split;
+
+pub use dated_levels::{DatedLevel, DatedLevels, MIXED_LEVELS, NO_DATED_LEVEL, UNDECIDED_LEVELS};
+
+use tail_split::tail_split;
+pub use tail_split::{TailPart, TailSplit, TailWho};
 
 use serde::Serialize;
 
@@ -15,7 +22,7 @@ pub use crate::analysis::attribution::RateTest;
 use crate::analysis::attribution::{Attributions, NO_REFERENCE};
 use crate::analysis::code_paths::{self, CodePaths};
 pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
-use crate::analysis::dated::{Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::analysis::dated::SegmentReport;
 use crate::report::load::SummaryRow;
 
 /// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
@@ -140,88 +147,6 @@ pub struct SpeedLevels {
     pub attribution: Attribution,
 }
 
-/// One level of one sequence, dated by change points on the window means over `t_ns` and said
-/// the tracer's or the machine's by the sentinel windows in the same time spans (dated/mod.rs).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DatedLevel {
-    pub repetition: u32,
-    pub thread: u32,
-    /// Above the sequence's base level (slower), or below it.
-    pub above: bool,
-    pub segments: usize,
-    pub windows: usize,
-    /// The tracer's mean in the level over its mean in the base, minus 1.
-    pub tracer_shift: f64,
-    /// The same for the sentinels, with its 99 % bootstrap interval (None: too few sentinels).
-    pub sentinel_shift: Option<Interval>,
-    pub sentinels_in: usize,
-    pub attribution: Attribution,
-    /// A tracer level that keeps a periodic path's phase ("~300 slower calls after each switch").
-    pub lock: Option<PathLock>,
-    /// Calls disturbed from outside in the level's spans and in the base's.
-    pub outside: Option<Outside>,
-}
-
-/// The levels found over time in a run with sentinel windows. `sequences`: how many sequences
-/// (repetition x thread) were searched; none of them has a level when `levels` is empty.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DatedLevels {
-    pub sequences: usize,
-    pub levels: Vec<DatedLevel>,
-}
-
-impl DatedLevels {
-    /// The findings' view of a segments result; None for a run without sentinels or times.
-    pub fn of(r: &SegmentReport) -> Option<Self> {
-        let Outcome::Dated { sequences } = &r.outcome else { return None };
-        let levels = sequences
-            .iter()
-            .flat_map(|s| {
-                s.levels.iter().map(|l| DatedLevel {
-                    repetition: s.key.repetition,
-                    thread: s.key.thread,
-                    above: l.side != Side::Below,
-                    segments: l.segments,
-                    windows: l.windows,
-                    tracer_shift: l.tracer_shift,
-                    sentinel_shift: l.sentinel_shift,
-                    sentinels_in: l.sentinels_in,
-                    attribution: l.attribution.clone(),
-                    lock: l.lock,
-                    outside: l.outside,
-                })
-            })
-            .collect();
-        Some(DatedLevels { sequences: sequences.len(), levels })
-    }
-
-    /// Whose the levels the window shapes show are, as far as the dated levels decide it: one
-    /// owner when every dated level has that owner, else undecided with the reason.
-    pub fn owner(&self) -> Attribution {
-        let all = |a: &Attribution| !self.levels.is_empty() && self.levels.iter().all(|l| &l.attribution == a);
-        if all(&Attribution::Tracer) {
-            Attribution::Tracer
-        } else if all(&Attribution::Machine) {
-            Attribution::Machine
-        } else if self.levels.is_empty() {
-            Attribution::Undecided { why: NO_DATED_LEVEL.into() }
-        } else if self.levels.iter().all(|l| matches!(l.attribution, Attribution::Undecided { .. })) {
-            Attribution::Undecided { why: UNDECIDED_LEVELS.into() }
-        } else {
-            Attribution::Undecided { why: MIXED_LEVELS.into() }
-        }
-    }
-}
-
-/// Why a level shape stays undecided when the change points over time find no lasting level.
-pub const NO_DATED_LEVEL: &str =
-    "whose: not decided, the change points over time find no lasting level in any sequence to hold against the \
-     sentinel windows";
-/// ... when every dated level is itself undecided.
-pub const UNDECIDED_LEVELS: &str = "whose: not decided, nor are the dated levels (below)";
-/// ... and when the dated levels are not all one owner's.
-pub const MIXED_LEVELS: &str = "whose: not decided here, the dated levels differ (below)";
-
 /// A lattice the search found and the null refused.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RefusedPeriod {
@@ -251,43 +176,6 @@ pub struct Outliers {
     /// Their rate against the reference windows' above the same threshold (None: no reference
     /// windows).
     pub whose: Option<RateTest>,
-}
-
-/// Who a share of a tail's calls belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TailWho {
-    PeriodicPath,
-    IrregularPath,
-    MemorylessPath,
-    /// Slow calls the reference windows meet as often (the machine's stalls).
-    Machine,
-    SpeedPhase,
-    /// Outliers on no path that no band of the reference windows told either way.
-    NoPath,
-    /// The fast path's own spread (above the quantile, below the slow threshold).
-    FastPath,
-}
-
-/// One population's share of a tail.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TailPart {
-    pub who: TailWho,
-    /// What the report calls it: "slow path every 810", "the machine's slow calls".
-    pub what: String,
-    pub calls: u64,
-    pub share: f64,
-}
-
-/// What sets a tail (issue 34): the calls above p99 (or p99.9) split by population, the
-/// largest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TailSplit {
-    pub quantile: f64,
-    /// The calls counted lie above this (ns): the upper edge of the quantile's histogram bin.
-    pub above_ns: f64,
-    pub calls: u64,
-    pub parts: Vec<TailPart>,
 }
 
 /// One claim with its evidence; `kind` names it in report.json.
@@ -561,55 +449,6 @@ fn outliers(cp: &CodePaths, attr: Option<&Attributions>) -> Option<Finding> {
             Finding::Outliers(Outliers { count, share: share(count, cp.rows), whose })
         }
     })
-}
-
-/// A tail's calls by population, the largest share first.
-fn tail_split(cp: &CodePaths, t: &code_paths::Tail, attr: Option<&Attributions>) -> TailSplit {
-    use code_paths::TailClass;
-    let band = |e: f32, tracer: bool| {
-        attr.and_then(|a| {
-            a.bands.iter().find(|b| {
-                (b.test.attribution == Attribution::Tracer) == tracer
-                    && e as f64 >= b.test.extra_lo
-                    && b.test.extra_hi.is_none_or(|h| (e as f64) < h)
-            })
-        })
-    };
-    let mut parts: Vec<TailPart> = Vec::new();
-    for &(class, extra) in &t.members {
-        let (who, what) = match class {
-            TailClass::Periodic(i) => {
-                (TailWho::PeriodicPath, format!("the path every {}", cp.periodic[i].period_text()))
-            }
-            TailClass::Irregular(i) if attr.is_some_and(|a| a.machine_path(i)) => {
-                (TailWho::Machine, "the machine's slow calls".into())
-            }
-            TailClass::Irregular(i) if cp.irregular[i].is_phase() => (TailWho::SpeedPhase, "speed phases".into()),
-            TailClass::Irregular(i) => {
-                let p = &cp.irregular[i];
-                let what = match p.spacing {
-                    Some(s) => format!("the path about every {:.0}", s.median),
-                    None => format!("the irregular path at +{:.0} ns", p.delta),
-                };
-                (TailWho::IrregularPath, what)
-            }
-            TailClass::Phase => (TailWho::SpeedPhase, "speed phases".into()),
-            TailClass::Outlier => match (band(extra, true), band(extra, false)) {
-                (Some(b), _) => (TailWho::MemorylessPath, format!("the memoryless path at +{:.0} ns", b.extra)),
-                (None, Some(_)) => (TailWho::Machine, "the machine's slow calls".into()),
-                (None, None) => (TailWho::NoPath, "outliers on no path".into()),
-            },
-            TailClass::FastPath => (TailWho::FastPath, "the fast path's own spread".into()),
-        };
-        match parts.iter_mut().find(|p| p.what == what) {
-            Some(p) => p.calls += 1,
-            None => parts.push(TailPart { who, what, calls: 1, share: 0.0 }),
-        }
-    }
-    let n = t.members.len() as u64;
-    parts.iter_mut().for_each(|p| p.share = share(p.calls, n));
-    parts.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.what.cmp(&b.what)));
-    TailSplit { quantile: t.quantile, above_ns: t.above, calls: n, parts }
 }
 
 /// Why slow populations are undecided in a run without reference windows.
