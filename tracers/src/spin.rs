@@ -96,6 +96,19 @@ fn clock_step() -> u64 {
     d.get(d.len() / 2).copied().unwrap_or(1).clamp(1, 1000)
 }
 
+/// The next number of this thread's xorshift64 (the dither's, and the memoryless path's draw).
+#[inline(always)]
+fn next_random() -> u64 {
+    RNG.with(|r| {
+        let mut x = r.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r.set(x);
+        x
+    })
+}
+
 /// A uniform random number of ticks in [0, step).
 ///
 /// Why: the loop ends at the first clock value at least `ticks` past its start, so with a clock
@@ -108,14 +121,7 @@ fn clock_step() -> u64 {
 /// P(one more step) = f/s, so E[steps]*s = T + s, a constant excess that `compensate` removes.
 #[inline(always)]
 fn dither() -> u64 {
-    let x = RNG.with(|r| {
-        let mut x = r.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        r.set(x);
-        x
-    });
+    let x = next_random();
     let step = STEP.with(|s| s.get());
     // Multiply-high instead of `%`: a division costs tens of cycles.
     ((x >> 32) * step) >> 32
@@ -226,14 +232,7 @@ impl Tracer for Spin {
             None => fast,
             // 1 in `period` at random: the dither's generator, multiply-high into [0, period).
             Some((period, _, _)) if self.memoryless => {
-                let x = RNG.with(|r| {
-                    let mut x = r.get();
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    r.set(x);
-                    x
-                });
+                let x = next_random();
                 if ((x >> 32) * period) >> 32 == 0 {
                     slow_ticks
                 } else {

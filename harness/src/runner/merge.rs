@@ -138,39 +138,30 @@ pub fn concatenate<G: Group>(
     Ok((summary_rows, rep_rows))
 }
 
-/// Each tracer's sentinels.csv: its cells' files concatenated in the order of its events.csv. A
-/// cell that measured wrote one (headers only when it kept no sentinel).
-fn merge_sentinels(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
+/// One per-cell file of each tracer row concatenated, its cells in the order of its events.csv,
+/// under one header: sentinels.csv (a cell that measured wrote one, headers only when it kept no
+/// sentinel) and reference.csv (cells without reference windows wrote none). `create` opens the
+/// row's writer; `append` adds a cell's body; `commit` renames it into place.
+fn merge_per_row<W>(
+    out: &ResultsDir,
+    plan: &Plan,
+    runs: &[CellRun],
+    name: &str,
+    create: impl Fn(&std::path::Path) -> Result<W, Error>,
+    append: impl Fn(&mut W, &std::path::Path) -> Result<(), Error>,
+    commit: impl Fn(W) -> Result<(), Error>,
+) -> Result<(), Error> {
     for (ri, row) in plan.rows.iter().enumerate() {
-        let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
+        let mine: Vec<&CellRun> =
+            runs.iter().filter(|c| c.row == ri && c.result.is_some() && c.spec.dir.join(name).exists()).collect();
         if mine.is_empty() {
             continue;
         }
-        let mut w = SentinelsWriter::create(&out.tracer_dir(&row.dir)?.join(SENTINELS_CSV))?;
+        let mut w = create(&out.tracer_dir(&row.dir)?.join(name))?;
         for c in mine {
-            w.append_body_of(&c.spec.dir.join(SENTINELS_CSV))?;
+            append(&mut w, &c.spec.dir.join(name))?;
         }
-        w.commit()?;
-    }
-    Ok(())
-}
-
-/// Each tracer's reference.csv: its cells' files concatenated (cells without reference windows
-/// wrote none).
-fn merge_reference(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
-    for (ri, row) in plan.rows.iter().enumerate() {
-        let mine: Vec<&CellRun> = runs
-            .iter()
-            .filter(|c| c.row == ri && c.result.is_some() && c.spec.dir.join(REFERENCE_CSV).exists())
-            .collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let mut w = ReferenceWriter::create(&out.tracer_dir(&row.dir)?.join(REFERENCE_CSV))?;
-        for c in mine {
-            w.append_body_of(&c.spec.dir.join(REFERENCE_CSV))?;
-        }
-        w.commit()?;
+        commit(w)?;
     }
     Ok(())
 }
@@ -184,9 +175,17 @@ pub fn merge(
     sentinels: bool,
 ) -> Result<Vec<SummaryRow>, Error> {
     if sentinels {
-        merge_sentinels(out, plan, runs)?;
+        merge_per_row(
+            out,
+            plan,
+            runs,
+            SENTINELS_CSV,
+            SentinelsWriter::create,
+            |w, p| w.append_body_of(p),
+            |w| w.commit(),
+        )?;
     }
-    merge_reference(out, plan, runs)?;
+    merge_per_row(out, plan, runs, REFERENCE_CSV, ReferenceWriter::create, |w, p| w.append_body_of(p), |w| w.commit())?;
     let (summary_rows, rep_rows) = concatenate(
         out,
         plan,
