@@ -181,6 +181,10 @@ pub struct SpeedPhase {
     pub delta: f64,
     /// Maximal runs of windows where this mode holds the majority.
     pub stretches: u64,
+    /// The mean call count between the starts of its stretches, when they start at a nearly
+    /// fixed call count (analysis/stretch_starts.rs): the tracer's, since the machine cannot
+    /// count the tracer's calls.
+    pub start_every: Option<f64>,
 }
 
 /// Code paths of one metric (latency, or instructions when a PMU exists).

@@ -132,7 +132,7 @@ fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
 /// window of +-10 % that holds most consecutive gaps, when it holds half of them or more, at
 /// least `min_gaps`, and more than random gaps would put in any window (binomial tail, times
 /// the windows tried, below 1e-3). Returns the median gap in the window and its share.
-fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64, f64)> {
+pub(crate) fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64, f64)> {
     let mut g: Vec<f64> =
         its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
     if g.len() < min_gaps {

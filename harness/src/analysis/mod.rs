@@ -23,6 +23,7 @@ pub mod passes;
 pub mod periodic;
 pub mod phases;
 pub mod running;
+mod stretch_starts;
 mod tails;
 
 use std::collections::HashMap;
@@ -301,7 +302,12 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
         .iter()
         .enumerate()
         .filter(|(k, _)| phase[*k])
-        .map(|(k, x)| SpeedPhase { mode: x.clone(), delta: x.median - base, stretches: m.by_mode.stretches[k] })
+        .map(|(k, x)| SpeedPhase {
+            mode: x.clone(),
+            delta: x.median - base,
+            stretches: m.by_mode.stretches[k],
+            start_every: stretch_starts::period(&m.entries, &seqs.ids, k),
+        })
         .collect();
     let cp = CodePaths {
         metric: m.name.clone(),

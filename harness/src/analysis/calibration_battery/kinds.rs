@@ -42,6 +42,9 @@ pub enum Kind {
     /// A memoryless path of the tracer's: each call slow with probability 0.1 to 0.5 %, by +0.5
     /// to +2 us (the reference windows never take it), in 60,000 calls (issue 34's runs).
     Memoryless,
+    /// The 300 calls after every 810th cost +150 ns, with no spike of their own (issue 34): a
+    /// slower stretch that recurs by call count, the tracer's, said with its period.
+    CountedStretch,
     /// Speed phases of the machine in stretches of 300..3000 calls that move the tracer's calls by
     /// +20 % and the reference windows (a loop, not the tracer's code) by +4 %.
     SpeedPhases,
@@ -56,7 +59,7 @@ pub const NULL_KINDS: [Kind; 7] = [
     Kind::Stalls,
     Kind::SpeedPhases,
 ];
-pub const PLANTED_KINDS: [Kind; 10] = [
+pub const PLANTED_KINDS: [Kind; 11] = [
     Kind::FiveOccurrences,
     Kind::Coprime,
     Kind::Commensurate,
@@ -67,6 +70,7 @@ pub const PLANTED_KINDS: [Kind; 10] = [
     Kind::VaryingCost,
     Kind::StallsWithPath,
     Kind::Memoryless,
+    Kind::CountedStretch,
 ];
 /// Null kinds without any path above the fast one: an irregular path said there is false too
 /// (the drifting buffer has one, without an exact period).
@@ -275,6 +279,15 @@ fn planted(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
                 .map(|i| g.fast(0.001) + if i % p == ph { cost * (0.65 + 0.7 * g.unit()) } else { 0.0 })
                 .collect();
             (vec![v], Planted { periods: vec![p], ..none })
+        }
+        Kind::CountedStretch => {
+            let ph = g.range(0, 809);
+            let seqs = (0..3)
+                .map(|_| {
+                    (0..6000u64).map(|i| g.fast(0.001) + if (i + 810 - ph) % 810 < 300 { 150.0 } else { 0.0 }).collect()
+                })
+                .collect();
+            (seqs, Planted { periods: vec![810], ..none })
         }
         Kind::StallsWithPath => {
             let p = g.range(300, 1500);

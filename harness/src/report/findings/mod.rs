@@ -122,6 +122,9 @@ pub struct Level {
     pub share: f64,
     pub extra: f64,
     pub stretches: u64,
+    /// The mean call count between its stretches' starts, when they start at a nearly fixed
+    /// call count: then the tracer's (the machine cannot count its calls).
+    pub start_every: Option<f64>,
 }
 
 /// How a speed level showed in the data (phases.rs).
@@ -405,7 +408,12 @@ fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
         let levels = cp
             .phases
             .iter()
-            .map(|p| Level { share: p.mode.fraction, extra: p.delta, stretches: p.stretches })
+            .map(|p| Level {
+                share: p.mode.fraction,
+                extra: p.delta,
+                stretches: p.stretches,
+                start_every: p.start_every,
+            })
             .collect();
         out.push(undecided(LevelShape::Modes { levels }));
     }

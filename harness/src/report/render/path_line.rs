@@ -373,7 +373,17 @@ fn levels(l: &SpeedLevels, unit: &str) -> String {
                 .iter()
                 .map(|x| {
                     let st = plural(x.stretches, "stretch", "stretches");
-                    format!("{:.1}% of calls at {} in {} {st}", 100.0 * x.share, signed(x.extra, unit), x.stretches)
+                    let every = x.start_every.map_or(String::new(), |p| {
+                        format!(
+                            " starting every {p:.0} calls (a call count: the machine cannot count the tracer's calls)"
+                        )
+                    });
+                    format!(
+                        "{:.1}% of calls at {} in {} {st}{every}",
+                        100.0 * x.share,
+                        signed(x.extra, unit),
+                        x.stretches
+                    )
                 })
                 .collect();
             let n = if levels.len() == 1 { "two".to_string() } else { (levels.len() + 1).to_string() };
