@@ -312,7 +312,9 @@ fn irregular(p: &IrregularPath, unit: &str) -> String {
         None => format!("irregular, about 1 in {:.0} events", p.one_in),
     };
     let whose = p.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
-    format!("{:.1}% {when} ({}){whose}", 100.0 * p.share, signed(p.extra, unit))
+    // Below 0.1 % one decimal would say "0.0%" of a path that exists: its first digits instead.
+    let share = if p.share < 0.001 { small_pct(p.share) } else { format!("{:.1}", 100.0 * p.share) };
+    format!("{share}% {when} ({}){whose}", signed(p.extra, unit))
 }
 
 /// Whose a slow population is, with the reference windows' evidence (attribution.rs).

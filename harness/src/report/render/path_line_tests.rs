@@ -83,6 +83,9 @@ fn irregular_paths_with_and_without_a_spacing() {
     );
     let faster = IrregularPath { calls: 50, share: 0.005, extra: -20.0, spacing: None, one_in: 200.0, whose: None };
     assert!(say(vec![fast(false), Finding::IrregularPath(faster)]).contains("faster path 0.5% irregular"));
+    // A rare path is never "0.0%".
+    let rare = IrregularPath { calls: 4, share: 0.0001, extra: 1400.0, spacing: None, one_in: 10000.0, whose: None };
+    assert!(say(vec![fast(false), Finding::IrregularPath(rare)]).contains("slow path 0.01% irregular"), "rare");
 }
 
 #[test]
