@@ -6,6 +6,8 @@ use crate::analysis::attribution::Attributions;
 use crate::analysis::code_paths::{self, CodePaths};
 use crate::analysis::dated::Attribution;
 
+use super::share;
+
 /// Who a share of a tail's calls belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,8 +92,4 @@ pub(super) fn tail_split(cp: &CodePaths, t: &code_paths::Tail, attr: Option<&Att
     parts.iter_mut().for_each(|p| p.share = share(p.calls, n));
     parts.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.what.cmp(&b.what)));
     TailSplit { quantile: t.quantile, above_ns: t.above, calls: n, parts }
-}
-
-fn share(calls: u64, of: u64) -> f64 {
-    calls as f64 / of.max(1) as f64
 }

@@ -19,13 +19,14 @@ fn width(s: &str) -> usize {
     s.chars().count()
 }
 
-/// `s` cut to `w` columns, "…" marking a cut.
+/// `s` cut to `w` columns, "..." marking a cut (ASCII: a cut line is as wide in bytes as in
+/// columns, for tools and terminals that count bytes).
 fn fit(s: &str, w: usize) -> String {
     if width(s) <= w {
         return s.to_string();
     }
-    let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
-    t.push('…');
+    let mut t: String = s.chars().take(w.saturating_sub(3)).collect();
+    t.push_str("...");
     t
 }
 
