@@ -186,6 +186,8 @@ pub fn run() -> i32 {
         }
     };
     let code = dispatch(&cli, &argv);
+    // Whatever a command's tracer guards are still tearing down (a session daemon) ends first.
+    tracebench_tracers::registry::wait_released();
     // Results made under sudo go to the user who ran sudo (results::owner, docs/security.md).
     for line in crate::results::owner::hand_back() {
         eprintln!("tracebench: warning: {line}");

@@ -252,6 +252,13 @@ pub fn reap_leftovers() {
     }
 }
 
+/// Waits for the teardown that parent guards left running when they were dropped (an LTTng
+/// session daemon shutting down while the run writes its results). Called before the process
+/// exits, so that nothing a run started outlives it.
+pub fn wait_released() {
+    crate::lttng::wait_stopped();
+}
+
 /// Set-up that must happen in the parent before the measuring child starts, and last for the
 /// whole run (dropped after the tracer's last cell). `None` for most tracers.
 pub fn parent_guard(spec: &str, opts: &CreateOptions) -> Result<Option<Box<dyn Any + Send>>, TracerError> {

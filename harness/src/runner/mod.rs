@@ -180,6 +180,9 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     // Hands the detector's tracepoints to the background releaser (`KeepAlive`'s Drop).
     drop(shared);
     t.mark("release");
+    // The session daemon a guard started has been shutting down since `guards_release`.
+    tracebench_tracers::registry::wait_released();
+    t.mark("guards_stopped");
     if opts.timings {
         t.print();
     }

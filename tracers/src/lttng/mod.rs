@@ -328,10 +328,15 @@ impl Lttng {
         if which("babeltrace2").is_none() {
             return Err("babeltrace2 not installed (apt-get install babeltrace2)".into());
         }
-        let out = Command::new("babeltrace2")
-            .arg(self.out_dir.path())
-            .output()
-            .map_err(|e| format!("cannot run babeltrace2: {e}"))?;
+        // The details read (buffer geometry) runs beside the plain read; both are waited for
+        // before the directory is cleared.
+        // Each output is drained by its own thread: a full pipe must not hold either one back.
+        let (out, details) = std::thread::scope(|s| {
+            let details = s.spawn(|| snapshot::spawn_details(self.out_dir.path()).and_then(|c| c.wait_with_output()));
+            let out = Command::new("babeltrace2").arg(self.out_dir.path()).output();
+            (out, details.join().unwrap_or_else(|_| Err(std::io::Error::other("the babeltrace2 reader panicked"))))
+        });
+        let out = out.map_err(|e| format!("cannot run babeltrace2: {e}"))?;
         if !out.status.success() {
             return Err(format!(
                 "babeltrace2 {} failed: {}",
@@ -339,7 +344,7 @@ impl Lttng {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        *self.geometry.lock().unwrap() = Some(geometry(self.out_dir.path(), self.subbuf_bytes));
+        *self.geometry.lock().unwrap() = Some(snapshot::geometry(self.out_dir.path(), self.subbuf_bytes, details));
         // Each snapshot record goes to a new snapshot-N directory: clear it so the next read only
         // sees the next snapshot. The directory is ours alone (0700), so nobody else can plant an
         // entry in it; std's remove_dir_all does not follow symlinks either.

@@ -34,7 +34,8 @@ pub(super) fn sessiond_pidfile() -> PathBuf {
 pub fn running_sessiond() -> Option<i32> {
     let pid: i32 = std::fs::read_to_string(sessiond_pidfile()).ok()?.trim().parse().ok()?;
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    (comm.trim() == "lttng-sessiond").then_some(pid)
+    // A daemon that has exited stays a zombie until PID 1 reaps it, which can be late here.
+    (comm.trim() == "lttng-sessiond" && owned::ProcId::of(pid).is_some_and(|p| p.alive())).then_some(pid)
 }
 
 /// Name of the state file recording the session daemon a run started (see `owned`).
@@ -88,6 +89,7 @@ pub struct SessiondGuard {
 
 impl SessiondGuard {
     pub fn ensure(spec: &str) -> Result<Self, TracerError> {
+        wait_stopped();
         reap_leftovers();
         if running_sessiond().is_some() {
             return Ok(SessiondGuard { started: None });
@@ -135,14 +137,40 @@ impl SessiondGuard {
     }
 }
 
+/// Daemons this process's guards are stopping: each waited for by its own thread, so that the
+/// run writes its results while the daemon shuts down (about 55 ms here, issue 39).
+static STOPPING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> = std::sync::Mutex::new(Vec::new());
+
+/// Waits until every daemon a dropped [`SessiondGuard`] is stopping has exited (or been killed).
+/// The process calls it before it exits, and [`SessiondGuard::ensure`] before it looks for a
+/// running daemon (else it could take one that is shutting down for its own).
+pub fn wait_stopped() {
+    let handles: Vec<_> = STOPPING.lock().map(|mut v| v.drain(..).collect()).unwrap_or_default();
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
 impl Drop for SessiondGuard {
     fn drop(&mut self) {
         let Some(p) = self.started else { return };
         // Only the daemon this guard started: same pid and start time, and still the one the
         // pid file names.
-        if running_sessiond() == Some(p.pid) && !owned::stop(p, Duration::from_secs(5)) {
-            eprintln!("warning: lttng-sessiond (pid {}) did not stop after SIGTERM and SIGKILL", p.pid);
+        if running_sessiond() != Some(p.pid) {
+            owned::forget(STATE);
+            return;
         }
-        owned::forget(STATE);
+        // SIGTERM here, so that a process that ends early still leaves a stopping daemon (and
+        // its record, for the next run's reap); SIGKILL after 5 s, in the waiting thread.
+        p.signal(libc::SIGTERM);
+        let wait = std::thread::spawn(move || {
+            if !owned::stop(p, Duration::from_secs(5)) {
+                eprintln!("warning: lttng-sessiond (pid {}) did not stop after SIGTERM and SIGKILL", p.pid);
+            }
+            owned::forget(STATE);
+        });
+        if let Ok(mut v) = STOPPING.lock() {
+            v.push(wait);
+        }
     }
 }

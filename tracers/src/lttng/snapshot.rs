@@ -97,14 +97,10 @@ pub fn parse_packet_events(text: &str) -> BTreeMap<u32, Vec<u64>> {
 /// SUB-BUFFER_SIZE / EVENT_SIZE events): each packet's content size from its CTF header and its
 /// event count from babeltrace2, hence the event size, the packet header's size and the events a
 /// full sub-buffer holds, which is the period the report expects for the sub-buffer switch.
-pub fn geometry(dir: &Path, subbuf_bytes: u64) -> serde_json::Value {
+pub fn geometry(dir: &Path, subbuf_bytes: u64, details: std::io::Result<std::process::Output>) -> serde_json::Value {
     let mut packets = Vec::new();
     read_packets(dir, subbuf_bytes, &mut packets);
-    let out = Command::new("babeltrace2")
-        .args(["-c", "sink.text.details", "-p", "with-metadata=false,with-time=false"])
-        .arg(dir)
-        .output();
-    let text = match out {
+    let text = match details {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
         Ok(o) => {
             return serde_json::json!({"error": format!("babeltrace2 details: {}", String::from_utf8_lossy(&o.stderr).trim())})
@@ -112,6 +108,19 @@ pub fn geometry(dir: &Path, subbuf_bytes: u64) -> serde_json::Value {
         Err(e) => return serde_json::json!({"error": format!("cannot run babeltrace2: {e}")}),
     };
     geometry_of(&mut packets, &parse_packet_events(&text), subbuf_bytes)
+}
+
+/// Starts babeltrace2's `sink.text.details` on a snapshot directory: the per-packet event counts
+/// [`geometry`] pairs with the stream files. Started before the plain read of the same snapshot so
+/// that the two processes' start-up (about 10 ms each here) overlaps (issue 39).
+pub fn spawn_details(dir: &Path) -> std::io::Result<std::process::Child> {
+    Command::new("babeltrace2")
+        .args(["-c", "sink.text.details", "-p", "with-metadata=false,with-time=false"])
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
 }
 
 /// [`geometry`] from parsed packets and per-CPU event counts (packets of one CPU pair up in
