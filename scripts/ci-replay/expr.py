@@ -1,6 +1,7 @@
 """GitHub Actions expressions, the forms the example workflows use: `${{ path.to.value }}`
 substitution, and `if:` conditions made of status functions (always(), success(), failure(),
-cancelled()), hashFiles(...), string literals, `==`, `!=`, `!`, `&&`, `||` and parentheses.
+cancelled()), hashFiles(...), string literals, true, false, null, `==`, `!=`, `!`, `&&`, `||`
+and parentheses.
 
 Anything else (another function, a number, `contains(...)`) is an error, not a guess: a new form
 in an example must fail the replay until this file learns it. Semantics follow GitHub's: a missing
@@ -13,6 +14,7 @@ TOKEN = re.compile(
     r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||!|\(|\)|,)|(?P<name>[A-Za-z_][A-Za-z0-9_.-]*))"
 )
 STATUS = ("always", "success", "failure", "cancelled")
+LITERALS = {"true": True, "false": False, "null": None}
 
 
 class ExprError(Exception):
@@ -103,6 +105,8 @@ class Parser:
                     self.take()
             self.take(")")
             return self.call(val, args)
+        if kind == "name" and val in LITERALS:
+            return LITERALS[val]
         if kind == "name":
             return lookup(self.ctx, val)
         raise ExprError(f"unexpected {val!r} in {self.text!r}")

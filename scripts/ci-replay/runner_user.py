@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SUDOERS_DIR = "/etc/sudoers.d"
 
@@ -87,6 +88,9 @@ class RunnerUser:
                 failed.append(f"{self.sudoers}: {e}")
             self.sudoers = None
         if self.name:
+            left = wait_for_no_process(self.uid)
+            if left:
+                failed.append(f"processes of {self.name} still running: {left} (end them, then: userdel {self.name})")
             r = subprocess.run(["userdel", self.name], capture_output=True, text=True)
             if r.returncode != 0:
                 failed.append(f"userdel {self.name}: {r.stderr.strip()}")
@@ -101,3 +105,21 @@ class RunnerUser:
             self.home = None
         for f in failed:
             print(f"ci-replay: clean-up failed: {f}", file=sys.stderr)
+
+
+def wait_for_no_process(uid, wait_s=10.0):
+    """Waits until no process runs with uid as its real or effective uid; -> the pids still left."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    uids = next(line for line in f if line.startswith("Uid:")).split()[1:3]
+            except (OSError, StopIteration):
+                continue
+            if str(uid) in uids:
+                left.append(int(pid))
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)

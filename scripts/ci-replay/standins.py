@@ -121,8 +121,11 @@ def checkout(job, inputs):
     else:
         src, ref, depth = job.env.tracer_repo, inputs.get("ref") or job.env.head_sha, []
     os.makedirs(dest, exist_ok=True)
-    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", *depth, src, dest], check=True)
-    subprocess.run(["git", "-C", dest, "checkout", "--quiet", "--detach", ref], check=True)
+    # Root clones, then hands the tree to the runner user: safe.directory, for a workspace root the
+    # runner user already owns (git refuses to work as root in another user's directory).
+    git = ["git", "-c", f"safe.directory={dest}"]
+    subprocess.run([*git, "clone", "--quiet", "--no-hardlinks", *depth, src, dest], check=True)
+    subprocess.run([*git, "-C", dest, "checkout", "--quiet", "--detach", ref], check=True)
     chown_tree(dest, job.owner)
     print(f"  | checked out {repo or 'the tracer (fixture)'} at {ref[:12]} into {os.path.relpath(dest, job.workspace)}")
     return {}

@@ -106,11 +106,12 @@ class Job:
                 sys.stdout.flush()
             return p.wait(timeout=timeout)
         except BaseException:
-            try:
-                os.killpg(p.pid, 15)
-                p.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(p.pid, 9)
+            # The whole group, sudo's root children too (a sudo without a terminal leaves its command in
+            # the group), until none is left: the runner user cannot be removed while one runs.
+            for sig in (15, 9):
+                if not end_group(p.pid, sig):
+                    break
+            p.wait()
             raise
 
     def read_as_runner(self, path):
@@ -158,7 +159,12 @@ class Job:
                 rc, outputs = self.run_step(i, step, env)
             else:
                 inputs = {k: expr.substitute(str(v), self.ctx) for k, v in (step.get("with") or {}).items()}
-                got = standins.run(self, step["uses"], inputs)
+                try:
+                    got = standins.run(self, step["uses"], inputs)
+                except (standins.StandinError, subprocess.CalledProcessError, OSError, ValueError) as e:
+                    # The stand-in's own failure (a bad input, an unreadable file): the step fails.
+                    print(f"  | {step['uses']}: {e}")
+                    got = 1
                 rc, outputs = (got, {}) if isinstance(got, int) else (0, got)
             result = "success" if rc == 0 else "failure"
             self.failed |= rc != 0
@@ -178,9 +184,31 @@ class Job:
         raise KeyError(f"no step named {label!r} in {self.job_id}")
 
 
+def end_group(pgid, sig, wait_s=10.0):
+    """Sends sig to the process group pgid and waits for it to empty; -> whether some are left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        try:
+            os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    return True
+
+
 def read_outputs(path):
     """$GITHUB_OUTPUT: `key=value` lines and `key<<DELIM` blocks."""
-    out, lines = {}, open(path).read().splitlines()
+    with open(path) as f:
+        lines = f.read().splitlines()
+    out = {}
     i = 0
     while i < len(lines):
         line = lines[i]
