@@ -13,6 +13,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 
 import expr
@@ -22,12 +23,13 @@ ARCH = {"x86_64": "X64", "aarch64": "ARM64"}
 
 
 class Job:
-    def __init__(self, env, workflow, job_id, case, skip=None, matrix=None):
+    def __init__(self, env, workflow, job_id, case, matrix=None):
         """env: the replay's shared state (user, fixture, cache); case: a short name for the
-        directories; skip: step name -> why it is not run here."""
+        directories; matrix: the one matrix entry replayed."""
         self.env, self.wf, self.job_id, self.case = env, workflow, job_id, case
         self.spec = workflow["jobs"][job_id]
-        self.skip = skip or {}
+        # timeout-minutes, as GitHub applies it: the job's steps together, then the step is ended.
+        self.deadline = time.monotonic() + 60 * float(self.spec.get("timeout-minutes", 360))
         self.owner = (env.user.uid, env.user.gid)
         base = os.path.join(env.home, "jobs", case)
         self.workspace = os.path.join(base, "work")
@@ -100,6 +102,8 @@ class Job:
         p = subprocess.Popen(argv, cwd=self.workspace, env=env or self.runner_env({}), user=self.env.user.uid,
                              group=self.env.user.gid, extra_groups=[], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        timer = threading.Timer(max(0.0, self.deadline - time.monotonic()), end_group, (p.pid, 9, 0.0))
+        timer.start()
         try:
             for line in p.stdout:
                 sys.stdout.write("  | " + line.decode(errors="replace"))
@@ -113,6 +117,8 @@ class Job:
                     break
             p.wait()
             raise
+        finally:
+            timer.cancel()
 
     def read_as_runner(self, path):
         """A file's text as the runner user reads it (what an action on the runner would see)."""
@@ -145,10 +151,6 @@ class Job:
             if not expr.condition(step.get("if"), self.ctx):
                 self.results.append((label, "skipped", None, "its if: is false"))
                 print(f"ci-replay: -- {label}: skipped (if: false)")
-                continue
-            if label in self.skip:
-                self.results.append((label, "skipped", None, self.skip[label]))
-                print(f"ci-replay: -- {label}: NOT REPLAYED: {self.skip[label]}")
                 continue
             print(f"ci-replay: -- {label}", flush=True)
             env = dict(job_env)
