@@ -20,6 +20,8 @@ import expr
 import standins
 
 ARCH = {"x86_64": "X64", "aarch64": "ARM64"}
+JOB_KEYS = {"runs-on", "timeout-minutes", "steps", "strategy", "env", "permissions"}
+STEP_KEYS = {"name", "id", "if", "run", "uses", "with", "env", "shell"}
 
 
 class Job:
@@ -96,7 +98,7 @@ class Job:
         e.update(extra)
         return e
 
-    def as_runner(self, argv, env=None, timeout=None):
+    def as_runner(self, argv, env=None):
         """Runs argv as the runner user in the workspace, its output indented; -> exit status. Its own
         session, so that Ctrl-C here ends it and its children (sudo's too) by their process group."""
         p = subprocess.Popen(argv, cwd=self.workspace, env=env or self.runner_env({}), user=self.env.user.uid,
@@ -108,7 +110,7 @@ class Job:
             for line in p.stdout:
                 sys.stdout.write("  | " + line.decode(errors="replace"))
                 sys.stdout.flush()
-            return p.wait(timeout=timeout)
+            return p.wait()
         except BaseException:
             # The whole group, sudo's root children too (a sudo without a terminal leaves its command in
             # the group), until none is left: the runner user cannot be removed while one runs.
@@ -136,13 +138,24 @@ class Job:
             with open(f, "w") as fh:
                 fh.write(text)
             os.chown(f, *self.owner)
-        if step.get("shell", "bash") != "bash":
-            raise standins.StandinError(f"step {i}: shell {step['shell']!r} is not replayed")
         rc = self.as_runner(["bash", "--noprofile", "--norc", "-eo", "pipefail", path],
                             env=self.runner_env(dict(env, GITHUB_OUTPUT=out)))
         return rc, read_outputs(out)
 
+    def check_keys(self):
+        """A key the replay does not act on (continue-on-error, working-directory, services, another
+        shell) would make it replay something other than what GitHub runs: refused, by name."""
+        extra = set(self.spec) - JOB_KEYS
+        for step in self.spec["steps"]:
+            extra |= set(step) - STEP_KEYS
+            if step.get("shell", "bash") != "bash":
+                extra.add(f"shell: {step['shell']}")
+        if extra:
+            raise standins.StandinError(f"{self.job_id}: the replay does not handle {sorted(extra)} "
+                                        "(scripts/ci-replay/workflow.py)")
+
     def run(self):
+        self.check_keys()
         name = self.wf.get("name", "?")
         print(f"ci-replay: == {name} / {self.job_id} ({self.case}) ==", flush=True)
         job_env = {k: expr.substitute(str(v), self.ctx) for k, v in (self.spec.get("env") or {}).items()}
