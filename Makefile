@@ -39,9 +39,11 @@ test: setup build
 # tracer repository as the pull request (scripts/ci-replay/). Root only: it creates (and removes)
 # that user and its sudoers entry, and installs sudo when missing, which `make test` must not do on
 # a developer's machine; .ci/run runs it. About 20 s. PyYAML comes from PyPI into
-# target/ci-replay-tools where python3 has none. CI_REPLAY_ARGS: e.g. --only instructions.
+# target/ci-replay-tools where python3 has none (or from apt, where python3 has no pip).
+# CI_REPLAY_ARGS: e.g. --only instructions.
 ci-replay: build
-	@python3 -c 'import yaml' 2>/dev/null || python3 -m pip install --quiet --target target/ci-replay-tools pyyaml
+	@python3 -c 'import yaml' 2>/dev/null || python3 -m pip install --quiet --target target/ci-replay-tools pyyaml \
+	  || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml
 	PYTHONPATH=target/ci-replay-tools python3 scripts/ci-replay/replay.py $(CI_REPLAY_ARGS)
 
 # Mutation testing of the pure modules (docs/testing.md): how many of cargo-mutants' changes to
