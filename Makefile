@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test precision bench-gate indep compare clean mutants calibrate docs sentinel-cost footprint bench-overhead
+.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs sentinel-cost footprint bench-overhead
 
 all: build
 
@@ -28,10 +28,23 @@ bench: setup build
 # there are more than scripts/untested-messages.count (the list only shrinks).
 test: setup build
 	python3 scripts/tests/check_structure_test.py
+	python3 scripts/tests/ci_replay_test.py
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
 	python3 scripts/check-docs.py $(BIN)
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
+
+# The workflow replay (docs/testing.md): each job of scripts/ci-example/*.yml run step by step as
+# an unprivileged runner user with passwordless sudo, the `uses:` actions stood in locally, a small
+# tracer repository as the pull request (scripts/ci-replay/). Root only: it creates (and removes)
+# that user and its sudoers entry, and installs sudo when missing, which `make test` must not do on
+# a developer's machine; .ci/run runs it. About 20 s. PyYAML comes from PyPI into
+# target/ci-replay-tools where python3 has none (or from apt, where python3 has no pip).
+# CI_REPLAY_ARGS: e.g. --only instructions.
+ci-replay: build
+	@python3 -c 'import yaml' 2>/dev/null || python3 -m pip install --quiet --target target/ci-replay-tools pyyaml \
+	  || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml
+	PYTHONPATH=target/ci-replay-tools python3 scripts/ci-replay/replay.py $(CI_REPLAY_ARGS)
 
 # Mutation testing of the pure modules (docs/testing.md): how many of cargo-mutants' changes to
 # the statistics (harness/src/stats/) and the gate's verdict the unit tests catch. Not in

@@ -165,6 +165,24 @@ fn period_text(p: &Path1) -> String {
     }
 }
 
+/// "1 call", "8 calls".
+fn calls_text(n: usize) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
+}
+
+/// The period clause of a rarer path in the summary line: a path seen on one call says where (the
+/// table's bare "-" says nothing in a sentence), and a path with no period to give has no clause.
+fn period_clause(p: &Path1) -> Option<String> {
+    if p.calls == 1 {
+        return Some(format!("once, at iteration {}", p.span.0));
+    }
+    Some(period_text(p)).filter(|t| t != "-")
+}
+
 /// One tracer row of a stepped run, as read: its paths, most calls first.
 struct Stepped {
     name: String,
@@ -242,10 +260,12 @@ fn say(tracers: &[Stepped]) -> Vec<String> {
          calls, traps, page faults) are given beside its count."
             .to_string(),
     ];
-    let mut main: BTreeMap<String, u64> = BTreeMap::new();
+    // Keyed by spec (`none`, `lw`, `lttng-ust` are found by what ran), said by row name: a plugin's
+    // spec is a path and its arguments (`plugin:./libnutrace.so:events=256`), its name is `nutrace`.
+    let mut main: BTreeMap<String, (String, u64)> = BTreeMap::new();
     for t in tracers {
         let (ps, first) = (&t.paths, &t.paths[0]);
-        main.insert(t.spec.clone(), first.instructions);
+        main.insert(t.spec.clone(), (t.name.clone(), first.instructions));
         let mut s = format!(
             "{}: {} instructions on {:.1}% of {} calls ({})",
             t.name,
@@ -256,13 +276,8 @@ fn say(tracers: &[Stepped]) -> Vec<String> {
         );
         let shown = said(ps)[1..].to_vec();
         for q in &shown {
-            s.push_str(&format!(
-                "; {} on {} calls ({}, {})",
-                count_text(q),
-                q.calls,
-                entries(q.kernel),
-                period_text(q)
-            ));
+            let when = period_clause(q).map(|w| format!(", {w}")).unwrap_or_default();
+            s.push_str(&format!("; {} on {} ({}{when})", count_text(q), calls_text(q.calls), entries(q.kernel)));
         }
         if ps.len() > shown.len() + 1 {
             s.push_str(&format!("; {} more paths", ps.len() - shown.len() - 1));
@@ -275,20 +290,20 @@ fn say(tracers: &[Stepped]) -> Vec<String> {
         }
         lines.push(format!("{s}."));
     }
-    if let (Some(&none), true) = (main.get("none"), main.len() > 1) {
+    if let (Some(&(_, none)), true) = (main.get("none"), main.len() > 1) {
         let over: Vec<String> = main
             .iter()
             .filter(|(k, _)| *k != "none")
-            .map(|(k, v)| format!("{k} {}", *v as i64 - none as i64))
+            .map(|(_, (name, v))| format!("{name} {}", *v as i64 - none as i64))
             .collect();
         lines.push(format!(
             "Over the `none` floor ({none} instructions: the call and its dynamic dispatch), the main paths add: {}.",
             over.join(", ")
         ));
     }
-    if let (Some(&l), Some(&u)) = (main.get("lw"), main.get("lttng-ust")) {
+    if let (Some(&(_, l)), Some(&(_, u))) = (main.get("lw"), main.get("lttng-ust")) {
         // One definition of "N times" in every report (ranking::times): net of the floor.
-        let floor = main.get("none").map(|&n| n as f64);
+        let floor = main.get("none").map(|&(_, n)| n as f64);
         if let Some(x) = crate::report::findings::ranking::times(u as f64, l as f64, floor, "as many") {
             let net = match floor {
                 Some(f) => format!(" ({} and {} over the `none` floor)", u as f64 - f, l as f64 - f),
@@ -394,5 +409,33 @@ mod tests {
         let two = paths(&[(0, 5, 0, 0), (1, 5, 0, 0), (2, 9, 0, 0), (3, 5, 0, 0), (363, 9, 0, 0)]);
         assert_eq!(two[1].period, None);
         assert_eq!(period_text(&two[1]), "361 calls apart (too few calls for a period)");
+    }
+
+    fn stepped(name: &str, spec: &str, rows: &[(u64, u64, u64, u64)]) -> Stepped {
+        let paths = paths(rows);
+        Stepped { name: name.into(), dir: name.into(), spec: spec.into(), calls: rows.len(), retried: 0, paths }
+    }
+
+    #[test]
+    fn the_floor_line_names_a_plugin_by_its_row_name_not_its_spec() {
+        let none = stepped("none", "none", &[(0, 10, 0, 0), (1, 10, 0, 0)]);
+        let plug = stepped("nutrace", "plugin:./libnutrace.so:events=256", &[(0, 941, 0, 0), (1, 941, 0, 0)]);
+        let lines = say(&[none, plug]);
+        let floor = lines.iter().find(|l| l.starts_with("Over the `none` floor")).expect("the floor line");
+        assert!(floor.ends_with("the main paths add: nutrace 931."), "{floor}");
+        assert!(!lines.iter().any(|l| l.contains("plugin:")), "{lines:?}");
+    }
+
+    #[test]
+    fn a_path_seen_on_one_call_says_1_call_once_and_where() {
+        // 941 on every call but one: 2389 at iteration 7, with 4 kernel entries.
+        let rows: Vec<_> = (0..200u64).map(|i| if i == 7 { (i, 2389, 4, 0) } else { (i, 941, 0, 0) }).collect();
+        let lines = say(&[stepped("lttng-ust", "lttng-ust", &rows)]);
+        assert!(lines[1].contains("; 2389 on 1 call (4 kernel entries, once, at iteration 7)."), "{}", lines[1]);
+        assert!(!lines[1].contains(", -)"), "{}", lines[1]);
+        // Two calls: plural, and their distance is the clause.
+        let rows: Vec<_> = (0..200u64).map(|i| if i % 100 == 7 { (i, 2389, 4, 0) } else { (i, 941, 0, 0) }).collect();
+        let lines = say(&[stepped("lttng-ust", "lttng-ust", &rows)]);
+        assert!(lines[1].contains("; 2389 on 2 calls (4 kernel entries, 100 calls apart"), "{}", lines[1]);
     }
 }
