@@ -64,3 +64,34 @@ pub(super) fn rusage_reasons(from: u64, to: u64) -> u16 {
     }
     mask
 }
+
+/// PERF_RECORD_MISC_SWITCH_OUT and PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (uapi perf_event.h).
+const MISC_SWITCH_OUT: u16 = 1 << 13;
+const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
+
+/// The reason of one PERF_RECORD_SWITCH of the measuring thread, from its header's `misc`: a
+/// switch-out marked PREEMPT (the thread was still runnable) is a preemption, one without the
+/// mark is the thread going to sleep (blocked); a switch-in says nothing more.
+pub(super) fn record_reason(misc: u16) -> u16 {
+    match (misc & MISC_SWITCH_OUT != 0, misc & MISC_SWITCH_OUT_PREEMPT != 0) {
+        (true, true) => Reason::ContextSwitch as u16,
+        (true, false) => Reason::Blocked as u16,
+        (false, _) => 0,
+    }
+}
+
+/// A dummy software event of the calling thread that counts nothing and writes the kernel's
+/// switch records (`context_switch`) into the detector's ring.
+pub(super) fn records_event() -> perf_event::Builder<'static> {
+    let mut b = perf_event::Builder::new(perf_event::events::Software::DUMMY);
+    b.observe_self().any_cpu().include_kernel().context_switch(true).wakeup_events(0);
+    b
+}
+
+/// Whether this kernel marks preempted switch-outs (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, Linux
+/// 4.17): without the mark, every switch-out would read as a sleep and a preempted call be kept.
+pub(super) fn records_tell_preemption() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut v = release.trim().split(|c: char| !c.is_ascii_digit()).filter_map(|x| x.parse::<u32>().ok());
+    matches!((v.next(), v.next()), (Some(major), Some(minor)) if (major, minor) >= (4, 17))
+}

@@ -174,3 +174,77 @@ fn records_between_windows_are_released_so_the_ring_never_fills() {
         assert_eq!(det.tail_for_test(), h, "the tail follows the head after window {k}");
     }
 }
+
+/// Pins the calling thread to `cpu`; returns the mask it had.
+fn pin_to(cpu: usize) -> libc::cpu_set_t {
+    // SAFETY: plain affinity calls on zeroed cpu_set_t values we own.
+    unsafe {
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old);
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set), 0);
+        old
+    }
+}
+
+/// Without sched_switch's prev_state (no tracefs, as in a container), the kernel's switch
+/// records still tell the tracer's own sleep (kept, blocked) from a preemption (discarded): a
+/// thread that sleeps is blocked, one that spins while another spinner shares its CPU is
+/// preempted.
+#[test]
+fn switch_records_tell_a_sleep_from_a_preemption() {
+    if !switch::records_tell_preemption() {
+        eprintln!("SKIP switch records test: this kernel is older than 4.17 (no PREEMPT mark on switch-outs)");
+        return;
+    }
+    let mut det = match Detector::open_with(0, None) {
+        Ok(d) if d.switch_records => d,
+        Ok(d) => {
+            eprintln!("SKIP switch records test: no perf event could write switch records ({:?})", d.sources.missing);
+            return;
+        }
+        Err(e) => {
+            eprintln!("SKIP switch records test: {e}");
+            return;
+        }
+    };
+    assert!(det.sources.voluntary.contains("PERF_RECORD_SWITCH"), "{}", det.sources.voluntary);
+    // SAFETY: sched_getcpu has no preconditions.
+    let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize;
+    let old = pin_to(cpu);
+    let h0 = det.head();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let h1 = det.head();
+    let slept = det.classify(h0, h1);
+    assert_eq!(
+        slept & (Reason::Blocked as u16 | Reason::ContextSwitch as u16),
+        Reason::Blocked as u16,
+        "{}",
+        Reason::names(slept)
+    );
+    // A spinner on the same CPU: within 200 ms of spinning, the scheduler preempts one of us.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            pin_to(cpu);
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(5)); // the spinner runs
+    let h2 = det.head();
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_millis(200) {
+        std::hint::spin_loop();
+    }
+    let h3 = det.head();
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    let spun = det.classify(h2, h3);
+    // SAFETY: restores the mask read above.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &old) };
+    assert!(spun & Reason::ContextSwitch as u16 != 0, "{}", Reason::names(spun));
+}
