@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+#[path = "../../tracers/tests/support/example_plugins.rs"]
+mod example_plugins;
+
 const HEAD: &str = "tracer,threads,repetition,kept,discarded,mean_ns,std_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns";
 
 /// Deterministic per-repetition jitter in [-1, 1).
@@ -452,4 +455,46 @@ fn an_interrupted_side_is_said_interrupted() {
         "{err:?}"
     );
     assert!(!err[0].contains("positive number"), "{err:?}");
+}
+
+/// A tracer fast in every other measuring process (tracers/examples/bimodal_plugin.c: a shared
+/// counter file makes the processes alternate exactly, fast, +80 ns, fast, ...) against the same
+/// tracer always fast: the real runs of an interleaved gate leave the row inconclusive, and the
+/// verdict says that the baseline's repetitions form two clusters, half each, and what commonly
+/// causes that, instead of only asking for more repetitions (issue 37).
+#[test]
+fn a_plugin_fast_in_half_of_its_processes_is_said_to_form_two_clusters() {
+    let t = tempfile::tempdir().unwrap();
+    let so = example_plugins::plugin("libbimodal_plugin.so");
+    let tb = assert_cmd::cargo::cargo_bin("tracebench");
+    let side = |state: &str, ns: u32| {
+        format!(
+            "{} run -q --tracer plugin:{so}:state={}+ns={ns} --label bimodal -n 2000",
+            tb.display(),
+            t.path().join(state).display()
+        )
+    };
+    let md = t.path().join("gate.md");
+    let out = gate()
+        .args(["gate", "--interleave", "--repeats", "12", "--max-repeats", "12", "--baseline-cmd"])
+        .arg(side("a", 80))
+        .arg("--candidate-cmd")
+        .arg(side("b", 0))
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("inconclusive"), "{stdout}");
+    let said = fs::read_to_string(&md).unwrap();
+    assert!(
+        said.contains("the baseline's repetitions form two clusters") && said.contains("(50% of processes)"),
+        "{said}"
+    );
+    assert!(!said.contains("the candidate's repetitions form two clusters"), "{said}");
+    assert!(said.contains("threads sharing a core"), "{said}");
+    // Two levels are not settled by more repetitions, so no count of them is offered.
+    assert!(!said.contains("would settle it"), "{said}");
+    assert_eq!(fs::read_to_string(t.path().join("a")).unwrap().trim(), "12", "one number per baseline process");
 }

@@ -6,6 +6,7 @@
 #   target/plugins/libring_plugin.so   a small per-thread ring-buffer tracer in C
 #   target/plugins/libtwopath_plugin.so two periodic slow paths (report tests, survey section 7.1)
 #   target/plugins/libstores_plugin.so  stores into 16 cache lines per call (the footprint check)
+#   target/plugins/libbimodal_plugin.so fast in every other measuring process (the gate's two-cluster test)
 #   target/plugins/libnops_plugin.so   functions of known instruction counts (x86-64; issue 38's profile
 #                                      tests), and libnops1_plugin.so: one store more in one function
 #   target/plugins/librust_plugin.so   a per-CPU rdtsc ring in Rust (cdylib, standalone crate)
@@ -22,7 +23,7 @@ PLUGIN_CFLAGS   ?= -O2 -g -fPIC -fno-plt -Wall -Wextra -Werror -std=gnu11
 PLUGIN_LDFLAGS  ?= -shared -Wl,-z,now
 BROKEN_KINDS    := segv abort hang abi nosym init
 
-PLUGINS := $(PLUGIN_DIR)/liblw_plugin.so $(PLUGIN_DIR)/libnone_plugin.so $(PLUGIN_DIR)/libring_plugin.so $(PLUGIN_DIR)/libtwopath_plugin.so $(PLUGIN_DIR)/libstores_plugin.so $(PLUGIN_DIR)/librust_plugin.so \
+PLUGINS := $(PLUGIN_DIR)/liblw_plugin.so $(PLUGIN_DIR)/libnone_plugin.so $(PLUGIN_DIR)/libring_plugin.so $(PLUGIN_DIR)/libtwopath_plugin.so $(PLUGIN_DIR)/libstores_plugin.so $(PLUGIN_DIR)/libbimodal_plugin.so $(PLUGIN_DIR)/librust_plugin.so \
            $(if $(filter x86_64,$(shell uname -m)),$(PLUGIN_DIR)/libnops_plugin.so $(PLUGIN_DIR)/libnops1_plugin.so) \
            $(BROKEN_KINDS:%=$(PLUGIN_DIR)/broken-%.so)
 

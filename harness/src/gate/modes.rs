@@ -100,12 +100,15 @@ pub fn annotate(mut j: Judgement, base: &[(u64, f64)], cand: &[(u64, f64)]) -> J
         .filter_map(|(side, c)| c.as_ref().map(|c| said(side, c)))
         .collect();
     if !found.is_empty() {
+        // The count of repetitions that "would settle it" assumes one level per side; with two it
+        // would only repeat the mix, so that clause goes.
+        let interval = j.why.split("; about ").next().unwrap_or(&j.why).to_string();
         j.why = format!(
             "{}; {}: each process measured at one of two levels, so more repetitions only repeat the mix. Common \
              causes: threads sharing a core (SMT siblings, or more threads than free CPUs), placement that differs \
              per process (another CPU or NUMA node, a buffer at a different alignment); pin with --cpu, quiet the \
              CPUs (tracebench system tune), and check `tracebench system show --cpus LIST`",
-            j.why,
+            interval,
             found.join("; ")
         );
     }
