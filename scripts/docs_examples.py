@@ -7,7 +7,7 @@ The page's block is the template: each line it shows is looked up in the new out
 (figures aside: the same redaction as harness/tests/doc_examples.rs) and replaced by the new line;
 lines the page does not show become `...`; a shown line ending in `[..]` keeps that cut; a command
 that exits non-zero gets trycmd's `? N`. A shown line the tool no longer prints stops the script
-(edit the page by hand then). The line "Outputs below are real ..." of a page names the machine.
+(edit the page by hand then). The line "Example outputs on this page are real ..." of a page names the machine.
 
 Usage: docs_examples.py BIN PAGE.md...   (pages are rewritten in place, via a temp file and rename)
 """
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 
+MARK = "Example outputs on this page are real"
 UNITS = {"ns", "µs", "us", "ms", "s"}
 
 
@@ -53,10 +54,20 @@ def redact(line):
     return out
 
 
+def widths(t):
+    """report's table: its header and rule widen with the paths column (doc_examples.rs's widths)."""
+    if t.startswith("#  tracer"):
+        return re.sub(r"\) +tail$", ")[..]tail", t)
+    if len(t) > 3 and set(t) == {"-"}:
+        return "---[..]"
+    return t
+
+
 def pattern(template, paths_col):
     """A regex of the raw output lines that show as this template line, and whether it ends cut."""
     row = paths_col is not None and (template[:1].isdigit() or template.startswith("—"))
     t = redact(template[:paths_col] if row else template)
+    t = widths(t)
     cut = row or template.rstrip().endswith("[..]")
     if cut and not t.endswith("[..]"):
         t += "[..]"
@@ -159,9 +170,10 @@ def refresh_page(binary, path, stamp, work):
             out.extend(refresh(line, p.returncode, p.stdout, shown))
         out.append(fence)
     for k, l in enumerate(out):
-        if l.startswith("Outputs below are real"):
-            out[k] = (f"Outputs below are real, from `make docs-examples` on a {machine()} ({stamp}), "
-                      "all from one directory per page; `...` marks lines cut, `[..]` the end of a line cut.")
+        at = l.find(MARK)
+        if at >= 0:
+            out[k] = (f"{l[:at]}{MARK}, from `make docs-examples` on a {machine()}, {stamp}, one results "
+                      "directory per page; `...` marks lines cut, `[..]` the end of a line cut.")
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(out))

@@ -11,6 +11,7 @@
 //!   figures), becomes trycmd's `[..]`;
 //! - in `report`'s table, a row is checked up to its p99 column: the paths and tail columns say
 //!   what this run's analysis found (a path or none, what sets the tail), which a rerun can change;
+//!   for the same reason the header's space before `tail` and the rule under it may widen;
 //! - trycmd's own marks, written in the page: `...` alone on a line for lines cut (a warning this
 //!   machine prints, rows not shown), `[..]` inside a line for words cut, `? 1` for a command's
 //!   exit status when it is not 0 (a gate's regression).
@@ -86,6 +87,19 @@ fn redact(line: &str) -> String {
     out
 }
 
+/// `report`'s table header and its rule widen with the paths column (a run that finds two paths).
+fn widths(l: &str) -> String {
+    if l.starts_with("#  tracer") {
+        if let Some(at) = l.rfind(") ").filter(|_| l.ends_with(" tail")) {
+            return format!("{})[..]tail", &l[..at]);
+        }
+    }
+    if l.len() > 3 && l.chars().all(|c| c == '-') {
+        return "---[..]".into();
+    }
+    l.to_string()
+}
+
 /// A block's text as trycmd reads it: commands and trycmd's marks as they are, output redacted.
 fn expected(body: &str) -> String {
     let mut out = String::new();
@@ -104,7 +118,7 @@ fn expected(body: &str) -> String {
                 Some(at) if row && l.chars().count() > at => {
                     format!("{}[..]", redact(&l.chars().take(at).collect::<String>()))
                 }
-                _ => redact(l),
+                _ => widths(&redact(l)),
             }
         };
         out.push_str(&shown);
