@@ -100,11 +100,16 @@ fn widths(l: &str) -> String {
     l.to_string()
 }
 
-/// A block's text as trycmd reads it: commands and trycmd's marks as they are, output redacted.
+/// A block's text as trycmd reads it: commands and trycmd's marks as they are, output redacted,
+/// and a blank line after each command's output (trycmd drops the last newline of what a page
+/// shows, and the tool's output ends with one).
 fn expected(body: &str) -> String {
     let mut out = String::new();
     let mut paths_col = None;
     for l in body.lines() {
+        if l.starts_with("$ ") && !out.is_empty() {
+            out.push('\n');
+        }
         let mark = l.starts_with("$ ") || l.starts_with("> ") || l.starts_with("? ") || l == "...";
         let shown = if mark {
             paths_col = None;
@@ -116,12 +121,20 @@ fn expected(body: &str) -> String {
             let row = l.starts_with(|c: char| c.is_ascii_digit()) || l.starts_with('—');
             match paths_col {
                 Some(at) if row && l.chars().count() > at => {
-                    format!("{}[..]", redact(&l.chars().take(at).collect::<String>()))
+                    let head = redact(&l.chars().take(at).collect::<String>());
+                    if head.ends_with("[..]") {
+                        head
+                    } else {
+                        head + "[..]"
+                    }
                 }
                 _ => widths(&redact(l)),
             }
         };
         out.push_str(&shown);
+        out.push('\n');
+    }
+    if !out.is_empty() {
         out.push('\n');
     }
     out
@@ -228,7 +241,7 @@ fn console_examples_print_what_the_pages_show() {
 fn redaction_drops_figures_not_words() {
     assert_eq!(redact("lw           1   20000         0       44.9"), "lw[..]");
     assert_eq!(redact("clock Tsc: resolution 10.0 ns, mean 18.2 ns"), "clock Tsc: resolution[..], mean[..]");
-    assert_eq!(redact("slow path every 810 events (+1.30 µs, 0.12%)"), "slow path every[..]events ([..], [..]%)");
+    assert_eq!(redact("slow path every 810 events (+1.30 µs, 0.12%)"), "slow path every[..]events ([..],[..]%)");
     assert_eq!(redact("printf at 1 thread(s), x1.48, p99 ns"), "printf at[..]thread(s),[..], p99 ns");
     assert_eq!(redact("spin:200 change +11.9% [+7.5%, +14.9%]"), "spin:[..]change[..]% [[..]%,[..]%]");
     assert_eq!(redact("tracebench: 0.1.0 (703abe718d89)"), "tracebench:[..]([..])");
