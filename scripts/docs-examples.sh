@@ -6,8 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BIN:-$root/target/release/tracebench}
 cd "$root"
-# The pages whose console blocks run here (docs/plugins.md's and the README's plugin block are
-# console,ignore: they need a shell and a compiler).
-pages=(README.md docs/getting-started.md docs/choosing.md docs/tracers.md docs/history.md)
+# Every page with a console block (console,ignore blocks are left as they are: the plugin blocks
+# need a shell and a compiler).
+mapfile -t pages < <(grep -l '^```console$' README.md docs/*.md)
 python3 scripts/docs_examples.py "$BIN" "${pages[@]}"
 git --no-pager diff --stat -- "${pages[@]}" || true

@@ -176,7 +176,7 @@ fn case_of(page: &extract::Page) -> PageCase {
         let at = format!("{rel}:{}", b.line - 1);
         if b.attrs.iter().any(|a| a == "ignore") {
             match skip_reason(&page.text, &b) {
-                Some(why) => skips.push(format!("SKIP {at}: {why}")),
+                Some(why) => skips.push(format!("SKIP console example {at}: {why}")),
                 None => bad.push(format!("{at}: a console,ignore block needs a line `*{REASON} REASON*` under it")),
             }
             continue;
