@@ -28,6 +28,7 @@ bench: setup build
 # there are more than scripts/untested-messages.count (the list only shrinks).
 test: setup build
 	python3 scripts/tests/check_structure_test.py
+	python3 scripts/tests/docs_examples_test.py
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
 	python3 scripts/check-docs.py $(BIN)

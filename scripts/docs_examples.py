@@ -7,7 +7,7 @@ The page's block is the template: each line it shows is looked up in the new out
 (figures aside: the same redaction as harness/tests/doc_examples.rs) and replaced by the new line;
 lines the page does not show become `...`; a shown line ending in `[..]` keeps that cut; a command
 that exits non-zero gets trycmd's `? N`. A shown line the tool no longer prints stops the script
-(edit the page by hand then). The line "Example outputs on this page are real ..." of a page names the machine.
+(edit the page by hand then). The line "The console examples on this page are real ..." of a page names the machine.
 
 Usage: docs_examples.py BIN PAGE.md...   (pages are rewritten in place, via a temp file and rename)
 """
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-MARK = "Example outputs on this page are real"
+MARK = "The console examples on this page are real"
 UNITS = {"ns", "µs", "us", "ms", "s"}
 
 
