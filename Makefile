@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs sentinel-cost footprint bench-overhead
+.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs docs-examples sentinel-cost footprint bench-overhead
 
 all: build
 
@@ -29,6 +29,7 @@ bench: setup build
 test: setup build
 	python3 scripts/tests/check_structure_test.py
 	python3 scripts/tests/ci_replay_test.py
+	python3 scripts/tests/docs_examples_test.py
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
 	python3 scripts/check-docs.py $(BIN)
@@ -48,7 +49,7 @@ ci-replay: build
 
 # Mutation testing of the pure modules (docs/testing.md): how many of cargo-mutants' changes to
 # the statistics (harness/src/stats/) and the gate's verdict the unit tests catch. Not in
-# `make test`: the 745 mutants take about 2.5 h on a busy 2-core machine. MUTANTS_ARGS passes
+# `make test`: all mutants (745 at issue 29) take about 2.5 h on a busy 2-core machine. MUTANTS_ARGS passes
 # cargo-mutants options, e.g. MUTANTS_ARGS="--shard 0/8 --sharding round-robin" (an eighth).
 mutants:
 	bash scripts/mutants.sh $(MUTANTS_ARGS)
@@ -65,6 +66,11 @@ docs:
 	@[ -x "$(MDBOOK)" ] || $(CARGO) install mdbook --locked
 	$(MDBOOK) build docs
 	bash scripts/lint-workflows.sh
+
+# The console examples of README.md and docs/ refreshed from real runs, one directory per page
+# (harness/tests/doc_examples.rs checks them in make test); review and commit the diff.
+docs-examples: build
+	BIN=$(BIN) bash scripts/docs-examples.sh
 
 # Precision figures of the measurement core (docs/validation.md, "Precision").
 precision: build

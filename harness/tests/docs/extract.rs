@@ -8,9 +8,11 @@ pub struct Page {
     pub text: String,
 }
 
-/// A fenced code block: its info string's language, an optional `file=NAME`, and its lines.
+/// A fenced code block: its info string's language, its attributes (`console,ignore`: `ignore`),
+/// an optional `file=NAME`, and its lines.
 pub struct Block {
     pub lang: String,
+    pub attrs: Vec<String>,
     pub file: Option<String>,
     pub line: usize,
     pub body: String,
@@ -50,9 +52,11 @@ pub fn blocks(text: &str) -> Vec<Block> {
                 Some(b) => out.push(b),
                 None => {
                     let mut words = rest.split_whitespace();
-                    let lang = words.next().unwrap_or("").to_string();
+                    let mut info = words.next().unwrap_or("").split(',').map(String::from);
+                    let lang = info.next().unwrap_or_default();
+                    let attrs = info.collect();
                     let file = words.find_map(|w| w.strip_prefix("file=")).map(String::from);
-                    open = Some(Block { lang, file, line: i + 2, body: String::new() });
+                    open = Some(Block { lang, attrs, file, line: i + 2, body: String::new() });
                 }
             }
         } else if let Some(b) = open.as_mut() {

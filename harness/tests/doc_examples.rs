@@ -1,0 +1,254 @@
+//! Console examples are tests (issue 41). Every ```console block of README.md and of the user
+//! guide's chapters is run by trycmd against the built binary, block after block in one fresh
+//! directory per page (so a page's `report demo` reads the `run -o demo` above it, and results
+//! never land in the checkout), and its whole output is compared with what the page shows.
+//!
+//! The page shows real figures; what varies from run to run is redacted here before trycmd
+//! compares, so that the words and the lines stay checked and a sentence the tool no longer prints
+//! fails:
+//! - every figure (a word that starts with a digit: 18.6, 20000, 0.19%, x1.48, +11.9%, 4k), with
+//!   its sign, its unit (ns, µs, ms, s) and the spaces around it (column widths follow the
+//!   figures), becomes trycmd's `[..]`;
+//! - in `report`'s table, a row is checked up to its p99 column: the paths and tail columns say
+//!   what this run's analysis found (a path or none, what sets the tail), which a rerun can change;
+//!   for the same reason the header's space before `tail` and the rule under it may widen;
+//! - trycmd's own marks, written in the page: `...` alone on a line for lines cut (a warning this
+//!   machine prints, rows not shown), `[..]` inside a line for words cut, `? 1` for a command's
+//!   exit status when it is not 0 (a gate's regression).
+//!
+//! A block that cannot run here is written ```console,ignore and followed by a line
+//! `*Not run by the example test: REASON*` that the reader sees; this test prints `SKIP` with the
+//! reason for each, and fails on an ignored block without one. A block whose commands need a shell
+//! (a redirection, a pipe) or a program other than tracebench must be ignored so: trycmd runs one
+//! program per line (harness/tests/docs.rs still runs those blocks through `sh`).
+//!
+//! After a deliberate change of output, rerun `make docs-examples` (the README's tour, from one
+//! run) or paste the new output into the page; trycmd's diff names the page line.
+#[path = "docs/extract.rs"]
+mod extract;
+
+use std::path::{Path, PathBuf};
+
+const REASON: &str = "Not run by the example test:";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn is_unit(w: &str) -> bool {
+    matches!(w, "ns" | "µs" | "us" | "ms" | "s")
+}
+
+/// Every figure of one shown line, with its sign, unit and surrounding spaces, as `[..]`.
+fn redact(line: &str) -> String {
+    let c: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    let word_char = |ch: char| ch.is_alphanumeric() || ch == '_';
+    while i < c.len() {
+        // A sign or a ratio's x sticks to the figure (+11.9%, x1.48).
+        let signed = matches!(c[i], '+' | '-' | '−' | '±' | 'x') && c.get(i + 1).is_some_and(|d| d.is_ascii_digit());
+        let starts = (c[i].is_ascii_digit() || signed) && (i == 0 || !word_char(c[i - 1]));
+        if !starts {
+            out.push(c[i]);
+            i += 1;
+            continue;
+        }
+        // The figure: digits, then anything that sticks to them (4k, 1.2e3, 20,000, 0x1f).
+        i += 1;
+        while i < c.len()
+            && (word_char(c[i]) || ((c[i] == '.' || c[i] == ',') && c.get(i + 1).is_some_and(|d| d.is_ascii_digit())))
+        {
+            i += 1;
+        }
+        // Its unit, which changes with the figure's size (996 ns, 1.30 µs).
+        let mut j = i;
+        while j < c.len() && c[j] == ' ' {
+            j += 1;
+        }
+        let mut k = j;
+        while k < c.len() && word_char(c[k]) || k < c.len() && c[k] == 'µ' {
+            k += 1;
+        }
+        if k > j && is_unit(&c[j..k].iter().collect::<String>()) {
+            i = k;
+        }
+        // Spaces before and after: column widths follow the figures.
+        while out.ends_with(' ') {
+            out.pop();
+        }
+        while i < c.len() && c[i] == ' ' {
+            i += 1;
+        }
+        if !out.ends_with("[..]") {
+            out.push_str("[..]");
+        }
+    }
+    out
+}
+
+/// `report`'s table header and its rule widen with the paths column (a run that finds two paths).
+fn widths(l: &str) -> String {
+    if l.starts_with("#  tracer") {
+        if let Some(at) = l.rfind(") ").filter(|_| l.ends_with(" tail")) {
+            return format!("{})[..]tail", &l[..at]);
+        }
+    }
+    if l.len() > 3 && l.chars().all(|c| c == '-') {
+        return "---[..]".into();
+    }
+    l.to_string()
+}
+
+/// A block's text as trycmd reads it: commands and trycmd's marks as they are, output redacted,
+/// and a blank line after each command's output (trycmd drops the last newline of what a page
+/// shows, and the tool's output ends with one).
+fn expected(body: &str) -> String {
+    let mut out = String::new();
+    let mut paths_col = None;
+    for l in body.lines() {
+        if l.starts_with("$ ") && !out.is_empty() {
+            out.push('\n');
+        }
+        let mark = l.starts_with("$ ") || l.starts_with("> ") || l.starts_with("? ") || l == "...";
+        let shown = if mark {
+            paths_col = None;
+            l.to_string()
+        } else {
+            if l.starts_with("#  tracer") {
+                paths_col = l.find("paths:");
+            }
+            let row = l.starts_with(|c: char| c.is_ascii_digit()) || l.starts_with('—');
+            match paths_col {
+                Some(at) if row && l.chars().count() > at => {
+                    let head = redact(&l.chars().take(at).collect::<String>());
+                    if head.ends_with("[..]") {
+                        head
+                    } else {
+                        head + "[..]"
+                    }
+                }
+                _ => widths(&redact(l)),
+            }
+        };
+        out.push_str(&shown);
+        out.push('\n');
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// Why a block's commands cannot be run by trycmd, or None.
+fn needs_a_shell(body: &str) -> Option<String> {
+    for l in body.lines().filter_map(|l| l.strip_prefix("$ ")) {
+        let ws = extract::words(l);
+        if ws.first().is_none_or(|w| w != "tracebench") {
+            return Some(format!("`{l}` runs another program than tracebench"));
+        }
+        if let Some(op) = ws.iter().find(|w| ["|", ">", ">>", "<", "&&", "||", ";", "2>&1"].contains(&w.as_str())) {
+            return Some(format!("`{l}` needs a shell (`{op}`)"));
+        }
+    }
+    None
+}
+
+/// The reason shown under an ignored block: the first non-blank line after its closing fence.
+fn skip_reason(text: &str, b: &extract::Block) -> Option<String> {
+    let close = b.line - 1 + b.body.lines().count(); // 0-based index of the closing fence
+    let next = text.lines().skip(close + 1).find(|l| !l.trim().is_empty())?;
+    let t = next.trim().trim_matches(|c| c == '*' || c == '_');
+    t.strip_prefix(REASON).map(|r| r.trim().to_string()).filter(|r| !r.is_empty())
+}
+
+struct PageCase {
+    rel: String,
+    trycmd: String,
+    skips: Vec<String>,
+    bad: Vec<String>,
+}
+
+fn case_of(page: &extract::Page) -> PageCase {
+    let rel = page.path.strip_prefix(root()).unwrap().display().to_string();
+    let (mut trycmd, mut skips, mut bad) = (String::new(), Vec::new(), Vec::new());
+    for b in extract::blocks(&page.text).into_iter().filter(|b| b.lang == "console") {
+        let at = format!("{rel}:{}", b.line - 1);
+        if b.attrs.iter().any(|a| a == "ignore") {
+            match skip_reason(&page.text, &b) {
+                Some(why) => skips.push(format!("SKIP console example {at}: {why}")),
+                None => bad.push(format!("{at}: a console,ignore block needs a line `*{REASON} REASON*` under it")),
+            }
+            continue;
+        }
+        if let Some(why) = needs_a_shell(&b.body) {
+            bad.push(format!("{at}: {why}: mark the block console,ignore with a `*{REASON} ...*` line"));
+            continue;
+        }
+        // Blank lines keep the page's line numbers in trycmd's messages (fence at the same line).
+        let fence = b.line - 1;
+        let have = trycmd.lines().count();
+        trycmd.push_str(&"\n".repeat(fence.saturating_sub(have + 1)));
+        trycmd.push_str("```console\n");
+        trycmd.push_str(&expected(&b.body));
+        trycmd.push_str("```\n");
+    }
+    PageCase { rel, trycmd, skips, bad }
+}
+
+#[test]
+fn console_examples_print_what_the_pages_show() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_tracebench"));
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut failed, mut ran, mut bad) = (Vec::new(), 0, Vec::new());
+    for page in extract::pages(&root()) {
+        let case = case_of(&page);
+        for s in &case.skips {
+            println!("{s}");
+        }
+        bad.extend(case.bad);
+        if case.trycmd.trim().is_empty() {
+            continue;
+        }
+        // One case per page, run on its own: pages measure, so they do not run side by side, and
+        // page.in/ is the working directory (trycmd's cwd for page.trycmd) where results land.
+        let stem = case.rel.replace(['/', '.'], "_");
+        let file = tmp.path().join(format!("{stem}.trycmd"));
+        std::fs::write(&file, &case.trycmd).unwrap();
+        std::fs::create_dir(tmp.path().join(format!("{stem}.in"))).unwrap();
+        let blocks = case.trycmd.matches("```console").count();
+        println!("doc examples: {} ({blocks} blocks) in {}", case.rel, file.display());
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            trycmd::TestCases::new()
+                .register_bin("tracebench", bin.as_path())
+                .timeout(std::time::Duration::from_secs(300))
+                .case(&file)
+                .run();
+        }));
+        ran += blocks;
+        if run.is_err() {
+            failed.push(case.rel);
+        }
+    }
+    println!("doc examples: {ran} console blocks run");
+    assert!(bad.is_empty(), "console blocks that cannot be checked:\n{}", bad.join("\n"));
+    assert!(ran >= 8, "only {ran} console blocks ran: the extraction is broken");
+    assert!(failed.is_empty(), "pages whose console examples print something else (trycmd's diff above): {failed:?}");
+}
+
+/// The redaction keeps words and lines and drops only figures: a changed sentence still fails.
+#[test]
+fn redaction_drops_figures_not_words() {
+    assert_eq!(redact("lw           1   20000         0       44.9"), "lw[..]");
+    assert_eq!(redact("clock Tsc: resolution 10.0 ns, mean 18.2 ns"), "clock Tsc: resolution[..], mean[..]");
+    assert_eq!(redact("slow path every 810 events (+1.30 µs, 0.12%)"), "slow path every[..]events ([..],[..]%)");
+    assert_eq!(redact("printf at 1 thread(s), x1.48, p99 ns"), "printf at[..]thread(s),[..], p99 ns");
+    assert_eq!(redact("spin:200 change +11.9% [+7.5%, +14.9%]"), "spin:[..]change[..]% [[..]%,[..]%]");
+    assert_eq!(redact("tracebench: 0.1.0 (703abe718d89)"), "tracebench:[..]([..])");
+    let row = "1  lw                25.1    40.1    50.1  fast path only               84% fast spread";
+    let head = "#  tracer  net ns (range)  p50 ns  p99 ns  paths: every (extra, calls)  tail";
+    assert_eq!(expected(&format!("$ tracebench report demo\n{head}\n{row}\n")).lines().nth(2), Some("[..]lw[..]"));
+    assert_eq!(needs_a_shell("$ tracebench plugin-header > tracebench.h\n").map(|s| s.contains("`>`")), Some(true));
+    assert!(needs_a_shell("$ cc -o x x.c\n").is_some());
+    assert!(needs_a_shell("$ tracebench list\nnone\n").is_none());
+}
