@@ -92,3 +92,63 @@ pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_path
     }
     None
 }
+
+/// Outliers that lie exactly the expected period apart, when the search claimed no period: what
+/// the data show at the period the tracer's geometry predicts, said as a fact and never as a path.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OnLattice {
+    pub period: u64,
+    /// Outliers on the best phase of one sequence, and the first and last of them.
+    pub calls: u64,
+    pub first: u64,
+    pub last: u64,
+    /// The lattice's slots in that sequence's whole extent.
+    pub slots: u64,
+    /// Their extra cost over the fast path, lowest and highest.
+    pub extra: (f64, f64),
+}
+
+/// Fewest outliers on one phase of the expected period worth saying: two are a gap, not a lattice.
+const MIN_ON_LATTICE: usize = 3;
+
+/// The phase of `period` (one sequence's) that holds the most outliers, from their
+/// (extra cost, sequence, iteration); `seq_len` is the calls per sequence.
+pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64) -> Option<OnLattice> {
+    let p = period.round() as u64;
+    if p < 2 || seq_len == 0 {
+        return None;
+    }
+    let mut by_phase: std::collections::BTreeMap<(u64, u64), Vec<(f32, u64)>> = Default::default();
+    for &(extra, seq, it) in outliers {
+        by_phase.entry((seq, it % p)).or_default().push((extra, it));
+    }
+    let ((_, residue), calls) = by_phase.into_iter().max_by_key(|(k, v)| (v.len(), std::cmp::Reverse(*k)))?;
+    if calls.len() < MIN_ON_LATTICE {
+        return None;
+    }
+    let first = calls.iter().map(|c| c.1).min()?;
+    let last = calls.iter().map(|c| c.1).max()?;
+    let lo = calls.iter().map(|c| c.0).fold(f32::INFINITY, f32::min) as f64;
+    let hi = calls.iter().map(|c| c.0).fold(f32::NEG_INFINITY, f32::max) as f64;
+    let slots = if residue < seq_len { (seq_len - 1 - residue) / p + 1 } else { 0 };
+    Some(OnLattice { period: p, calls: calls.len() as u64, first, last, slots, extra: (lo, hi) })
+}
+
+#[cfg(test)]
+mod on_lattice_tests {
+    use super::on_lattice;
+
+    /// LTTng-tracef at 5000 calls: a switch every 581 calls while payloads have three digits,
+    /// every 579 after; the outliers on 579's best phase are said, with the slots they leave.
+    #[test]
+    fn outliers_on_the_expected_period_are_found_with_their_span() {
+        let mut o: Vec<(f32, u64, u64)> =
+            [1542u64, 2121, 2700, 3279, 3858, 4437].iter().map(|&i| (1500.0, 0, i)).collect();
+        o.extend([(1700.0, 0, 338), (1500.0, 0, 961), (300.0, 0, 1768), (400.0, 0, 2337), (41000.0, 0, 1995)]);
+        let l = on_lattice(&o, 579.0, 5000).unwrap();
+        assert_eq!((l.period, l.calls, l.first, l.last, l.slots), (579, 6, 1542, 4437, 8));
+        assert_eq!(l.extra, (1500.0, 1500.0));
+        // Two outliers on one phase are not a lattice worth saying.
+        assert_eq!(on_lattice(&o[..2], 579.0, 5000), None);
+    }
+}

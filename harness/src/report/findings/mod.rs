@@ -169,6 +169,10 @@ pub struct RefusedPeriods {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MissingPeriod {
     pub expected: Expected,
+    /// The outliers that lie exactly the expected period apart, if at least three do: a period
+    /// that holds over part of the run only, which the search does not claim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_lattice: Option<expected_period::OnLattice>,
 }
 
 /// Slow calls on no path, scattered (interrupts and other noise).
@@ -322,7 +326,8 @@ pub fn of(
     let mut f = vec![Finding::FastPath(fast)];
     f.extend(paths);
     if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
-        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone() }));
+        let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len);
+        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), on_lattice }));
     }
     let dated = dated.and_then(DatedLevels::of);
     let owner = dated.as_ref().map_or_else(Attribution::no_sentinels, DatedLevels::owner);

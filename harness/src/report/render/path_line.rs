@@ -65,7 +65,7 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
                 p.expected.how,
                 crate::report::findings::expected_period::calls_for(p.expected.period)
             )),
-            Finding::MissingPeriod(p) => tail.push(format!("no periodic path found [expected: {}]", p.expected.how)),
+            Finding::MissingPeriod(p) => tail.push(missing(p, m.unit)),
             Finding::SpeedLevels(l) => tail.push(levels(l, m.unit)),
             Finding::RefusedPeriods(r) => tail.push(refused(r)),
             Finding::Outliers(o) => tail.push(outliers(o)),
@@ -475,4 +475,26 @@ fn harness_cycle(h: &HarnessCycle) -> String {
         if h.p_value < 1e-12 { "< 1e-12".to_string() } else { format!("= {:.1e}", h.p_value) },
         h.cycles_tested
     )
+}
+
+/// "no periodic path found [expected: ...]", and what the outliers show at that period.
+fn missing(p: &crate::report::findings::MissingPeriod, unit: &str) -> String {
+    let mut s = format!("no periodic path found [expected: {}]", p.expected.how);
+    if let Some(l) = &p.on_lattice {
+        s.push_str(&format!(
+            "; {} outliers lie exactly {} calls apart, iterations {} to {} ({} to {}), {} of the {} slots of that \
+             phase in the run: a period over part of the run (e.g. from a change of event size) is not claimed, as \
+             an exact period needs {:.0}% of its slots",
+            l.calls,
+            l.period,
+            l.first,
+            l.last,
+            signed(l.extra.0, unit),
+            signed(l.extra.1, unit),
+            l.calls,
+            l.slots,
+            100.0 * crate::analysis::periodic::search::TAKEN
+        ));
+    }
+    s
 }

@@ -113,7 +113,7 @@ fn refused_periods_missing_period_and_outliers() {
     let e = Expected { period: 810.0, how: "sub-buffer = 810".into() };
     let l = say(vec![
         fast(false),
-        Finding::MissingPeriod(MissingPeriod { expected: e }),
+        Finding::MissingPeriod(MissingPeriod { expected: e, on_lattice: None }),
         Finding::RefusedPeriods(r),
         Finding::Outliers(Outliers { count: 36, share: 0.00004, whose: None }),
     ]);
@@ -198,7 +198,31 @@ fn an_expected_period_longer_than_the_run_is_not_called_a_miss() {
     // otf2's flush every 17476 calls cannot show in 10000: the line says so and how long a run
     // would, rather than "no periodic path found".
     let e = Expected { period: 17476.0, how: "buffer 262144 B / record 15 B = 17476".into() };
-    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e })]);
+    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e, on_lattice: None })]);
     assert!(l.contains("too few calls to show the expected period [expected: buffer 262144 B / record 15 B = 17476; -n 100000 would]"), "{l}");
     assert!(!l.contains("no periodic path found"), "{l}");
+}
+
+#[test]
+fn a_missing_period_says_the_outliers_that_lie_on_it() {
+    // LTTng-tracef: its switch every 579 calls holds from iteration 1542 on only (a byte more per
+    // event once the payload has four digits); the line says what the outliers show there.
+    let e = Expected { period: 579.0, how: "sub-buffer = 579".into() };
+    let on_lattice = Some(crate::report::findings::expected_period::OnLattice {
+        period: 579,
+        calls: 6,
+        first: 1542,
+        last: 4437,
+        slots: 8,
+        extra: (1282.0, 2103.0),
+    });
+    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e, on_lattice })]);
+    assert!(
+        l.contains(
+            "no periodic path found [expected: sub-buffer = 579]; 6 outliers lie exactly 579 calls apart, iterations \
+             1542 to 4437 (+1282 ns to +2103 ns), 6 of the 8 slots of that phase in the run: a period over part of \
+             the run (e.g. from a change of event size) is not claimed, as an exact period needs 80% of its slots"
+        ),
+        "{l}"
+    );
 }
