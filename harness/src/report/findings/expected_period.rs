@@ -110,6 +110,8 @@ pub struct OnLattice {
 
 /// Fewest outliers on one phase of the expected period worth saying: two are a gap, not a lattice.
 const MIN_ON_LATTICE: usize = 3;
+/// Largest chance, for outliers at random positions, of as many on some phase of the period.
+const CHANCE: f64 = 0.001;
 
 /// The phase of `period` (one sequence's) that holds the most outliers, from their
 /// (extra cost, sequence, iteration); `seq_len` is the calls per sequence.
@@ -122,15 +124,28 @@ pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64
     for &(extra, seq, it) in outliers {
         by_phase.entry((seq, it % p)).or_default().push((extra, it));
     }
+    // One call per iteration (a sequence holds each once; a repeated entry must not count twice).
+    by_phase.values_mut().for_each(|v| {
+        v.sort_by_key(|c| c.1);
+        v.dedup_by_key(|c| c.1);
+    });
     let ((_, residue), calls) = by_phase.into_iter().max_by_key(|(k, v)| (v.len(), std::cmp::Reverse(*k)))?;
     if calls.len() < MIN_ON_LATTICE {
+        return None;
+    }
+    let slots = if residue < seq_len { (seq_len - 1 - residue) / p + 1 } else { 0 };
+    // As many on one phase must be rare for outliers at random positions (over every phase and
+    // sequence): with hundreds of outliers, three on some phase is no pattern.
+    let sequences = outliers.iter().map(|o| o.1).max().unwrap_or(0) + 1;
+    let rate = outliers.len() as f64 / (seq_len * sequences) as f64;
+    let chance = (p * sequences) as f64 * crate::stats::binomial::upper_tail(slots, calls.len() as u64, rate.min(1.0));
+    if chance >= CHANCE {
         return None;
     }
     let first = calls.iter().map(|c| c.1).min()?;
     let last = calls.iter().map(|c| c.1).max()?;
     let lo = calls.iter().map(|c| c.0).fold(f32::INFINITY, f32::min) as f64;
     let hi = calls.iter().map(|c| c.0).fold(f32::NEG_INFINITY, f32::max) as f64;
-    let slots = if residue < seq_len { (seq_len - 1 - residue) / p + 1 } else { 0 };
     Some(OnLattice { period: p, calls: calls.len() as u64, first, last, slots, extra: (lo, hi) })
 }
 
@@ -150,5 +165,31 @@ mod on_lattice_tests {
         assert_eq!(l.extra, (1500.0, 1500.0));
         // Two outliers on one phase are not a lattice worth saying.
         assert_eq!(on_lattice(&o[..2], 579.0, 5000), None);
+        // Nor are three on one phase among 1500 outliers in 5000 calls (iterations 0 to 1499: the
+        // phases below 342 hold three each): that many is chance.
+        let many: Vec<(f32, u64, u64)> = (0..1500u64).map(|i| (500.0, 0, i)).collect();
+        assert_eq!(on_lattice(&many, 579.0, 5000), None);
+    }
+
+    /// Outliers at random positions (a seeded null battery: 4000 rows of 4 to 300 outliers in
+    /// 5000 calls, periods 97 to 2000) are said to lie on the expected period at most at the rate
+    /// the guard allows (0.1%), plus a few runs.
+    #[test]
+    fn outliers_at_random_positions_are_almost_never_said_to_lie_on_it() {
+        let mut rng = crate::stats::rng::SplitMix64(7);
+        let mut said = 0;
+        let runs = 4000;
+        for _ in 0..runs {
+            let n = 4 + rng.below(297);
+            let period = [97.0, 331.0, 579.0, 810.0, 2000.0][rng.below(5)];
+            // Distinct positions, as a run's outliers are.
+            let mut at: Vec<u64> = (0..n).map(|_| rng.below(5000) as u64).collect();
+            at.sort_unstable();
+            at.dedup();
+            let o: Vec<(f32, u64, u64)> = at.into_iter().map(|i| (800.0, 0, i)).collect();
+            said += usize::from(on_lattice(&o, period, 5000).is_some());
+        }
+        eprintln!("null rows said: {said} of {runs}");
+        assert!(said <= runs / 1000 + 5, "{said} of {runs} null rows said to lie on the period");
     }
 }
