@@ -116,10 +116,15 @@ pub fn table(o: &Overview) -> Vec<String> {
         Some(f) => format!("net: mean ns/call above none ({} ns)", sig3(f)),
         None => "net: raw mean ns/call (no none row)".into(),
     };
+    // "@N" only where two paths share a period: the legend says it then.
+    let at = o.tracers.iter().flat_map(|r| &r.paths).any(|p| p.every.contains('@'));
     out.push(fit(
         &format!("{floor}, range over repetitions; paths: period in calls (extra cost, share of calls)"),
         WIDTH,
     ));
+    if at {
+        out.push("paths: PERIOD@N where two paths of one tracer share a period: N is the first call on it".into());
+    }
     out
 }
 
