@@ -7,6 +7,8 @@ pub mod folded;
 pub mod html;
 pub mod numbers;
 pub mod overview;
+#[cfg(test)]
+mod overview_tests;
 pub mod page;
 pub mod path_line;
 #[cfg(test)]

@@ -267,7 +267,7 @@ fn folded(r: &Report, t: &crate::report::TracerReport) -> Option<crate::report::
     crate::report::render::folded::fold(&events, main.period, cp.threshold, a.threads)
 }
 
-fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
+pub(super) fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
     let share = |n: u64| n as f64 / calls.max(1) as f64;
     // Two paths of one period at different phases (and costs) are told apart by their first
     // call: "1620@435, 1620@1245", not "1620, 1620".
@@ -468,36 +468,4 @@ fn finding_rows(m: &crate::report::findings::MetricFindings) -> Vec<FindingRow> 
         out.push(row);
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::findings::PeriodicFinding;
-
-    fn periodic(period: u64, phase: u64) -> Finding {
-        Finding::PeriodicPath(PeriodicFinding {
-            period,
-            evenly_spread: 1,
-            mean_period: period as f64,
-            phase,
-            calls: 12,
-            slots: 12,
-            share_taken: 1.0,
-            extra: 49.3,
-            p_value: 0.001,
-            null_runs: 1000,
-            followers: Vec::new(),
-            stretch: None,
-            expected: None,
-        })
-    }
-
-    /// Two paths of one period at two phases are told apart by their first call; a lone one is not.
-    #[test]
-    fn two_paths_of_one_period_show_their_first_calls() {
-        let p = paths(&[periodic(1620, 435), periodic(1620, 1245), periodic(810, 30)], 20000);
-        let every: Vec<&str> = p.iter().map(|x| x.every.as_str()).collect();
-        assert_eq!(every, ["1620@435", "1620@1245", "810"]);
-    }
 }
