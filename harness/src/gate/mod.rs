@@ -329,7 +329,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
                 j.why = format!("{}: {}", verdict::not_exact(&b, &c), j.why);
                 j
             }
-            None => modes::annotate(verdict::judge(&b, &c, &cfg), &b, &c),
+            None => modes::annotate(verdict::judge(&b, &c, &cfg), &b, &c, cfg.threshold),
         };
         rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }

@@ -90,7 +90,7 @@ fn said(side: &str, c: &Clusters) -> String {
 
 /// An inconclusive row whose side forms two clusters says so, with their values and shares and
 /// the common causes, in place of only "more repetitions".
-pub fn annotate(mut j: Judgement, base: &[(u64, f64)], cand: &[(u64, f64)]) -> Judgement {
+pub fn annotate(mut j: Judgement, base: &[(u64, f64)], cand: &[(u64, f64)], threshold: f64) -> Judgement {
     if j.verdict != Verdict::Inconclusive {
         return j;
     }
@@ -101,8 +101,8 @@ pub fn annotate(mut j: Judgement, base: &[(u64, f64)], cand: &[(u64, f64)]) -> J
         .collect();
     if !found.is_empty() {
         // The count of repetitions that "would settle it" assumes one level per side; with two it
-        // would only repeat the mix, so that clause goes.
-        let interval = j.why.split("; about ").next().unwrap_or(&j.why).to_string();
+        // would only repeat the mix, so the reason is the interval alone.
+        let interval = j.ci.map_or_else(|| j.why.clone(), |(lo, hi)| super::verdict::crossing(lo, hi, threshold));
         j.why = format!(
             "{}; {}: each process measured at one of two levels, so more repetitions only repeat the mix. Common \
              causes: threads sharing a core (SMT siblings, or more threads than free CPUs), placement that differs \
@@ -194,7 +194,7 @@ mod tests {
             paired: false,
             min_repetitions: 3,
         };
-        let j = annotate(super::super::verdict::judge(&base, &cand, &cfg), &base, &cand);
+        let j = annotate(super::super::verdict::judge(&base, &cand, &cfg), &base, &cand, cfg.threshold);
         assert_eq!(j.verdict, Verdict::Inconclusive, "{j:?}");
         assert!(
             j.why.contains("the baseline's repetitions form two clusters, 26.5 (50% of processes) and 100.6 (50%)"),

@@ -129,6 +129,17 @@ pub struct Judgement {
     pub pair_ratio: Option<f64>,
 }
 
+/// "the interval [-3.1%, +7.2%] crosses +5.0%": why a row is inconclusive, before what would
+/// settle it (`modes::annotate` says it again when more repetitions would not).
+pub(super) fn crossing(lo: f64, hi: f64, t: f64) -> String {
+    let crossed = match (lo < -t, hi > t) {
+        (true, true) => format!("both -{:.1}% and +{:.1}%", t * 100.0, t * 100.0),
+        (true, false) => format!("-{:.1}%", t * 100.0),
+        _ => format!("+{:.1}%", t * 100.0),
+    };
+    format!("the interval [{}, {}] crosses {crossed}", pct(lo), pct(hi))
+}
+
 fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
@@ -290,23 +301,10 @@ fn judge_values(base: &[f64], cand: &[f64], cfg: &Config) -> Judgement {
             }
         };
         j.needed = Some(needed.map_or(Needed::Unbounded, Needed::About));
-        let crossed = match (lo < -t, hi > t) {
-            (true, true) => format!("both -{:.1}% and +{:.1}%", t * 100.0, t * 100.0),
-            (true, false) => format!("-{:.1}%", t * 100.0),
-            _ => format!("+{:.1}%", t * 100.0),
-        };
+        let crossing = crossing(lo, hi, t);
         j.why = match needed {
-            Some(k) => format!(
-                "the interval [{}, {}] crosses {crossed}; about {k} repetitions per side would settle it (have {n})",
-                pct(lo),
-                pct(hi)
-            ),
-            None => format!(
-                "the interval [{}, {}] crosses {crossed} and the change sits on the threshold; no number of \
-                 repetitions will settle it",
-                pct(lo),
-                pct(hi)
-            ),
+            Some(k) => format!("{crossing}; about {k} repetitions per side would settle it (have {n})"),
+            None => format!("{crossing} and the change sits on the threshold; no number of repetitions will settle it"),
         };
     }
     j
