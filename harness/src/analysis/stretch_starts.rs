@@ -58,7 +58,7 @@ mod tests {
     #[test]
     fn stretches_every_810_calls_have_that_period_and_random_ones_none() {
         // 300 calls after every 810th, 10 times.
-        let its: Vec<u64> = (0..10u64).flat_map(|j| (j * 810 + 1..j * 810 + 301)).collect();
+        let its: Vec<u64> = (0..10u64).flat_map(|j| j * 810 + 1..j * 810 + 301).collect();
         let p = period(&entries(&its), &[0], 1).unwrap();
         assert!((p - 810.0).abs() < 1.0, "{p}");
         // Stretches of 300 calls at starts 500 to 3000 apart, drawn by a fixed sequence.

@@ -6,6 +6,8 @@
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
 mod dated_levels;
 pub mod expected_period;
+#[cfg(test)]
+mod expected_tests;
 pub mod ranking;
 pub mod survey_check;
 pub mod survey_reference;
@@ -354,12 +356,20 @@ fn share(calls: u64, rows: u64) -> f64 {
     calls as f64 / rows.max(1) as f64
 }
 
-/// The periodic paths, the expected period on the one closest to it.
+/// The periodic paths, the expected period on the one closest to it: a path taken once every
+/// exactly that many calls first, else the nearest mean period; of equally near ones, the path
+/// taken most often. (A run can also show every other switch as a path of its own, 2 x P, and
+/// with two phases its mean period ties P's: the tie must not hand it the expectation.)
 fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding> {
     let closest = expected.and_then(|e| {
+        let key = |i: usize| {
+            let p = &cp.periodic[i];
+            let exact = p.phases <= 1 && p.period as f64 == e.period.round();
+            (!exact, (p.mean_period() - e.period).abs(), std::cmp::Reverse(p.taken))
+        };
         (0..cp.periodic.len()).min_by(|&a, &b| {
-            let d = |i: usize| (cp.periodic[i].mean_period() - e.period).abs();
-            d(a).total_cmp(&d(b))
+            let (ka, kb) = (key(a), key(b));
+            ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(ka.2.cmp(&kb.2))
         })
     });
     cp.periodic

@@ -271,7 +271,7 @@ mod tests {
         t.step(0x30, Kind::Plain);
         t.drop_last(1);
         t.end(1, true);
-        let mut back = Tally::parse(&t.lines()).unwrap();
+        let back = Tally::parse(&t.lines()).unwrap();
         assert_eq!(back.stacks, t.stacks);
         assert_eq!((&back.entries, &back.ids), (&t.entries, &t.ids));
         assert_eq!(back.counts, t.counts);
