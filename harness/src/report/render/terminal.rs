@@ -165,7 +165,13 @@ pub fn verdicts(o: &Overview) -> Vec<String> {
 pub fn explain(o: &Overview, tracer: Option<&str>) -> Result<Vec<String>, String> {
     let Some(name) = tracer else {
         let mut out = o.ranking.clone();
-        out.extend(o.tracers.iter().flat_map(|r| r.sentences.iter().cloned()));
+        // A survey sentence about several tracers (Table 4's order) is in each of their rows, for
+        // `--explain TRACER`; the whole report says it once, after the first of them.
+        for s in o.tracers.iter().flat_map(|r| r.sentences.iter()) {
+            if !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
         out.extend(o.survey.iter().filter(|v| v.tracers.is_empty()).map(|v| v.text.clone()));
         return Ok(out);
     };
@@ -250,5 +256,35 @@ mod tests {
             TailShort { who: "path 810".into(), share: 0.12, what: "the path every 810".into() },
         ];
         assert_eq!(tail_cell(&r), "41% machine");
+    }
+
+    #[test]
+    fn a_survey_sentence_about_several_rows_is_said_once() {
+        let order = "Agrees with the survey (Table 4): mean latency orders as none < lw < lttng-ust.";
+        let tracers: Vec<OverviewRow> = ["lw", "lttng-ust", "none"]
+            .iter()
+            .map(|n| {
+                let mut r = row(n, None, None, 0);
+                r.sentences.push(order.into());
+                r
+            })
+            .collect();
+        let o = Overview {
+            floor_ns: None,
+            tracers,
+            undecided: Vec::new(),
+            ranking: vec!["Ranked by ...".into()],
+            survey: Vec::new(),
+            notes: Vec::new(),
+            banner: None,
+            facts: Vec::new(),
+            tables: Vec::new(),
+            figures: Vec::new(),
+        };
+        let all = explain(&o, None).unwrap();
+        assert_eq!(all.iter().filter(|l| *l == order).count(), 1, "{all:?}");
+        assert_eq!(all[1..3], ["lw: fast path 99.8%", order], "{all:?}");
+        assert!(all.contains(&"none: fast path 99.8%".to_string()), "{all:?}");
+        assert_eq!(explain(&o, Some("none")).unwrap().last().map(String::as_str), Some(order));
     }
 }
