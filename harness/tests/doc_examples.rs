@@ -217,27 +217,23 @@ fn console_examples_print_what_the_pages_show() {
         for s in &case.skips {
             println!("{s}");
         }
-        bad.extend(case.bad);
+        bad.extend(case.bad.iter().cloned());
         if case.trycmd.trim().is_empty() {
             continue;
         }
-        // One case per page, run on its own: pages measure, so they do not run side by side, and
-        // page.in/ is the working directory (trycmd's cwd for page.trycmd) where results land.
-        let stem = case.rel.replace(['/', '.'], "_");
-        let file = tmp.path().join(format!("{stem}.trycmd"));
-        std::fs::write(&file, &case.trycmd).unwrap();
-        std::fs::create_dir(tmp.path().join(format!("{stem}.in"))).unwrap();
         let blocks = case.trycmd.matches("```console").count();
-        println!("doc examples: {} ({blocks} blocks) in {}", case.rel, file.display());
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            trycmd::TestCases::new()
-                .register_bin("tracebench", bin.as_path())
-                .timeout(std::time::Duration::from_secs(300))
-                .case(&file)
-                .run();
-        }));
         ran += blocks;
-        if run.is_err() {
+        // A page's examples are real runs, and what a run's analysis finds can differ in a rare
+        // run (as in tests/report.rs's `within_three_runs`): a page fails only if three fresh runs
+        // of it all differ from what it shows. A changed sentence differs every time.
+        let differs = (1..=3).all(|k| {
+            let differs = !page_prints_what_it_shows(&tmp, &case, k, &bin, blocks);
+            if differs && k < 3 {
+                println!("doc examples: {} differed on run {k} of 3 (trycmd's diff above); running it again", case.rel);
+            }
+            differs
+        });
+        if differs {
             failed.push(case.rel);
         }
     }
@@ -245,6 +241,26 @@ fn console_examples_print_what_the_pages_show() {
     assert!(bad.is_empty(), "console blocks that cannot be checked:\n{}", bad.join("\n"));
     assert!(ran >= 8, "only {ran} console blocks ran: the extraction is broken");
     assert!(failed.is_empty(), "pages whose console examples print something else (trycmd's diff above): {failed:?}");
+}
+
+/// Run `k` of a page's examples through trycmd, in a fresh directory: whether the output was what
+/// the page shows.
+fn page_prints_what_it_shows(tmp: &tempfile::TempDir, case: &PageCase, k: u32, bin: &Path, blocks: usize) -> bool {
+    // One case per page, run on its own: pages measure, so they do not run side by side, and
+    // page.in/ is the working directory (trycmd's cwd for page.trycmd) where results land.
+    let stem = format!("{}_{k}", case.rel.replace(['/', '.'], "_"));
+    let file = tmp.path().join(format!("{stem}.trycmd"));
+    std::fs::write(&file, &case.trycmd).unwrap();
+    std::fs::create_dir(tmp.path().join(format!("{stem}.in"))).unwrap();
+    println!("doc examples: {} ({blocks} blocks) in {}", case.rel, file.display());
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        trycmd::TestCases::new()
+            .register_bin("tracebench", bin)
+            .timeout(std::time::Duration::from_secs(300))
+            .case(&file)
+            .run();
+    }))
+    .is_ok()
 }
 
 /// The redaction keeps words and lines and drops only figures: a changed sentence still fails.
