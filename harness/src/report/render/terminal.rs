@@ -211,23 +211,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn twenty_rows_fit_one_screen() {
-        let mut tracers: Vec<OverviewRow> = (0..20)
-            .map(|i| row(&format!("a-very-long-tracer-name-{i}"), Some(i + 1), Some(1234.5 * i as f64), i))
-            .collect();
-        tracers.push(OverviewRow { mean_ns: Some(14.5), ..row("none", None, None, 0) });
-        let o = Overview {
-            floor_ns: Some(14.5),
+    fn overview(tracers: Vec<OverviewRow>) -> Overview {
+        Overview {
+            floor_ns: None,
             tracers,
-            undecided: (0..28)
-                .map(|i| UndecidedPair {
-                    cheaper: format!("t{i}"),
-                    costlier: "lw".into(),
-                    why: "close".into(),
-                    repeats_to_decide: (i % 2 == 0).then_some(5),
-                })
-                .collect(),
+            undecided: Vec::new(),
             ranking: vec!["Ranked by ...".into()],
             survey: Vec::new(),
             notes: Vec::new(),
@@ -235,7 +223,24 @@ mod tests {
             facts: Vec::new(),
             tables: Vec::new(),
             figures: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn twenty_rows_fit_one_screen() {
+        let mut tracers: Vec<OverviewRow> = (0..20)
+            .map(|i| row(&format!("a-very-long-tracer-name-{i}"), Some(i + 1), Some(1234.5 * i as f64), i))
+            .collect();
+        tracers.push(OverviewRow { mean_ns: Some(14.5), ..row("none", None, None, 0) });
+        let undecided = (0..28)
+            .map(|i| UndecidedPair {
+                cheaper: format!("t{i}"),
+                costlier: "lw".into(),
+                why: "close".into(),
+                repeats_to_decide: (i % 2 == 0).then_some(5),
+            })
+            .collect();
+        let o = Overview { floor_ns: Some(14.5), undecided, ..overview(tracers) };
         let lines: Vec<String> = table(&o).into_iter().chain(verdicts(&o)).collect();
         for l in &lines {
             assert!(width(l) <= WIDTH, "{} columns: {l}", width(l));
@@ -269,18 +274,7 @@ mod tests {
                 r
             })
             .collect();
-        let o = Overview {
-            floor_ns: None,
-            tracers,
-            undecided: Vec::new(),
-            ranking: vec!["Ranked by ...".into()],
-            survey: Vec::new(),
-            notes: Vec::new(),
-            banner: None,
-            facts: Vec::new(),
-            tables: Vec::new(),
-            figures: Vec::new(),
-        };
+        let o = overview(tracers);
         let all = explain(&o, None).unwrap();
         assert_eq!(all.iter().filter(|l| *l == order).count(), 1, "{all:?}");
         assert_eq!(all[1..3], ["lw: fast path 99.8%", order], "{all:?}");
