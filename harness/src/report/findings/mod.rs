@@ -357,19 +357,20 @@ fn share(calls: u64, rows: u64) -> f64 {
 }
 
 /// The periodic paths, the expected period on the one closest to it: a path taken once every
-/// exactly that many calls first, else the nearest mean period; of equally near ones, the path
-/// taken most often. (A run can also show every other switch as a path of its own, 2 x P, and
-/// with two phases its mean period ties P's: the tie must not hand it the expectation.)
+/// exactly that many calls first, else the nearest mean period. (A run can also show every other
+/// switch as a path of its own, 2 x P, and with two phases its mean period ties P's.) Of equally
+/// near ones, the costliest: the geometry predicts the slow path (survey section 7.1), and LTTng
+/// can show a cheap path on the same period too (810@146 beside the switch's 810@436).
 fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding> {
     let closest = expected.and_then(|e| {
-        let key = |i: usize| {
-            let p = &cp.periodic[i];
+        let off = |p: &code_paths::PeriodicPath| {
             let exact = p.phases <= 1 && p.period as f64 == e.period.round();
-            (!exact, (p.mean_period() - e.period).abs(), std::cmp::Reverse(p.taken))
+            (!exact, (p.mean_period() - e.period).abs())
         };
         (0..cp.periodic.len()).min_by(|&a, &b| {
-            let (ka, kb) = (key(a), key(b));
-            ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(ka.2.cmp(&kb.2))
+            let (pa, pb) = (&cp.periodic[a], &cp.periodic[b]);
+            let ((xa, da), (xb, db)) = (off(pa), off(pb));
+            xa.cmp(&xb).then(da.total_cmp(&db)).then(pb.extra.total_cmp(&pa.extra))
         })
     });
     cp.periodic
