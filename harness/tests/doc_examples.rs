@@ -26,6 +26,9 @@
 //!
 //! After a deliberate change of output, rerun `make docs-examples` (the README's tour, from one
 //! run) or paste the new output into the page; trycmd's diff names the page line.
+mod common;
+// docs.rs uses the rest of the extraction (the commands of a block).
+#[allow(dead_code)]
 #[path = "docs/extract.rs"]
 mod extract;
 
@@ -224,16 +227,17 @@ fn console_examples_print_what_the_pages_show() {
         let blocks = case.trycmd.matches("```console").count();
         ran += blocks;
         // A page's examples are real runs, and what a run's analysis finds can differ in a rare
-        // run (as in tests/report.rs's `within_three_runs`): a page fails only if three fresh runs
-        // of it all differ from what it shows. A changed sentence differs every time.
-        let differs = (1..=3).all(|k| {
-            let differs = !page_prints_what_it_shows(&tmp, &case, k, &bin, blocks);
-            if differs && k < 3 {
-                println!("doc examples: {} differed on run {k} of 3 (trycmd's diff above); running it again", case.rel);
+        // run: a page fails only if three fresh runs of it all differ from what it shows
+        // (`first_of_three`). A changed sentence differs every time.
+        let mut k = 0;
+        let shown = common::first_of_three(&format!("doc examples: {}", case.rel), || {
+            k += 1;
+            match page_prints_what_it_shows(&tmp, &case, k, &bin, blocks) {
+                true => Ok(()),
+                false => Err("it differed; trycmd's diff above".into()),
             }
-            differs
         });
-        if differs {
+        if shown.is_err() {
             failed.push(case.rel);
         }
     }

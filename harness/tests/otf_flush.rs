@@ -41,9 +41,9 @@ fn flush_paths(row: &str, args: &[&str]) -> (f64, Vec<serde_json::Value>, String
 }
 
 /// Finds the flush within 2% of the geometry's period; up to three runs, since a shared VM can
-/// bury a rare path under interference (as harness/tests/report.rs does for LTTng).
+/// bury a rare path under interference (`within_three_runs`, as for LTTng in tests/report.rs).
 fn flush_found(row: &str, args: &[&str]) {
-    for k in 1..=3 {
+    within_three_runs(&format!("{row} {args:?}"), || {
         let (e, paths, line) = flush_paths(row, args);
         assert!(
             line.contains(&format!("[expected: buffer")),
@@ -55,16 +55,13 @@ fn flush_found(row: &str, args: &[&str]) {
         // The flush is the costliest of them (OTF2 at 512 KiB also has a +40 ns path on the same
         // period); copying a buffer out takes microseconds.
         let flush = near.iter().max_by(|a, b| a["extra"].as_f64().unwrap().total_cmp(&b["extra"].as_f64().unwrap()));
-        match flush {
-            Some(p) => {
-                assert!(p["extra"].as_f64().unwrap() > 1000.0, "{row} {args:?}: not a flush: {p}");
-                assert!(near.iter().any(|p| p["expected"]["period"].as_f64() == Some(e)), "{line}");
-                return;
-            }
-            None if k < 3 => eprintln!("{row} {args:?}: run {k} of 3 missed the flush every {e}: {line}"),
-            None => panic!("{row} {args:?}: no periodic path within 2% of {e} in 3 runs: {line}"),
-        }
-    }
+        let Some(p) = flush else {
+            return Err(format!("no periodic path within 2% of the flush every {e}: {line}"));
+        };
+        assert!(p["extra"].as_f64().unwrap() > 1000.0, "{row} {args:?}: not a flush: {p}");
+        assert!(near.iter().any(|p| p["expected"]["period"].as_f64() == Some(e)), "{line}");
+        Ok(())
+    });
 }
 
 #[test]

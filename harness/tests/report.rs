@@ -114,20 +114,6 @@ fn report_line(out: &std::path::Path, row: &str) -> (String, String) {
     (line, stdout)
 }
 
-/// Runs `attempt` up to three times while it says the run missed what it looks for (`Err`). A
-/// real run on this shared VM can bury a rare path under interference (steal, other processes):
-/// power depends on the machine's noise, and the seeded battery (`make calibrate`) measures it.
-/// A false claim is never retried: `attempt` panics on one, whichever attempt it comes in.
-fn within_three_runs(name: &str, mut attempt: impl FnMut() -> Result<(), String>) {
-    for k in 1..=3 {
-        match attempt() {
-            Ok(()) => return,
-            Err(why) if k < 3 => eprintln!("{name}: run {k} of 3 missed it ({why}); running again"),
-            Err(why) => panic!("{name}: missed in 3 runs; the last: {why}"),
-        }
-    }
-}
-
 /// The claimed paths of `row` are exactly `want`, or `want` less some of its paths (missed:
 /// `Err`); a path outside `want` is a false claim and fails at once.
 fn exactly_or_missed(out: &std::path::Path, row: &str, want: &[String], line: &str) -> Result<(), String> {

@@ -52,3 +52,26 @@ pub fn median(v: &[f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
+
+/// Runs `attempt` up to three times while it says the run missed what it looks for (`Err`), and
+/// gives the last miss. A real run on this shared VM can bury a rare path under interference
+/// (steal, other processes): power depends on the machine's noise, and the seeded battery (`make
+/// calibrate`) measures it. A false claim is never retried: `attempt` panics on one.
+pub fn first_of_three(name: &str, mut attempt: impl FnMut() -> Result<(), String>) -> Result<(), String> {
+    let mut last = String::new();
+    for k in 1..=3 {
+        match attempt() {
+            Ok(()) => return Ok(()),
+            Err(why) if k < 3 => eprintln!("{name}: run {k} of 3 missed it ({why}); running again"),
+            Err(why) => last = why,
+        }
+    }
+    Err(last)
+}
+
+/// `first_of_three`, failing the test when all three runs missed.
+pub fn within_three_runs(name: &str, attempt: impl FnMut() -> Result<(), String>) {
+    if let Err(why) = first_of_three(name, attempt) {
+        panic!("{name}: missed in 3 runs; the last: {why}");
+    }
+}
