@@ -18,9 +18,11 @@ setup:
 build:
 	$(CARGO) build --release $(if $(FEATURES),--features "$(FEATURES)")
 
-# The default suite: every tracer `tracebench list` marks available, survey configuration.
+# The default suite: every tracer `tracebench list` marks available, survey configuration, with
+# interleaved rounds added until every pair of tracers is decided or BUDGET is spent.
+BUDGET ?= 240s
 bench: setup build
-	$(BIN) run --tracer all --out $(OUT)
+	$(BIN) run --tracer all --budget $(BUDGET) --out $(OUT)
 	@if $(BIN) --help | grep -q '^  report'; then $(BIN) report $(OUT); fi
 
 # Measurement tests pin to the same core and time things, so they run one at a time.
@@ -33,6 +35,8 @@ test: setup build
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
 	python3 scripts/check-docs.py $(BIN)
+	python3 scripts/tests/check_user_docs_test.py
+	python3 scripts/check-user-docs.py
 	$(CARGO) test --release --workspace $(if $(FEATURES),--features "$(FEATURES)") -- --test-threads=1 --nocapture
 
 # The workflow replay (docs/testing.md): each job of scripts/ci-example/*.yml run step by step as
@@ -49,7 +53,7 @@ ci-replay: build
 
 # Mutation testing of the pure modules (docs/testing.md): how many of cargo-mutants' changes to
 # the statistics (harness/src/stats/) and the gate's verdict the unit tests catch. Not in
-# `make test`: all mutants (745 at issue 29) take about 2.5 h on a busy 2-core machine. MUTANTS_ARGS passes
+# `make test`: all mutants (745 when last counted) take about 2.5 h on a busy 2-core machine. MUTANTS_ARGS passes
 # cargo-mutants options, e.g. MUTANTS_ARGS="--shard 0/8 --sharding round-robin" (an eighth).
 mutants:
 	bash scripts/mutants.sh $(MUTANTS_ARGS)
@@ -87,7 +91,7 @@ sentinel-cost: build
 footprint: build plugins
 	BIN=$(BIN) bash scripts/footprint.sh
 
-# The fixed cost of a measuring process (issue 39): wall time of `run -n 5000` for none, lw,
+# The fixed cost of a measuring process: wall time of `run -n 5000` for none, lw,
 # printf and lttng-ust against a --repeats run, the seconds per phase, the gate's pairs per second.
 bench-overhead: build
 	BIN=$(BIN) bash scripts/bench-overhead.sh
@@ -117,6 +121,6 @@ include kbench-module/lab.mk
 arm64-lab:
 	bash scripts/arm64-lab/lab.sh $(ARM64_LAB_ARGS)
 
-# Example and test plugins (issue: plug in your own tracer).
+# Example and test plugins (plug in your own tracer: docs/plugins.md).
 include tracers/examples/examples.mk
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validates `tracebench gate` on this machine (issue 7) and prints the figures quoted in docs/ci-gate.md ("Validation on this machine").
+# Validates `tracebench gate` on this machine and prints the figures quoted in docs/ci-gate.md ("Validation on this machine").
 #
 #   false alarms: GATES gates of spin:200 against spin:200 (same binary)  -> at most 1 "regressed"
 #   power:        GATES gates of spin:200 against spin:220 (+10%)         -> at least GATES-1 "regressed"

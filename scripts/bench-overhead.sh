@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench-overhead` (issue 39): the fixed cost of a measuring process.
+# `make bench-overhead`: the fixed cost of a measuring process.
 #
 # For none, lw, printf and lttng-ust: the wall time of `tracebench run -n N` (one process, one
 # cell), against the wall time per repetition of `tracebench run -n N --repeats K` (one parent,

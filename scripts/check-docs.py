@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Docs that cannot drift (issue 41, item 3): run by `make test`.
+"""Docs that cannot drift: run by `make test`.
 
 1. Every repository path that README.md or a docs/ page names under harness/, tracers/,
    kbench-module/ or scripts/ exists (a moved source file fails here, not in a reader's hands).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Structure checks of docs/ARCHITECTURE.md (issue 14), run by `make test`:
+"""Structure checks of docs/ARCHITECTURE.md, run by `make test`:
 
 1. no import circles between the files of a crate, nor between its top-level modules
    (`crate::`, `super::` and `self::` paths, and bare paths into a child the file declares with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does the harness move what it measures? (docs/method.md, "The harness's footprint"; issue 33.)
+# Does the harness move what it measures? (docs/method.md, "The harness's footprint".)
 # For none, lw, printf, lttng-ust (when `tracebench list` says it can run here) and the store-heavy
 # example plugin (16 cache lines per call), ROUNDS interleaved rounds of:
 #   run -n N                      for N in NS (default 5000 20000 1000000)

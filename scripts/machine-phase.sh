@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Machine phases injected for real (issue 23): a CPU hog that comes and goes on the measuring
+# Machine phases injected for real: a CPU hog that comes and goes on the measuring
 # core while `tracebench run` measures a tracer, then what the report says of the levels it dates:
 # the machine's, the tracer's or undecided. Prints one line per round and the tally.
 #   ROUNDS=10 N=200000 TRACER=lw bash scripts/machine-phase.sh

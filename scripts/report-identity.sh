@@ -14,7 +14,7 @@
 #
 # Then: scripts/report-identity.sh --compare OUT_BEFORE OUT_AFTER, which is diff -r (figures are
 # drawn from the same numbers; a difference there is a difference) except that report.json may
-# gain `survey_check` (issue 35: the survey check typed) and must otherwise be the same, byte for byte.
+# gain `survey_check` (the typed survey check) and must otherwise be the same, byte for byte.
 set -euo pipefail
 if [ "${1:-}" = "--compare" ]; then
     a=$2; b=$3; rc=0

@@ -15,7 +15,7 @@ PKGS+=(lttng-tools liblttng-ust-dev babeltrace2 strace gcc make pkg-config)
 # eBPF backend build (clang compiles tracers/bpf/site.bpf.c; libbpf-sys builds libbpf against
 # libelf and zlib; linux-libc-dev has <linux/bpf.h> and <asm/ptrace.h>), and bpftrace.
 PKGS+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev bpftrace)
-# otf and otf2 backends (issue 40): the OTF 1 and OTF2 trace writers, VampirTrace's and Score-P's
+# otf and otf2 backends: the OTF 1 and OTF2 trace writers, VampirTrace's and Score-P's
 # formats (the tracers themselves are not in Debian). The backends dlopen the runtime libraries
 # these pull in (libopen-trace-format1, libopen-trace-format2-10); no build step needs them.
 PKGS+=(libopen-trace-format-dev libopen-trace-format2-dev)
@@ -26,7 +26,7 @@ PKGS+=(chromium)
 # Kernel lab: file(1) and perf (linux-perf) check the guest results; the lab fetches its own
 # kernel, qemu and busybox packages into .cache/kernel-lab without installing them.
 PKGS+=(file linux-perf)
-# arm64 lab (make arm64-lab, issue 28): the cross linker for the aarch64 build; the lab fetches
+# arm64 lab (make arm64-lab): the cross linker for the aarch64 build; the lab fetches
 # its own arm64 kernel, qemu and guest packages into .cache/arm64-lab without installing them.
 PKGS+=(gcc-aarch64-linux-gnu)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The single-step rate (issue 38: recording where each instruction goes must not slow the
+# The single-step rate (recording where each instruction goes must not slow the
 # stepping by more than 10%): microseconds per step of `run --instructions singlestep`.
 #   scripts/step-rate.sh [BIN] [TRACER] [N]
 # Runs TRACER stepped with N and 4N calls and divides the difference in wall time by the

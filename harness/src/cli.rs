@@ -93,6 +93,10 @@ pub struct RunArgs {
     /// Repetitions, each tracer in its own process per repetition, interleaved.
     #[arg(long, default_value_t = 1)]
     pub repeats: usize,
+    /// Add interleaved rounds after --repeats until every pair of tracers is decided (one is
+    /// cheaper, or the two cost the same within 5%) or this much time has passed: 60s, 5m, 90.
+    #[arg(long, value_name = "DURATION", value_parser = parse_budget)]
+    pub budget: Option<std::time::Duration>,
     /// Output directory (default: results/<UTC timestamp>/).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
@@ -344,7 +348,27 @@ impl RunArgs {
             singlestep: a.instructions.is_some(),
             sentinel_every: a.sentinel_every,
             reference_every: a.reference_every,
+            budget: a.budget,
         }
+    }
+}
+
+/// `--budget`: seconds, or a number with `s`, `m` or `h`.
+fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("'{s}': give a duration such as 60s, 5m or 1h")),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(std::time::Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("'{s}': give a positive duration such as 60s, 5m or 1h")),
     }
 }
 
@@ -368,7 +392,7 @@ mod tests {
         assert!(precheck_gate_command("./bench.sh --subbuf-size 3", "--baseline-cmd").is_ok());
     }
 
-    /// Issue 39: an interleaved gate holds its commands' parent guards (LTTng's session daemon)
+    /// An interleaved gate holds its commands' parent guards (LTTng's session daemon)
     /// for all its runs; a command that is not plainly tracebench, or a tracer without a guard,
     /// holds nothing.
     #[test]

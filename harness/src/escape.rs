@@ -1,4 +1,4 @@
-//! Names from a tracer are data, not markup (issue 37). A plugin's name, a `--label`, a tracer
+//! Names from a tracer are data, not markup. A plugin's name, a `--label`, a tracer
 //! column of a results directory a pull request made: each reaches a terminal, Markdown (the
 //! gate's PR comment, report.md), HTML, JUnit XML and JSON. This module is the one place that makes
 //! such a string inert for each; it imports nothing from the crate, so every renderer can use it.

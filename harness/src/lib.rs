@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod cli;
 pub mod clock;
 pub mod counters;
+pub mod decisions;
 pub mod disturbance;
 pub mod error;
 pub mod escape;

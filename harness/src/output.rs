@@ -86,7 +86,7 @@ pub fn list() -> Result<i32, Error> {
                 println!("{:<w$}               fix: {fix}", "");
             }
         }
-        // `run --instructions singlestep` (issue 19): said only where it cannot step.
+        // `run --instructions singlestep`: said only where it cannot step.
         if let Err(why) = tracebench_tracers::registry::singlestep_support(i.spec) {
             println!("{:<w$}               --instructions singlestep: not supported, {why}", "");
         }

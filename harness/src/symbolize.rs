@@ -1,4 +1,4 @@
-//! Addresses of this process as function names (issue 38), for the per-function profile of a
+//! Addresses of this process as function names, for the per-function profile of a
 //! stepped run: the measuring process names its own stepped addresses while the tracer's
 //! libraries are still loaded.
 //!

@@ -325,8 +325,8 @@ fn sigint_mid_run_leaves_nothing_behind() {
         let marker = out.to_string_lossy().into_owned();
         // Processes whose command line names this run's output directory: the parent, strace
         // and the measuring child under it. Not the detector's releaser (`tracebench-rel`, a fork
-        // that closes the run's perf events after it, without its grace periods on the run's
-        // path: issue 39); tests/leaks.rs checks that it goes too.
+        // that closes the run's perf events after it, keeping their grace periods off the run's
+        // path); tests/leaks.rs checks that it goes too.
         let procs = move |strace_only: bool| {
             std::fs::read_dir("/proc")
                 .unwrap()

@@ -1,4 +1,4 @@
-//! Examples that cannot rot (issue 26). Every `tracebench` command that README.md and the user
+//! Examples that cannot rot. Every `tracebench` command that README.md and the user
 //! guide (the chapters docs/SUMMARY.md lists) show is parsed by the real command line; the ones in
 //! fenced blocks without placeholders are run, in page order, in a fresh directory per page, with
 //! `-n` and `--repeats` cut down (a run's cost is mostly its fixed start-up, so few runs matter

@@ -1,4 +1,4 @@
-//! `--export` and `tracebench export` end to end, on a tiny real run (issue 18).
+//! `--export` and `tracebench export` end to end, on a tiny real run.
 mod common;
 use std::path::Path;
 

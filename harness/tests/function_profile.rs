@@ -1,4 +1,4 @@
-//! The per-function profile of a stepped run (issue 38), end to end with the real binary: exact
+//! The per-function profile of a stepped run, end to end with the real binary: exact
 //! per-function counts of a plugin of known functions, the files the report writes (CSV,
 //! `.folded`, flame graph SVG, the report.json finding, report.html's cards), the gate naming the
 //! function that grew, and lttng-ust's paths dominated by liblttng-ust.

@@ -345,7 +345,7 @@ fn interleave_sequential_adds_repetitions_only_while_inconclusive() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-repeats 3 is below --repeats 4"), "{out:?}");
 }
 
-// --- issue 24: the gate's output says what it does ---
+// --- the gate's output says what it does ---
 
 /// Writes DIR/repetitions.csv with one row per repetition of `tracer` x 1 thread at `values`.
 fn reps_at(root: &Path, name: &str, values: &[f64]) -> PathBuf {
@@ -461,7 +461,7 @@ fn an_interrupted_side_is_said_interrupted() {
 /// counter file makes the processes alternate exactly, fast, +80 ns, fast, ...) against the same
 /// tracer always fast: the real runs of an interleaved gate leave the row inconclusive, and the
 /// verdict says that the baseline's repetitions form two clusters, half each, and what commonly
-/// causes that, instead of only asking for more repetitions (issue 37).
+/// causes that, instead of only asking for more repetitions.
 #[test]
 fn a_plugin_fast_in_half_of_its_processes_is_said_to_form_two_clusters() {
     let t = tempfile::tempdir().unwrap();

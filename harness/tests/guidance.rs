@@ -1,4 +1,4 @@
-//! Issue 27 end to end: usage errors that point the way (one line, exit 2), the up-front disk
+//! End to end: usage errors that point the way (one line, exit 2), the up-front disk
 //! check on a small tmpfs, and the report's ranking, tables (CSV, LaTeX) and figure options on a
 //! synthetic results directory.
 mod common;

@@ -1,4 +1,4 @@
-//! Issue 24: an interrupted run writes no row that looks like data, and `run`, `report` and
+//! An interrupted run writes no row that looks like data, and `run`, `report` and
 //! `gate` each say in one line that it was interrupted, and where.
 mod common;
 use common::{tb, Table};

@@ -1,4 +1,4 @@
-//! Issue 39: everything a run opens is closed or removed once it is over, on success, on an error
+//! Everything a run opens is closed or removed once it is over, on success, on an error
 //! exit and on Ctrl-C: perf events (the disturbance detector's, and the tracepoints `KeepAlive`
 //! holds, which a background process releases after the run), tracefs instances, LTTng sessions
 //! and the session daemon a run starts.

@@ -1,4 +1,4 @@
-//! Names from a tracer are data, not markup (issue 37): a plugin named with Markdown and HTML goes
+//! Names from a tracer are data, not markup: a plugin named with Markdown and HTML goes
 //! through run and gate into gate.md, JUnit XML and JSON as text; a name with an escape sequence
 //! is refused with the character shown, never sent to the terminal raw; and a results directory a
 //! pull request wrote (its tracer column holding control characters) renders inert too.

@@ -40,10 +40,10 @@ fn flush_paths(row: &str, args: &[&str]) -> (f64, Vec<serde_json::Value>, String
     (e, paths, line)
 }
 
-/// Finds the flush within 2% of the geometry's period; up to three runs, since a shared VM can
-/// bury a rare path under interference (`within_three_runs`, as for LTTng in tests/report.rs).
+/// Finds the flush within 2% of the geometry's period in most runs (`found_in_most_runs`: a
+/// shared VM can bury a rare path under interference, so the test asserts a rate).
 fn flush_found(row: &str, args: &[&str]) {
-    within_three_runs(&format!("{row} {args:?}"), || {
+    found_in_most_runs(&format!("{row} {args:?}"), || {
         let (e, paths, line) = flush_paths(row, args);
         assert!(
             line.contains(&format!("[expected: buffer")),

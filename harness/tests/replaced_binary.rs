@@ -1,6 +1,6 @@
-//! A rebuild during a run (issue 29, item 5): `cargo build` relinks the binary while a run
-//! measures, and every later cell once failed with ENOENT ("cannot start the measuring process"),
-//! losing the whole run. Cells now start from the running image (`/proc/PID/exe`).
+//! A rebuild during a run: `cargo build` relinks the binary while a run measures, and a cell
+//! started from the binary's path would fail with ENOENT ("cannot start the measuring process"),
+//! losing the whole run. Cells start from the running image (`/proc/PID/exe`).
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -133,7 +133,7 @@ fn rare_planted_paths_are_found_by_their_period() {
     // Survey section 7.1 on a real, noisy run: a slow path taken only 5 times in 5000 calls, and
     // 10 times in 20000, must come out with its exact period (0.1% of calls: no longer a "mode").
     for (spec, n, p) in [("spin:100@1000:1000", "5000", 1000), ("spin:100@2000:800", "20000", 2000)] {
-        within_three_runs(spec, || {
+        found_in_most_runs(spec, || {
             let (_d, out) = run_ok(&["--tracer", spec, "-n", n]);
             let (line, stdout) = report_line(&out, spec);
             exactly_or_missed(&out, spec, &[format!("every {p}")], &line)?;
@@ -148,7 +148,7 @@ fn two_periodic_paths_of_a_plugin() {
     // tracers/examples/twopath_plugin.c: every 97th call +400 ns, every 1000th +2000 ns; at 5000
     // calls the rarer path occurs 5 times.
     let so = twopath_plugin();
-    within_three_runs("twopath-plugin", || {
+    found_in_most_runs("twopath-plugin", || {
         let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "5000"]);
         let (line, _) = report_line(&out, "twopath-plugin");
         exactly_or_missed(&out, "twopath-plugin", &["every 1000".into(), "every 97".into()], &line)?;
@@ -180,7 +180,7 @@ fn lttng_ust_sub_buffer_switch_at_two_sizes() {
     // The expected period comes from the snapshot (events per full sub-buffer); the measured one
     // must match it, and the survey line must agree. 8 KiB at 5000 calls holds ~6 switches.
     for (size, n) in [("8k", "5000"), ("16k", "20000")] {
-        within_three_runs(&format!("lttng-ust --subbuf-size {size}"), || {
+        found_in_most_runs(&format!("lttng-ust --subbuf-size {size}"), || {
             let (_d, out) = run_ok(&["--tracer", "lttng-ust", "--subbuf-size", size, "-n", n]);
             let (line, stdout) = report_line(&out, "lttng-ust");
             let run: serde_json::Value =
@@ -188,10 +188,19 @@ fn lttng_ust_sub_buffer_switch_at_two_sizes() {
             let g = &run["tracers"][0]["cells"][0]["after_run"]["geometry"];
             let e = g["events_per_subbuf"].as_u64().unwrap_or_else(|| panic!("no geometry: {g}"));
             let f = latency_findings(&out, "lttng-ust");
-            let Some(p) = f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == e) else {
+            // LTTng can show two paths on the switch's period (a cheap one about 520 calls after
+            // the switch, and the switch itself): the expectation goes to the costliest of them.
+            let on_e: Vec<&serde_json::Value> =
+                f.iter().filter(|f| f["kind"] == "periodic_path" && f["period"] == e).collect();
+            if on_e.is_empty() {
                 return Err(format!("expected {e}: {line}"));
-            };
-            assert!(p["expected"]["how"].as_str().unwrap().starts_with("sub-buffer"), "{p}");
+            }
+            let with: Vec<_> = f.iter().filter(|f| f["kind"] == "periodic_path" && f["expected"].is_object()).collect();
+            let [p] = &with[..] else { panic!("not one path with the expected period {e}: {with:?}\n{line}") };
+            assert_eq!(p["period"], e, "the expectation is on another period: {p}\n{line}");
+            let costliest = on_e.iter().map(|f| f["extra"].as_f64().unwrap()).fold(f64::MIN, f64::max);
+            assert_eq!(p["extra"].as_f64().unwrap(), costliest, "not the costliest path on {e}: {on_e:?}\n{line}");
+            assert!(p["expected"]["how"].as_str().unwrap().starts_with("sub-buffer"), "{p}\n{line}");
             assert!(line.contains(&format!("slow path every {e} events")), "expected {e}: {line}");
             assert!(line.contains("[expected: sub-buffer"), "{line}");
             assert!(stdout.contains("Agrees with the survey: lttng-ust takes a slow path every"), "{stdout}");
@@ -298,7 +307,7 @@ fn footprint_check_is_silent_on_a_store_heavy_tracer() {
 /// the machine's stalls and interrupts all it meets) gets no path, memoryless or other.
 #[test]
 fn a_memoryless_path_is_the_tracers_and_the_machines_slow_calls_are_no_path() {
-    within_three_runs("memoryless path", || {
+    found_in_most_runs("memoryless path", || {
         let (_d, out) = run_ok(&["--tracer", "spin:150~300:1150,spin:150,spin:25", "-n", "60000"]);
         let (line, stdout) = report_line(&out, "spin:150~300:1150");
         for quiet in ["spin:150", "spin:25"] {

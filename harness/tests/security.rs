@@ -1,6 +1,6 @@
-//! A root run on a shared machine (issue 30): each attack that once succeeded, replayed by
-//! another user (`nobody`, through setpriv) or with the old predictable names, now fails, and the
-//! root run either goes on unharmed or refuses with one line and exit 2.
+//! A root run on a shared machine: each attack on it, replayed by another user (`nobody`,
+//! through setpriv) or with predictable temporary names, fails, and the root run either goes on
+//! unharmed or refuses with one line and exit 2.
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! `t_ns` on every kept row and the sentinel windows (`--sentinel-every`, issue 23), end to end
+//! `t_ns` on every kept row and the sentinel windows (`--sentinel-every`), end to end
 //! with the real binary.
 mod common;
 
@@ -96,7 +96,7 @@ fn sentinel_every_0_writes_no_sentinels_and_1_is_refused() {
     assert!(!d.path().join("r").exists(), "refused before anything is written");
 }
 
-/// Reference windows (issue 34): on by default at one per tracer window, set to the tracer's
+/// Reference windows: on by default at one per tracer window, set to the tracer's
 /// length and written per bin; `--reference-every 0` writes none, and 1 is refused in one line.
 #[test]
 fn reference_windows_are_the_tracers_length_and_can_be_turned_off() {

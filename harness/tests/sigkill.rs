@@ -1,5 +1,5 @@
-//! A run killed with SIGKILL (no Drop runs) leaves nothing that the next run does not clean up
-//! (issue 15, item 1): the lttng-sessiond it started (and its consumer daemons) is stopped by the
+//! A run killed with SIGKILL (no Drop runs) leaves nothing that the next run does not clean up:
+//! the lttng-sessiond it started (and its consumer daemons) is stopped by the
 //! next run, and a daemon the user started is never stopped, though the dead run's session in it
 //! is destroyed.
 use std::path::Path;
@@ -64,7 +64,7 @@ fn cell_pid(dir: &Path) -> Option<i32> {
     })
 }
 
-/// Starts `tracebench run --tracer lttng-ust -n 3000000` (the issue's repro; repeated, as 3 M calls
+/// Starts `tracebench run --tracer lttng-ust -n 3000000` (repeated, as 3 M calls
 /// take under 3 s here), lets it run 3 s, then SIGKILLs the parent and its measuring child (their
 /// process group; the daemon has its own session) half a second into a cell, so that the cell's
 /// LTTng session exists. Returns the killed cell's pid.

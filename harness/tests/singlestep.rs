@@ -1,4 +1,4 @@
-//! `tracebench run --instructions singlestep` (issue 19), end to end with the real binary.
+//! `tracebench run --instructions singlestep`, end to end with the real binary.
 mod common;
 
 use std::collections::BTreeMap;

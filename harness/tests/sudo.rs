@@ -1,4 +1,4 @@
-//! Results made under sudo belong to the user who ran sudo (issue 37): the CI example runs
+//! Results made under sudo belong to the user who ran sudo: the CI example runs
 //! `sudo tracebench run --out base-run` and then `tracebench gate` without sudo. Replayed here as
 //! root with SUDO_UID/SUDO_GID naming `nobody`, and the unprivileged steps run as `nobody`
 //! (setpriv).

@@ -1,4 +1,4 @@
-//! `tracebench system show | tune | reset` end to end (issue 25): show as root and as `nobody`,
+//! `tracebench system show | tune | reset` end to end: show as root and as `nobody`,
 //! the bad inputs (exit 2, one line), tune then reset byte-identical on this machine, a tune
 //! killed halfway then reset on a fake sysfs/procfs root, the counter check here (no PMU: exit
 //! 3), and run.json's `system` key.

@@ -1,5 +1,5 @@
 //! A user without root, who may not open perf events (`kernel.perf_event_paranoid` 2 and no
-//! CAP_PERFMON), measures the rows that need no root (issue 15, item 3): the getrusage fallback
+//! CAP_PERFMON), measures the rows that need no root: the getrusage fallback
 //! detector runs, and the terminal, run.json and the report say what it cannot see and how to get
 //! the full one.
 //!

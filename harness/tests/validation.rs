@@ -1,5 +1,5 @@
 //! Every tracer option is checked in the plan stage, before anything runs: a bad value gets one
-//! line on stderr, exit 2, and no directory (issue 15, item 2), in `run`, `scale`, `sweep` (its
+//! line on stderr, exit 2, and no directory, in `run`, `scale`, `sweep` (its
 //! `--vary` values too) and the interleaved `gate`.
 mod common;
 use common::*;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The arm64 lab (`make arm64-lab`, issue 28): tracebench cross-built for arm64, run in a stock Debian arm64 kernel
+# The arm64 lab (`make arm64-lab`): tracebench cross-built for arm64, run in a stock Debian arm64 kernel
 # under qemu-system-aarch64 TCG, whose emulated PMUv3 counts instructions exactly under -icount. The same build
 # runs the four tracers three times: with the PMU read in user space (--counters instructions,cycles,
 # perf_user_access=1), with the PMU read by read() (perf_user_access=0), and single-stepped (--instructions
@@ -85,7 +85,7 @@ done
 python3 "$REPO/scripts/kernel-lab/mkcpio.py" "$IR" "$BUILD/init.cpio"
 log "initramfs: $(du -m "$BUILD/init.cpio" | cut -f1) MiB"
 
-# ---- boot: the issue's command line; 1 vCPU, exact instruction counts (-icount shift=0) ----
+# ---- boot: the lab's command line; 1 vCPU, exact instruction counts (-icount shift=0) ----
 QEMU=$QROOT/usr/bin/qemu-system-aarch64
 [ -x "$QEMU" ] || QEMU=$(command -v qemu-system-aarch64)
 export LD_LIBRARY_PATH=$QROOT/usr/lib/x86_64-linux-gnu:$QROOT/lib/x86_64-linux-gnu

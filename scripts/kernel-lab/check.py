@@ -120,7 +120,7 @@ def read(path):
 
 
 def check_robustness(lab):
-    """Issue 17: the build had no warning; the fuzz made its calls; two RUNs at once, SIGKILL mid-run, open without
+    """Robustness: the build had no warning; the fuzz made its calls; two RUNs at once, SIGKILL mid-run, open without
     CAP_PERFMON and rmmod while open behaved; a valid run after each was correct; dmesg stayed clean after each."""
     status = read(os.path.join(lab, "kbench-build.status")).strip()
     res(status == "clean", f"kbench.ko built without compiler warnings ({status or 'no build status'}; "

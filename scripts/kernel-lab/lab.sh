@@ -48,7 +48,7 @@ rm -rf "$BUILD/kbench-module"
 cp -r "$REPO/kbench-module" "$BUILD/kbench-module"
 kmake -C "$(rpath "$BUILD/kbench-module")" KDIR="$(rpath "$KHDR")" > "$BUILD/kbench-build.log" 2>&1 || {
     cat "$BUILD/kbench-build.log" >&2; echo "kernel-lab: kbench.ko does not build against $KVER" >&2; exit 1; }
-# The issue's bar: no compiler warning against any kernel of the matrix.
+# The bar: no compiler warning against any kernel of the matrix.
 if grep -q 'warning:' "$BUILD/kbench-build.log"; then
     grep 'warning:' "$BUILD/kbench-build.log" >&2; log "kbench.ko builds against $KVER WITH WARNINGS"
     echo "warnings" > "$BUILD/kbench-build.status"

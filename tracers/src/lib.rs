@@ -16,7 +16,7 @@ pub mod lttng;
 pub mod lw;
 pub mod none;
 pub mod open;
-// OTF 1 and OTF2 trace writers (issue 40): VampirTrace's and Score-P's formats.
+// OTF 1 and OTF2 trace writers: VampirTrace's and Score-P's formats.
 pub mod otf;
 pub mod owned;
 pub mod payload;

@@ -272,7 +272,7 @@ pub fn launch_prefix(spec: &str) -> Vec<String> {
     backends::find(split(spec).0).map(|b| b.launch_prefix.iter().map(|s| s.to_string()).collect()).unwrap_or_default()
 }
 
-/// Whether `tracebench run --instructions singlestep` can step this tracer's calls (issue 19):
+/// Whether `tracebench run --instructions singlestep` can step this tracer's calls:
 /// `Err(why)` when it cannot. The stepper ptraces the measuring thread and single-steps it.
 pub fn singlestep_support(spec: &str) -> Result<(), String> {
     match split(spec).0 {

@@ -3,7 +3,7 @@
 //! `spin:NS` busy-waits NS ns per call, timed by the TSC. `spin:NS@P:SLOW` makes every P-th call
 //! cost SLOW ns instead: a planted slow path, like a tracer that switches sub-buffers every P
 //! events (survey section 7.1). `spin:NS~N:SLOW` makes each call cost SLOW ns with probability
-//! 1/N, independently: a memoryless path of the tracer's own (issue 34), which the machine's
+//! 1/N, independently: a memoryless path of the tracer's own, which the machine's
 //! stalls must not be mistaken for, nor it for them. They validate the harness: `spin:300` must read 300 ns above the
 //! floor, and the report must find the period P.
 use std::cell::Cell;

@@ -1,4 +1,4 @@
-//! Machine or tracer, population by population (issue 34). A slow population of the tracer's
+//! Machine or tracer, population by population. A slow population of the tracer's
 //! calls (an irregular path, a mode whose calls follow no spacing, the outliers on no path) is
 //! held against the reference windows (runner/reference.rs: a loop as long as the tracer's fast
 //! path, timed between its calls) at the same extra cost. The machine's stalls arrive in time,
@@ -20,19 +20,13 @@ use serde::Serialize;
 
 use crate::analysis::code_paths::{CodePath, CodePaths, MainSlowPath};
 use crate::analysis::dated::Attribution;
+use crate::decisions::claims::{ALPHA, INTERVAL_CONFIDENCE};
+use crate::decisions::tails::{BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
 use crate::results::columns;
 use crate::results::read::{col, csv_err, headers, num, ReadError};
 use crate::results::REFERENCE_CSV;
 use crate::stats::hist::LogHistogram;
 use crate::stats::rates;
-
-/// A population is the tracer's below this p-value (divided by the populations tested).
-pub const ALPHA: f64 = 0.001;
-/// ... and the machine's when the tracer's rate is at most this multiple of the reference's
-/// (99 % interval): the machine accounts for at least half of it.
-pub const MACHINE_RATIO: f64 = 2.0;
-/// Confidence of the interval of the ratio of rates.
-const CONFIDENCE: f64 = 0.99;
 
 /// The reference windows of one row at one thread count: kept windows per latency bin.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,7 +154,7 @@ pub fn test(calls: u64, rows: u64, base: f64, lo: f64, hi: Option<f64>, r: &Refe
     let hits = r.windows_between(lo, hi.unwrap_or(f64::INFINITY));
     // Exposure: each side's windows times its fast path (ns).
     let (e1, e2) = (rows as f64 * base.max(1.0), r.windows as f64 * r.median.max(1.0));
-    let c = rates::compare(calls, e1, hits, e2, CONFIDENCE);
+    let c = rates::compare(calls, e1, hits, e2, INTERVAL_CONFIDENCE);
     let attribution = if c.p_more < ALPHA / tests.max(1) as f64 {
         Attribution::Tracer
     } else if c.hi <= MACHINE_RATIO {
@@ -219,13 +213,6 @@ fn band(p: &CodePath, base: f64) -> (f64, Option<f64>) {
     (LogHistogram::bin_lo(p.mode.first_bin) - base, Some(LogHistogram::bin_lo(p.mode.end_bin) - base))
 }
 
-/// A band of outliers spans this factor of extra cost (a path's calls within +-20 % of its
-/// median fit one), and holds at least this many calls to be tested.
-const BAND_FACTOR: f32 = 1.5;
-const BAND_MIN_CALLS: usize = 10;
-/// Bands tested per row, at most (the densest first).
-const MAX_BANDS: usize = 3;
-
 /// The densest band of `x` (ascending extras): its index range, and the tests its choice stands
 /// for: two per band width over the range of costs that hold a band (a scan over overlapping
 /// windows is worth about twice the disjoint ones; the null battery checks it, `make calibrate`).
@@ -250,12 +237,9 @@ fn densest(x: &[f32]) -> Option<((usize, usize), usize)> {
     (best.1 > best.0).then_some((best, 2 * widths))
 }
 
-/// Calls of a band within this many iterations of another of its calls are near neighbours.
-const NEAR: u64 = 8;
-
 /// Whether a band's calls come in bursts (a slower stretch of calls, not calls one by one):
 /// more of them have a neighbour of the band within NEAR calls than calls at random positions
-/// would (binomial tail below 1e-3). A burst is no Poisson count, so it is not tested by rate.
+/// would (binomial tail below ALPHA). A burst is no Poisson count, so it is not tested by rate.
 fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
     let mut at: Vec<(u64, u64)> = calls.iter().map(|c| (c.1, c.2)).collect();
     at.sort_unstable();
@@ -267,7 +251,7 @@ fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
         })
         .count();
     let p = (2.0 * NEAR as f64 * n as f64 / rows.max(1) as f64).min(1.0);
-    crate::stats::binomial::upper_tail(n as u64, near as u64, p) < 1e-3
+    crate::stats::binomial::upper_tail(n as u64, near as u64, p) < ALPHA
 }
 
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
@@ -329,7 +313,7 @@ impl Attributions {
     }
 }
 
-/// The tracer's own main slow path (the sweep's slow_period and slow_share, issue 34): the
+/// The tracer's own main slow path (the sweep's slow_period and slow_share): the
 /// costliest periodic path, else the costliest irregular path with a spacing that the reference
 /// windows do not give to the machine, else the costliest memoryless path of the tracer.
 pub fn main_slow_path(cp: &CodePaths, attr: Option<&Attributions>) -> Option<MainSlowPath> {

@@ -4,11 +4,6 @@
 use crate::analysis::running::{Reservoir, Running};
 use crate::stats::hist::{LogHistogram, Mode};
 
-/// A mode (frequent path) must hold at least this many calls (and `analyze`'s MIN_MODE_FRACTION
-/// of them); rarer paths are found by their period instead. Shared by pass 2 (`analyze`) and the
-/// irregular-path step (`irregular`), so it lives here, below both.
-pub(crate) const MIN_MODE_CALLS: u64 = 10;
-
 /// One frequent but irregular code path of one metric (a mode of the histogram whose calls
 /// follow no period, such as a printf flush whose spacing drifts with the formatted length).
 #[derive(Debug, Clone)]
@@ -27,7 +22,7 @@ pub struct CodePath {
 
 impl CodePath {
     pub fn is_phase(&self) -> bool {
-        self.clustered.is_some_and(|c| c >= crate::analysis::phases::CLUSTERED_SHARE)
+        self.clustered.is_some_and(|c| c >= crate::decisions::phases::CLUSTERED_SHARE)
     }
 }
 
@@ -138,7 +133,7 @@ impl PeriodicPath {
     }
 }
 
-/// Where one of a tail's calls comes from (issue 34, "what sets the tail").
+/// Where one of a tail's calls comes from ("what sets the tail").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TailClass {
     /// On periodic path i (its own call, or a follower's).
@@ -218,6 +213,9 @@ pub struct CodePaths {
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
+    /// Sequences (thread, repetition, counter set) the calls came in: each restarts the
+    /// iteration index, so a lattice is searched once per sequence.
+    pub sequences: u64,
     /// The metric's column (None: latency).
     pub(crate) col: Option<usize>,
 }

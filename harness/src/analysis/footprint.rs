@@ -4,8 +4,8 @@
 //! page every `sample_page` kept calls (run.json; 64 for 64 B samples in 4 KiB pages), and a
 //! sentinel window comes every K-1 tracer calls (`sentinel_every` K). Work of the harness between
 //! two windows that reached into the next call would gather the slow calls on a few residues of
-//! such a cycle: issue 33 found 49% of lttng-ust's slow calls on three residues of 64 (the even
-//! share is 4.7%) before the sample stores were drained outside the window. Each cycle is known
+//! such a cycle: with the sample stores drained inside the window, 49% of lttng-ust's slow calls
+//! land on three residues of 64 (the even share is 4.7%). Each cycle is known
 //! before the data is read, so it is tested, not searched for (`stats::cycles`).
 //!
 //! Which slow calls: those above the slow threshold, except the ones the tracer's own paths
@@ -19,18 +19,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::analysis::code_paths::CodePaths;
+use crate::decisions::claims::ALPHA;
+use crate::decisions::footprint::{MIN_SHARE_RATIO, RESIDUES_PER_WINDOW};
 use crate::results::read::{Event, Events, ReadError, Source};
 use crate::stats::cycles::{worst_window, Gathering};
 
-/// A claim needs p below this after the union bound over residues and cycles (the report's other
-/// claims stand at 0.001 too) ...
-const P_CLAIM: f64 = 0.001;
-/// ... and the window to hold at least this multiple of its even share of the slow calls (a long
-/// run makes any small unevenness significant; issue 33's target is twice the even share).
-const MIN_RATIO: f64 = 2.0;
-/// Residues per window: a miss that spills over lands on the call after the harness's work or
-/// one or two later.
-const WIDTH: u64 = 3;
 /// The sample page of runs whose run.json does not say it: 64 B samples in 4 KiB pages.
 const DEFAULT_SAMPLE_PAGE: u64 = 64;
 
@@ -60,7 +53,7 @@ pub fn cycles(run: &Value) -> Vec<Cycle> {
     if let Some(k) = run["sentinel_every"].as_u64().filter(|k| *k > 1) {
         out.push(Cycle { name: "sentinel", length: k - 1, by_kept: false });
     }
-    out.retain(|c| c.length > WIDTH);
+    out.retain(|c| c.length > RESIDUES_PER_WINDOW);
     out
 }
 
@@ -99,9 +92,9 @@ pub fn check(path: &Source, threads: u32, cp: &CodePaths, cycles: &[Cycle]) -> R
     let mut out = Vec::new();
     for c in cycles {
         let (r, s) = if c.by_kept { (&ranges.kept, &slow.kept) } else { (&ranges.iteration, &slow.iteration) };
-        let Some(g) = worst_window(r, s, c.length, WIDTH) else { continue };
+        let Some(g) = worst_window(r, s, c.length, RESIDUES_PER_WINDOW) else { continue };
         let p = (g.p_value * tests).min(1.0);
-        if p < P_CLAIM && g.share >= MIN_RATIO * g.even {
+        if p < ALPHA && g.share >= MIN_SHARE_RATIO * g.even {
             out.push(finding(
                 c,
                 &g,

@@ -1,4 +1,4 @@
-//! Where a code path's instructions go, per function (issue 38): the survey explains LTTng's
+//! Where a code path's instructions go, per function: the survey explains LTTng's
 //! paths by their counts (section 7.1); with the stepped profile (`results::profile`) each path
 //! is also said by its functions. Used by the report (tables, CSV, flame graphs, report.json) and
 //! by the gate (which function grew), so it lives here, below both.

@@ -7,6 +7,12 @@ use std::collections::HashMap;
 
 use crate::analysis::code_paths::{CodePath, Entry};
 use crate::analysis::phases::busiest_quarter_share;
+use crate::decisions::claims::ALPHA;
+use crate::decisions::irregular::{
+    COST_BAND, MODE_MIN_GAPS, RANDOM_IN_WINDOW, RARE_BANDS, RARE_MIN_GAPS, REGULAR_MIN_SPACING, REGULAR_SHARE,
+    SPACING_TOLERANCE, UNEXPLAINED_SHARE,
+};
+use crate::decisions::modes::MIN_MODE_CALLS;
 use crate::stats::hist::Mode;
 use crate::stats::period::spacing;
 
@@ -59,7 +65,7 @@ pub(crate) fn paths(
             others.push(o);
         }
         let n: usize = seqs.iter().map(Vec::len).sum();
-        if (n as u64) < crate::analysis::code_paths::MIN_MODE_CALLS || (n as f64) < 0.2 * x.count as f64 {
+        if (n as u64) < MIN_MODE_CALLS || (n as f64) < UNEXPLAINED_SHARE * x.count as f64 {
             continue;
         }
         let iters =
@@ -77,10 +83,14 @@ pub(crate) fn paths(
         }
         // A nearly fixed spacing: a slow call one spacing (within 10 %) from a call of the path is
         // the path's.
-        if let Some((med, _)) = regular.or_else(|| spacing(&iters(&seqs)).filter(|s| s.1 >= 0.5 && s.0 >= 2.0)) {
+        if let Some((med, _)) =
+            regular.or_else(|| spacing(&iters(&seqs)).filter(|s| s.1 >= REGULAR_SHARE && s.0 >= REGULAR_MIN_SPACING))
+        {
             for (s, o) in seqs.iter_mut().zip(&others) {
                 let own: Vec<u64> = s.iter().map(|c| c.0).collect();
-                let near_one = |it: u64| own.iter().any(|&p| ((it as f64 - p as f64).abs() - med).abs() <= 0.1 * med);
+                let near_one = |it: u64| {
+                    own.iter().any(|&p| ((it as f64 - p as f64).abs() - med).abs() <= SPACING_TOLERANCE * med)
+                };
                 s.extend(o.iter().filter(|c| near_one(c.0)));
                 s.sort_unstable();
             }
@@ -100,28 +110,16 @@ pub(crate) fn paths(
     (out, explained)
 }
 
-/// The spacing a path is said at (and the sweep's slow period, issue 24): the median of all its
+/// The spacing a path is said at (and the sweep's slow period): the median of all its
 /// consecutive gaps, and the share within 10 % of it or one call, whichever is wider (a flush every
 /// 7 to 9 calls is "about every 8", all of its gaps within one call of that).
 fn typical_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
     let (med, _) = spacing(its)?;
     let g: Vec<f64> =
         its.iter().flat_map(|s| s.windows(2).filter(|w| w[1] > w[0]).map(|w| (w[1] - w[0]) as f64)).collect();
-    let near = g.iter().filter(|&&x| (x - med).abs() <= (0.1 * med).max(1.0)).count();
+    let near = g.iter().filter(|&&x| (x - med).abs() <= (SPACING_TOLERANCE * med).max(1.0)).count();
     Some((med, near as f64 / g.len() as f64))
 }
-
-/// Spacings a rare path needs before its regularity says anything: random slow calls put about
-/// one gap in ten within 10 % of their median, so half of ten or more is not chance.
-const RARE_MIN_GAPS: usize = 10;
-
-/// A mode's calls (a cost of their own already sets them apart) need no more gaps than the
-/// binomial test below asks for: five of five in one window is already below its 1e-3.
-const MODE_MIN_GAPS: usize = 3;
-
-/// The chance that a gap between randomly placed calls falls in the best window of +-10 %
-/// (geometric gaps put about 7 % there; a margin for other shapes).
-const RANDOM_IN_WINDOW: f64 = 0.15;
 
 /// P(Binomial(n, p) >= k): the one tail of `stats::binomial`.
 fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
@@ -142,7 +140,7 @@ pub(crate) fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64,
     let (mut best, mut j) = ((0usize, 0usize), 0usize);
     for i in 0..g.len() {
         j = j.max(i);
-        while j + 1 < g.len() && g[j + 1] <= g[i] * 1.1 / 0.9 {
+        while j + 1 < g.len() && g[j + 1] <= g[i] * (1.0 + SPACING_TOLERANCE) / (1.0 - SPACING_TOLERANCE) {
             j += 1;
         }
         if j + 1 - i > best.1 - best.0 {
@@ -153,7 +151,7 @@ pub(crate) fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64,
     let n = g.len();
     let chance = binom_tail(n, k, RANDOM_IN_WINDOW) * n as f64;
     let med = g[(best.0 + best.1) / 2];
-    (2 * k >= n && chance < 1e-3 && med >= 2.0).then_some((med, k as f64 / n as f64))
+    (2 * k >= n && chance < ALPHA && med >= REGULAR_MIN_SPACING).then_some((med, k as f64 / n as f64))
 }
 
 /// Rare paths too few to form a mode (a 64 KiB buffer fed variable-size events: 0.04 % of calls),
@@ -169,7 +167,7 @@ fn rare(
 ) -> Vec<CodePath> {
     let entries = scan.entries;
     // Cost bands of 20 %; a path's calls are looked for within three (a factor of 1.7).
-    let band = |v: f32| ((v.max(1.0) as f64).ln() / 1.2f64.ln()).floor() as i64;
+    let band = |v: f32| ((v.max(1.0) as f64).ln() / COST_BAND.ln()).floor() as i64;
     let slow_free = |i: usize, pos: usize| {
         let e = &entries[i];
         e.v as f64 > threshold && !e.mode.is_some_and(skip) && !on_lattice(pos, e.it)
@@ -192,7 +190,9 @@ fn rare(
             .enumerate()
             .map(|(pos, &(lo, hi))| {
                 (lo..hi)
-                    .filter(|&i| !explained[i] && slow_free(i, pos) && (b..=b + 2).contains(&band(entries[i].v)))
+                    .filter(|&i| {
+                        !explained[i] && slow_free(i, pos) && (b..b + RARE_BANDS).contains(&band(entries[i].v))
+                    })
                     .collect()
             })
             .collect();
@@ -206,8 +206,8 @@ fn rare(
         let calls = v.len() as u64;
         out.push(CodePath {
             mode: Mode {
-                first_bin: bin(1.2f64.powi(b as i32)),
-                end_bin: bin(1.2f64.powi(b as i32 + 3)),
+                first_bin: bin(COST_BAND.powi(b as i32)),
+                end_bin: bin(COST_BAND.powi(b as i32 + RARE_BANDS as i32)),
                 zero: false,
                 median: med,
                 count: calls,

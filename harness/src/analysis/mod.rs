@@ -33,46 +33,16 @@ use crate::analysis::code_paths::*;
 use crate::analysis::passes::{count_on_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
 use crate::analysis::periodic::{fractional, permutation, search, sub_period};
-use crate::analysis::phases::{close_window, WinState, WindowMeans, PHASE_SHARE, WINDOW};
+use crate::analysis::phases::{close_window, WinState, WindowMeans};
+use crate::decisions::modes::{
+    INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
+    TIGHT_QUANTILE, TIGHT_WIDTHS,
+};
+use crate::decisions::periodic::{FOLLOWER_MAX_OFFSET, MAX_SEARCH_CALLS};
+use crate::decisions::phases::{PHASE_SHARE, WINDOW};
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
-
-/// Kernel width for latency modes: 5 % or 15 ns, whichever is wider (the TSC here ticks in
-/// ~10 ns steps, 26 ticks of a 2.596 GHz TSC, which would otherwise split one path into a comb of
-/// modes: 15 ns is one and a half clock steps).
-const LAT_BW: (f64, f64) = (0.05, 15.0);
-/// Instruction counts of one path are nearly exact (survey: 870 / 927 / 1,638): 1 % or 2.
-const INS_BW: (f64, f64) = (0.01, 2.0);
-/// A mode (frequent path) must hold at least this share of calls, and this many calls: rarer
-/// paths are found by their period instead (LTTng's sub-buffer switch is 0.12 % of calls).
-const MIN_MODE_FRACTION: f64 = 0.001;
-
-/// Slow calls are those this many kernel widths above the fast path's median (and never past the
-/// valley to the next mode): a call 4 widths up lies beyond the fast path's kernel-smoothed bulk.
-/// The permutation null reruns every threshold, so these set the search's power, not its error
-/// rate (docs/code-paths.md).
-const SLOW_WIDTHS: f64 = 4.0;
-/// A second, lower threshold the search also looks above (cheaper paths close to the fast one).
-const LOW_WIDTHS: f64 = 3.0;
-/// Calls kept for the search and for irregular paths: above this many widths (below the lowest
-/// threshold the search uses, so every threshold has its calls).
-const KEEP_WIDTHS: f64 = 2.0;
-/// A tight fast path: periods are also searched above its own TIGHT_QUANTILE plus TIGHT_WIDTHS
-/// absolute kernel widths (two clock steps here; ftrace-open's +130 ns page crossing on 1262 ns).
-const TIGHT_QUANTILE: f64 = 0.9;
-const TIGHT_WIDTHS: f64 = 2.0;
-/// A lattice that trails a costlier one of the same period by at most this many calls in every
-/// sequence is that path's aftermath (the call after LTTng's switch: offset 1, survey Fig. 3).
-const FOLLOWER_MAX_OFFSET: u64 = 3;
-
-/// Cap on stored slow-path indices per tracer (bounded memory whatever the file size: 2M entries
-/// of 40 bytes, about 80 MB).
-const MAX_SLOW_INDICES: usize = 2_000_000;
-
-/// Slow calls the periodic search (and each of its null reruns) looks at, at most: a bound on
-/// the report's time (about 3 us per call per rerun here, 1000 reruns).
-const MAX_SEARCH_CALLS: usize = 2000;
 
 /// Windows of one metric seen two ways: by mode, and off the fast path against on it.
 struct Windows {
@@ -330,6 +300,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
             .then_some(m.off.stretches[1]),
         rows,
         seq_len: seqs.extents.iter().map(|r| r.1 - r.0 + 1).min().unwrap_or(0),
+        sequences: seqs.extents.len() as u64,
         col: m.col,
     };
     m.explained = explained;

@@ -106,9 +106,7 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
             // An exact period holds over the whole run, not only where it was searched (a long
             // run is searched in its first part: analysis/mod.rs): printf's flush, every 431.2 calls,
             // fills a lattice of 2156 for a while and then drifts off it.
-            c.periodic.retain(|p| {
-                p.slots == 0 || p.taken as f64 >= crate::analysis::periodic::search::TAKEN * p.slots as f64
-            });
+            c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= crate::decisions::periodic::TAKEN * p.slots as f64);
         }
     }
     Ok(())

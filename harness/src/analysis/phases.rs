@@ -1,14 +1,12 @@
-//! Speed phases of the machine, not code paths (issue 12): the VM drifts between speeds over
+//! Speed phases of the machine, not code paths: the VM drifts between speeds over
 //! seconds, so a mode whose calls come in long contiguous stretches is a phase. Calls are counted
 //! in windows of WINDOW consecutive iterations; a mode that holds the majority of its windows for
 //! most of its calls is a phase.
 
-/// Phase windows: a mode holding the majority of WINDOW consecutive iterations in stretches
-/// covering most of its calls is a phase of the machine, not a path. A path of share f < 1/2
-/// taken independently of its neighbours almost never holds a 64-call window.
-pub(crate) const WINDOW: u64 = 64;
-/// Share of a mode's calls inside its majority windows above which it is a phase.
-pub(crate) const PHASE_SHARE: f64 = 0.6;
+use crate::decisions::phases::{
+    CALLS_PER_WINDOW, LEVEL_GAP, LEVEL_MIN_SHARE, LEVEL_SPREADS, MIN_QUARTER_WINDOWS, MIN_WINDOWS, STRETCHED, WINDOW,
+    WINDOW_KEPT,
+};
 
 #[derive(Default)]
 pub(crate) struct WinState {
@@ -31,15 +29,6 @@ pub(crate) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches:
     w.prev_major = major;
     w.counts.iter_mut().for_each(|c| *c = 0);
 }
-
-/// Calls per window for [`busiest_quarter_share`]: enough that a path taken independently of
-/// time puts about a third of its calls in the busiest quarter of the windows (Poisson, 16 +- 4).
-const CALLS_PER_WINDOW: u64 = 16;
-/// Fewer windows than this and the busiest quarter says nothing (two of eight windows).
-const MIN_QUARTER_WINDOWS: usize = 8;
-/// Share of a mode's calls in the busiest quarter of its windows above which it comes and goes
-/// with time: a phase of the machine, not a code path.
-pub(crate) const CLUSTERED_SHARE: f64 = 0.75;
 
 /// The share of a mode's calls (iterations per sequence, with each sequence's first and last
 /// iteration) that falls in the busiest quarter of windows sized to hold 16 of them on average.
@@ -72,22 +61,6 @@ pub(crate) fn busiest_quarter_share(seqs: &[Vec<u64>], ranges: &[(u64, u64)], ro
     counts.sort_unstable_by(|a, b| b.cmp(a));
     Some(counts[..counts.len() / 4].iter().sum::<u64>() as f64 / total as f64)
 }
-
-/// A window's mean counts only when at least this share of its calls were kept (at or below the
-/// slow threshold): a window mostly of outliers says nothing of the speed around them.
-pub(crate) const WINDOW_KEPT: f64 = 0.75;
-/// Window means needed before two levels are looked for: with fewer (1024 calls) a tenth of them
-/// is one or two windows, too few to show a level and its spread.
-const MIN_WINDOWS: usize = 16;
-/// Two levels must lie at least this share of the low level apart (a 10 ns clock step on a
-/// 100 ns call), and at least LEVEL_SPREADS times either group's standard deviation apart.
-const LEVEL_GAP: f64 = 0.1;
-const LEVEL_SPREADS: f64 = 4.0;
-/// Each level holds at least this share of the windows.
-const LEVEL_MIN_SHARE: usize = 10;
-/// Levels come in stretches when they change at most this share of the times a random order of
-/// the same windows would (1 + 2 n p (1 - p) expected changes).
-const STRETCHED: f64 = 0.5;
 
 /// Two speed levels of the machine seen in window means (see [`WindowMeans`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +150,7 @@ impl WindowMeans {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decisions::phases::CLUSTERED_SHARE;
 
     #[test]
     fn a_path_spread_over_time_is_not_clustered_and_one_in_a_third_of_the_run_is() {

@@ -1,20 +1,15 @@
-//! A slower stretch that recurs by call count (issue 34): a phase mode whose stretches start at a
+//! A slower stretch that recurs by call count: a phase mode whose stretches start at a
 //! nearly fixed number of the tracer's calls apart ("the next 300 calls cost +150 ns after every
 //! 810th call", no spike of its own). The machine's speed phases come and go in time, not in the
 //! tracer's calls, so such a period is the tracer's, and the period is the finding.
 //!
-//! A stretch is the mode's calls with no gap of more than GAP calls between them; its start is its
+//! A stretch is the mode's calls with no gap of more than STRETCH_GAP calls between them; its start is its
 //! first call. The starts' gaps are tested as an irregular path's are (`irregular::regular_spacing`:
 //! half of them or more in one +-10 % window, beyond what random gaps put in any window, binomial
-//! tail times the windows below 1e-3), with at least MIN_GAPS of them.
+//! tail times the windows below ALPHA), with at least STRETCH_MIN_GAPS of them (`decisions::irregular`).
 use crate::analysis::code_paths::Entry;
 use crate::analysis::irregular::regular_spacing;
-
-/// Calls of the mode further apart than this start a new stretch (a phase's 64-call window).
-const GAP: u64 = crate::analysis::phases::WINDOW;
-/// Gaps between starts needed before their regularity says anything (five of five in one window
-/// is below the test's 1e-3).
-const MIN_GAPS: usize = 5;
+use crate::decisions::irregular::{SPACING_TOLERANCE, STRETCH_GAP, STRETCH_MIN_GAPS};
 
 /// The mean call count between stretch starts of mode `k`, when they recur at a nearly fixed
 /// spacing; None otherwise. `entries`: the calls above the fast path or in a mode, sorted by
@@ -28,7 +23,7 @@ pub(crate) fn period(entries: &[Entry], seq_ids: &[u64], k: usize) -> Option<f64
             let mut out = Vec::new();
             let mut last: Option<u64> = None;
             for e in entries[lo..hi].iter().filter(|e| e.mode == Some(k)) {
-                if last.is_none_or(|l| e.it > l + GAP) {
+                if last.is_none_or(|l| e.it > l + STRETCH_GAP) {
                     out.push(e.it);
                 }
                 last = Some(e.it);
@@ -36,13 +31,13 @@ pub(crate) fn period(entries: &[Entry], seq_ids: &[u64], k: usize) -> Option<f64
             out
         })
         .collect();
-    let (median, _) = regular_spacing(&starts, MIN_GAPS)?;
+    let (median, _) = regular_spacing(&starts, STRETCH_MIN_GAPS)?;
     // The mean of the gaps within 10 % of the median (a start a window late is one gap long and
     // the next short: their mean is the period).
     let gaps: Vec<f64> = starts
         .iter()
         .flat_map(|s| s.windows(2).map(|w| (w[1] - w[0]) as f64))
-        .filter(|g| (g - median).abs() <= 0.1 * median)
+        .filter(|g| (g - median).abs() <= SPACING_TOLERANCE * median)
         .collect();
     (!gaps.is_empty()).then(|| gaps.iter().sum::<f64>() / gaps.len() as f64)
 }

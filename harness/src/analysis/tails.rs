@@ -1,12 +1,10 @@
-//! What sets a tail (issue 34): the calls above p99 and p99.9, each given to its population (a
+//! What sets a tail: the calls above p99 and p99.9, each given to its population (a
 //! periodic path, an irregular path, a speed phase, an outlier on no path, the fast path's own
 //! spread). The report names the outliers' share by the reference windows' bands (findings).
 use super::code_paths::{CodePaths, PeriodicPath, Tail, TailClass};
 use super::{MetricScan, Sequences};
+use crate::decisions::tails::TAIL_QUANTILES;
 use crate::stats::hist::LogHistogram;
-
-/// The tails whose populations the report splits (issue 34: what sets p99 and p99.9).
-pub(crate) const TAIL_QUANTILES: [f64; 2] = [0.99, 0.999];
 
 /// The calls above quantile `q` of the latency (above the upper edge of its histogram bin), each
 /// with its population; None when no call lies above it.

@@ -40,8 +40,8 @@ pub fn invariant_tsc() -> bool {
 /// Each end of a window is one CLOCK_MONOTONIC_RAW read bracketed by two TSC reads, the
 /// tightest of 5 tries, and the TSC taken at the bracket's middle: a pair is then off by at
 /// most half a bracket (tens of ns) instead of whatever fell between two unbracketed reads.
-/// That lets a window be 2 ms instead of 30 (issue 39: the 90 ms of three 30 ms windows were
-/// the largest fixed cost of a run after the detector's teardown); over 2 ms, a 50 ns error is
+/// That lets a window be 2 ms instead of 30 (three 30 ms windows, 90 ms, would be the largest
+/// fixed cost of a run after the detector's teardown); over 2 ms, a 50 ns error is
 /// 2.5e-5 of the rate, 0.0025 ns on a 100 ns call.
 pub fn calibrate_tsc() -> f64 {
     let mut est: Vec<f64> = (0..3)

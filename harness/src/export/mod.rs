@@ -1,4 +1,4 @@
-//! History in the systems users already run (issue 18): `--export FORMAT=FILE` on `run`, `scale`
+//! History in the systems users already run: `--export FORMAT=FILE` on `run`, `scale`
 //! and `gate`, and `tracebench export DIR --format FORMAT`.
 //!
 //! tracebench keeps no history of its own. A continuous-benchmarking service (Bencher,

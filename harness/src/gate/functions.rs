@@ -1,4 +1,4 @@
-//! Which function grew (issue 38): when the exact counts of a stepped run moved, the gate says
+//! Which function grew: when the exact counts of a stepped run moved, the gate says
 //! where, from both sides' profile.json: "exact counts: 1 instructions more per call (34 -> 35),
 //! identical on every repetition; by function: nutrace_write +1". A reviewer then knows which
 //! change to look at without stepping anything again.
@@ -10,7 +10,7 @@ use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::read::{read_run_json, tracers_of};
 
 /// The main path (the count with the most calls) of `tracer` in results directory `dir`; None
-/// without a profile (a timed run, or one stepped before issue 38).
+/// without a profile (a timed run, or one stepped by a version that wrote no profile.json).
 fn main_path(dir: &Path, tracer: &str) -> Option<PathFunctions> {
     let run = read_run_json(dir).ok()?;
     let t = tracers_of(&run).into_iter().find(|t| t.name == tracer)?;

@@ -1,4 +1,4 @@
-//! `tracebench gate`: the CI regression gate (issue 7).
+//! `tracebench gate`: the CI regression gate.
 //!
 //! It compares a baseline and a candidate, per tracer and thread count, on per-repetition
 //! statistics only (see `verdict` for the method and the README for the user-facing text), and
@@ -102,7 +102,7 @@ pub struct GateArgs {
     pub precheck: Option<fn(&str, &str) -> Result<(), String>>,
     /// What an interleaved gate holds for all its runs (the CLI's `gate_hold`: each tracer's
     /// parent-side guard, e.g. LTTng's session daemon), so that every run does not start and stop
-    /// it again (issue 39).
+    /// it again: each start and stop costs tens of ms of wall time.
     #[arg(skip)]
     pub hold: Option<fn(&str) -> Vec<Box<dyn std::any::Any + Send>>>,
     /// Baseline results directory (the --out of `tracebench run --repeats K`).
@@ -280,7 +280,7 @@ fn compatible(base: &Results, cand: &Results, metric: &str) -> Result<String, Ga
         if cb.contains("instructions_mean") {
             "instructions_mean"
         } else if base.table.col(crate::results::columns::USER_INSTRUCTIONS).is_some() {
-            // A stepped run (issue 19): exact counts, no timing.
+            // A stepped run: exact counts, no timing.
             crate::results::columns::USER_INSTRUCTIONS
         } else if base.table.col(columns::MOM).is_some() && cand.table.col(columns::MOM).is_some() {
             columns::MOM
@@ -318,7 +318,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
     for (tracer, threads) in base.keys() {
         let b = base.values(&tracer, threads, &metric)?;
         let c = cand.values(&tracer, threads, &metric)?;
-        // Exact counts (a stepped run's main path): any change is a verdict (issue 19).
+        // Exact counts (a stepped run's main path): any change is a verdict.
         let exact = (metric == crate::results::columns::USER_INSTRUCTIONS)
             .then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {

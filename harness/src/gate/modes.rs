@@ -1,4 +1,4 @@
-//! Two clusters in a side's per-repetition values (issue 37): each repetition is one process, and
+//! Two clusters in a side's per-repetition values: each repetition is one process, and
 //! a process whose threads share a core, or that was placed differently (another CPU, another
 //! NUMA node, a buffer that straddles a page or cache-set boundary), can measure at a level of its
 //! own. Then the values form two clusters (~26 ns or ~100 ns), the interval spans both, and "more
@@ -164,7 +164,7 @@ mod tests {
         assert!(fired.is_empty(), "the cluster test fired on unimodal noise: {fired:?}");
     }
 
-    /// The issue's row: half the processes at ~26 ns, half at ~100 ns (5% noise each).
+    /// A bimodal row: half the processes at ~26 ns, half at ~100 ns (5% noise each).
     #[test]
     fn two_levels_per_process_are_found_with_their_shares() {
         let mut r = Rng(7);

@@ -179,7 +179,7 @@ pub fn not_exact(base: &[(u64, f64)], cand: &[(u64, f64)]) -> String {
     )
 }
 
-/// Exact counts (`user_instructions` of a stepped run, issue 19): when every repetition of each
+/// Exact counts (`user_instructions` of a stepped run): when every repetition of each
 /// side gives the same value, no noise is left to estimate, so one repetition per side suffices
 /// and any difference larger than `tolerance` instructions per call (`--count-threshold`, default
 /// 0: one instruction included) is the verdict. None when a side's repetitions disagree: then it

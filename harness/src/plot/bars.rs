@@ -1,4 +1,4 @@
-//! Instructions per call, per tracer (survey Figure 7(d) shape; issue 19).
+//! Instructions per call, per tracer (survey Figure 7(d) shape), from a stepped run.
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -108,7 +108,7 @@ impl Figure for PathBars {
 mod tests {
     use super::*;
 
-    /// printf's paths as issue 19's run found them; with TRACEBENCH_KEEP_FIGURES set the
+    /// printf's paths as a stepped run of it finds them; with TRACEBENCH_KEEP_FIGURES set the
     /// directory is kept (and printed) to look at the figure.
     #[test]
     fn printf_s_rarer_paths_draw() {

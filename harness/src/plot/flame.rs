@@ -1,4 +1,4 @@
-//! Flame graphs (issue 38): one code path's folded stacks drawn by inferno, the Rust port of
+//! Flame graphs: one code path's folded stacks drawn by inferno, the Rust port of
 //! Brendan Gregg's flamegraph.pl, so the picture is the one every profiler user reads. Colours
 //! come from the function names' hashes (`deterministic`): the same run draws the same SVG.
 use std::collections::BTreeMap;

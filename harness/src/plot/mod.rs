@@ -247,7 +247,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 
 /// The ticks of a log axis `axis_px` logical pixels long whose labels (`fmt_num`, `font_px`
 /// high) do not touch: walking up the axis, a tick is kept only when its label starts a gap
-/// after the last kept one's (issue 36: "5001000" at 3.3 in). `along_height`: a vertical axis,
+/// after the last kept one's (else "500" and "1000" read as "5001000" at 3.3 in). `along_height`: a vertical axis,
 /// where labels stack by their height.
 pub fn spaced_log_ticks(ticks: Vec<f64>, lo: f64, hi: f64, axis_px: f64, font_px: u32, along_height: bool) -> Vec<f64> {
     const GAP: f64 = 6.0;

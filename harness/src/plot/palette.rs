@@ -1,5 +1,5 @@
 //! One colour per tracer *name*, the same in every figure and in report.html, whatever order the
-//! tracers were given in (issue 36). The colours are Okabe and Ito's colour-blind-safe set (black
+//! tracers were given in. The colours are Okabe and Ito's colour-blind-safe set (black
 //! swapped for grey, yellow left out: it does not read on white) and three of Paul Tol's muted
 //! colours. The survey's tracers are pinned to a colour each; any other name is hashed (FNV-1a,
 //! stable across builds) onto a slot from 10 on, so its series also carries a marker and never

@@ -194,7 +194,7 @@ impl crate::error::ExitCode for ReportError {
 
 fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     // A results directory made under sudo and read without it: say so, not "not a results
-    // directory" (issue 37).
+    // directory".
     if let Some(why) = args.dirs.iter().find_map(|d| crate::results::owner::unreadable(d)) {
         return Err(ReportError::Usage(why));
     }
@@ -225,7 +225,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         println!("report: sweep -> {}", dir.join("report.html").display());
         return Ok(0);
     }
-    // `run --instructions singlestep` (issue 19): counts, not timings, so a report of its own.
+    // `run --instructions singlestep`: counts, not timings, so a report of its own.
     if single_step::is_stepped(dir) && args.synthetic.is_none() {
         let lines = single_step::write(dir)?;
         for l in lines {
@@ -252,7 +252,7 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     }
     let t0 = Instant::now();
     let report = build(dir, args.points as usize, args.iterations as usize)?;
-    // What the terminal says renders from report.json alone (issue 36).
+    // What the terminal says renders from report.json alone, so it says what report.html says.
     let overview = render::load_overview(dir)?;
     let lines = match &args.explain {
         Some(t) => {

@@ -59,7 +59,7 @@ fn counters_and_scaling_paths() {
     assert!(md.contains("as survey Table 6"));
     assert!(md.contains("ftrace (clock=global)"));
     // printf contends in the synthetic data, as in the survey, far beyond the one-repetition
-    // margin; lw's flat 1.0x in its one repetition is within it (issue 24: not decided).
+    // margin; lw's flat 1.0x in its one repetition is within it (not decided).
     assert!(r.survey_notes.iter().any(|l| l.starts_with("Agrees with the survey: printf") && l.contains("grows")));
     assert!(
         r.survey_notes.iter().any(|l| l.starts_with("Scaling not decided: lw:") && l.contains("in 1 repetition(s)")),
@@ -309,8 +309,8 @@ pub(in crate::report) fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths
 
 #[test]
 fn printf_flush_in_three_repetitions_is_one_path() {
-    // Issue 24: printf's flush at the same iterations in every repetition, about every 431
-    // calls, was "path 2 every 2156 events ... path 3 about every 862 ... slow path every 2156".
+    // printf's flush at the same iterations in every repetition, about every 431 calls, is one
+    // path, not "path 2 every 2156 events ... path 3 about every 862 ... slow path every 2156".
     let flush = [261u64, 716, 1162, 1593, 2024, 2455, 2887, 3318, 3749, 4180, 4611];
     let mut rnd = xorshift();
     let seqs: Vec<Vec<f64>> = (0..3)
@@ -338,8 +338,8 @@ fn printf_flush_in_three_repetitions_is_one_path() {
 
 #[test]
 fn printf_flush_every_8_calls_is_one_path_at_its_spacing() {
-    // Issue 24: at payload 1024 the flush comes every 7 to 9 calls (12% of calls); sweep.csv
-    // said slow_period 205 where the data's spacing is 8.
+    // At payload 1024 the flush comes every 7 to 9 calls (12% of calls): sweep.csv's slow_period
+    // must be that spacing, 8 (not, say, 205).
     let mut rnd = xorshift();
     let seqs: Vec<Vec<f64>> = (0..2)
         .map(|_| {
@@ -367,8 +367,8 @@ fn printf_flush_every_8_calls_is_one_path_at_its_spacing() {
 
 #[test]
 fn calibration_battery_seeded_subset_meets_the_targets() {
-    // The targets of issue 23 (and issue 24's printf flush as one path) on a seeded subset of
-    // `make calibrate`: 5 runs of each kind, deterministic, so it cannot flake.
+    // The battery's targets (95 % for periods and tracer stretches, printf's flush as one path)
+    // on a seeded subset of `make calibrate`: 5 runs of each kind, deterministic, so it cannot flake.
     let t0 = std::time::Instant::now();
     let res = calibration_battery::run(5, 7).unwrap();
     let (table, ok) = calibration_battery::table(&res, 7, t0.elapsed().as_secs_f64());
@@ -387,7 +387,7 @@ fn calibration_battery_seeded_subset_meets_the_targets() {
 
 #[test]
 fn commensurate_paths_at_two_phases_stay_apart() {
-    // Issue 23: +500 ns at phase 10 and +600 ns at phase 60 of period 100 were one path "every 50".
+    // +500 ns at phase 10 and +600 ns at phase 60 of period 100 are two paths, not one "every 50".
     let mut rnd = xorshift();
     let seqs: Vec<Vec<f64>> = (0..3)
         .map(|_| {

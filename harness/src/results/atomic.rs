@@ -4,8 +4,8 @@
 //!
 //! The temporary file is made the way mkstemp makes one: a random name, created exclusively
 //! (O_EXCL, so a symlink planted under that name is refused, never followed), mode 0600. A
-//! predictable `.NAME.tmpPID` let another user plant symlinks for every pid and have a root
-//! `report` overwrite a file of root's (issue 30). The rename replaces a symlink planted under the
+//! predictable `.NAME.tmpPID` would let another user plant symlinks for every pid and have a root
+//! `report` overwrite a file of root's. The rename replaces a symlink planted under the
 //! final name instead of writing through it.
 #[cfg(test)]
 use std::fs;
@@ -106,9 +106,9 @@ mod tests {
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "an abandoned file leaves nothing behind");
     }
 
-    /// Issue 30, attack 3 replayed: symlinks planted under the temp names the writer used to use
-    /// (`.NAME.tmpPID`) and under the final name, pointing at a victim file. The write neither
-    /// follows them nor touches the victim; the result is a private (0600) regular file.
+    /// Symlinks planted under predictable temp names (`.NAME.tmpPID`, for every pid) and under the
+    /// final name, pointing at a victim file. The write neither follows them nor touches the
+    /// victim; the result is a private (0600) regular file.
     #[test]
     fn planted_symlinks_are_not_followed() {
         use std::os::unix::fs::{symlink, PermissionsExt};

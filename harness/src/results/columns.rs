@@ -40,7 +40,7 @@ pub const COUNTER_MEAN_SUFFIX: &str = "_mean";
 pub const MOM: &str = "mom_ns";
 /// Kept calls in which the measuring thread went to sleep inside the tracer (a voluntary context
 /// switch: a lock, a write that waits), appended after `mom_ns`: the tracer's cost, kept, but
-/// counted so a mean that holds them can be read (issue 24).
+/// counted so a mean that holds them can be read.
 pub const BLOCKED: &str = "blocked";
 /// The mean latency of those calls (empty when there are none).
 pub const BLOCKED_MEAN: &str = "blocked_mean_ns";
@@ -89,7 +89,7 @@ pub const SWEEP: [&str; 12] = [
     "slow_share",
 ];
 
-// --- `run --instructions singlestep` (issue 19; see `singlestep`) ---
+// --- `run --instructions singlestep` (see `singlestep`) ---
 // A stepped run writes no timing column: single-stepped time is meaningless. Its events.csv has
 // the same key columns with these in place of `latency_ns` and the counters.
 /// User-space instructions of one call, counted by single-stepping (not a PMU count).

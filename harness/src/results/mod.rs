@@ -149,7 +149,7 @@ pub const PRIVATE_DIR_MODE: u32 = 0o700;
 /// An existing output directory must be ours alone: owned by the effective user, not writable by
 /// group or others, and not reached through a link someone else owns. The run writes the cells'
 /// specs and rows there and reads them back, as root too; a directory another user can write
-/// would let them swap a spec or plant a link (issue 30). Its parent must not let others replace
+/// would let them swap a spec or plant a link. Its parent must not let others replace
 /// it either (writable by others without the sticky bit).
 pub fn check_private(path: &Path) -> Result<(), Error> {
     // SAFETY: geteuid has no preconditions.

@@ -1,6 +1,6 @@
-//! Results made under sudo belong to the user who ran sudo (issue 37).
+//! Results made under sudo belong to the user who ran sudo.
 //!
-//! `sudo tracebench run --out base-run` used to leave a root-owned 0700 directory that the next,
+//! `sudo tracebench run --out base-run` would otherwise leave a root-owned 0700 directory that the next,
 //! unprivileged CI step could not read. When tracebench runs as root with `SUDO_UID` and
 //! `SUDO_GID` set, and an output lies under a directory that user owns, the outputs this command
 //! made are handed to that user when the command ends ([`hand_back`]): their modes stay 0700 and

@@ -1,4 +1,4 @@
-//! profile.json (issue 38): where a stepped run's instructions went, per exact count. Each cell
+//! profile.json: where a stepped run's instructions went, per exact count. Each cell
 //! of a `--instructions singlestep` run writes one (`runner::singlestep`), the merge sums them
 //! per tracer, and the report (`report::side::function_profile`) and the gate read it: both need
 //! it, so it lives here, below both.
@@ -62,7 +62,7 @@ impl Profile {
         crate::results::write_json(path, self)
     }
 
-    /// None when there is no file (a run from before issue 38, or a timed run).
+    /// None when there is no file (a timed run, or one stepped by a version that wrote none).
     pub fn read(path: &Path) -> Option<Result<Profile, ReadError>> {
         let text = std::fs::read_to_string(path).ok()?;
         Some(serde_json::from_str(&text).map_err(|e| ReadError::Parse {

@@ -317,7 +317,7 @@ impl AsRef<[u8]> for SharedBytes {
     }
 }
 
-/// The `system` checks of run.json (issue 25) that matter for this run's numbers: each WARN or
+/// The `system` checks of run.json that matter for this run's numbers: each WARN or
 /// BAD check's `matters` sentence (e.g. "steal 3.1% during the check: expect stalls no event
 /// shows"), BAD first.
 pub fn system_lines(run: &Value) -> Vec<String> {

@@ -281,7 +281,7 @@ pub fn write_summary(path: &Path, rows: &[SummaryRow], counters: &[String], repe
     f.commit()
 }
 
-// --- `run --instructions singlestep` (issue 19): rows without timing columns ---
+// --- `run --instructions singlestep`: rows without timing columns ---
 
 /// One stepped call (a line of a stepped events.csv).
 #[derive(Debug, Clone, Copy)]

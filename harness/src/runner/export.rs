@@ -30,9 +30,9 @@ pub struct RunFacts<'a> {
     pub plan: &'a Plan,
     pub runs: &'a [CellRun],
     pub interrupted: bool,
-    /// `tracebench system show`'s checks over the run (issue 25, `crate::system::for_run`).
+    /// `tracebench system show`'s checks over the run (`crate::system::for_run`).
     pub system: serde_json::Value,
-    /// Seconds per phase up to writing run.json (`runner::timings`, issue 39).
+    /// Seconds per phase up to writing run.json (`runner::timings`).
     pub timings: serde_json::Value,
 }
 

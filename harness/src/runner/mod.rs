@@ -19,6 +19,7 @@ pub mod merge;
 pub mod plan;
 pub mod protocol;
 pub mod reference;
+mod rounds;
 pub mod singlestep;
 pub mod space;
 pub mod supervise;
@@ -104,7 +105,7 @@ fn finish(
     argv: &[String],
     t: &mut timings::Timings,
 ) -> Result<Vec<SummaryRow>, Error> {
-    // --instructions singlestep: its own columns and table (issue 19, `crate::runner::singlestep`).
+    // --instructions singlestep: its own columns and table (`crate::runner::singlestep`).
     let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
     let summaries = if stepped.is_some() {
         Vec::new()
@@ -168,7 +169,10 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     t.mark("prepare");
     let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
     t.mark("guards");
-    let runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
+    let mut runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
+    if let Some(budget) = opts.budget {
+        rounds::add_until_decided(&mut prepared, &mut runs, &shared, budget, t.began())?;
+    }
     t.mark("cells");
     t.add_cells(runs.iter().filter_map(|r| r.result.as_ref().map(|x| &x.phases)));
     drop(guards);

@@ -49,6 +49,9 @@ pub struct Options {
     pub sentinel_every: u64,
     /// `--reference-every R`: every R-th of the other windows times the reference loop (0: off).
     pub reference_every: u64,
+    /// `--budget`: add interleaved rounds after the planned ones until every pair of rows is
+    /// decided (runner/rounds.rs), or this much wall time has passed since the run began.
+    pub budget: Option<std::time::Duration>,
 }
 
 impl Options {
@@ -141,6 +144,13 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     if args.repeats == 0 {
         return Err(Error::Usage("--repeats must be at least 1".into()));
     }
+    if args.budget.is_some() && args.singlestep {
+        return Err(Error::Usage(
+            "--budget adds timed rounds until the rows' costs are told apart; --instructions counts exactly and \
+             has nothing to decide: drop one of them"
+                .into(),
+        ));
+    }
     let mut specs = Vec::new();
     for t in &args.tracer {
         if t == "all" {
@@ -160,7 +170,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
             specs.push(t.clone());
         }
     }
-    validate_singlestep(&specs, args, mode)?; // issue 19: refuse what cannot be stepped
+    validate_singlestep(&specs, args, mode)?; // refuse what cannot be stepped, before anything runs
     if args.kernel {
         super::kernel_cell::validate(&specs, args.payload_size)?;
     } else {
@@ -223,7 +233,7 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         }
     }
     let first_set: Vec<String> = if args.singlestep {
-        Vec::new() // counts instructions itself (issue 19)
+        Vec::new() // counts instructions itself: a stepped run needs no PMU
     } else if args.counters.is_empty() {
         counters::SET1.iter().map(|s| s.to_string()).collect()
     } else {
@@ -284,12 +294,30 @@ impl Plan {
         run_id: &str,
         cells_dir: &std::path::Path,
     ) -> Vec<(usize, CellSpec)> {
+        self.round_cells(0..opts.repeats, 0, opts, avail, columns, clock, run_id, cells_dir)
+    }
+
+    /// The cells of rounds `reps` (a round: every row, set and thread count once), numbered
+    /// from `first_id` (each cell's directory is its number): `cells` for the planned rounds,
+    /// and the rounds `--budget` adds after them (runner/rounds.rs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn round_cells(
+        &self,
+        reps: std::ops::Range<usize>,
+        first_id: usize,
+        opts: &Options,
+        avail: &[Availability],
+        columns: &[String],
+        clock: &ClockInfo,
+        run_id: &str,
+        cells_dir: &std::path::Path,
+    ) -> Vec<(usize, CellSpec)> {
         let mut cells: Vec<(usize, CellSpec)> = Vec::new();
-        for rep in 0..opts.repeats {
+        for rep in reps {
             for (si, _) in self.sets.iter().enumerate() {
                 for (ri, r) in self.rows.iter().enumerate() {
                     for &t in &self.threads {
-                        let id = cells.len();
+                        let id = first_id + cells.len();
                         cells.push((
                             ri,
                             CellSpec {

@@ -1,7 +1,7 @@
 //! What the parent and a measuring cell tell each other. The spec and the pid travel through
 //! pipes the parent made, never through files: a file in a directory someone else can write
 //! could be swapped (a spec naming their plugin, run as root) or planted (a pid that a Ctrl-C
-//! would signal), issue 30. The rest goes through the cell's directory, which the parent makes
+//! would signal). The rest goes through the cell's directory, which the parent makes
 //! private (0700) inside the private `.cells` of the results directory:
 //!
 //! ```text
@@ -130,7 +130,7 @@ pub struct ThreadResult {
     #[serde(default)]
     pub counter_scheduled_fraction: Option<f64>,
     /// Kept calls in which the thread went to sleep inside the tracer (`Reason::Blocked`), and
-    /// their summed latency: the tracer's cost, counted apart (issue 24).
+    /// their summed latency: the tracer's cost, counted apart.
     #[serde(default)]
     pub blocked: u64,
     #[serde(default)]

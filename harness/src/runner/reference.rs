@@ -1,4 +1,4 @@
-//! Reference windows (issue 34): a loop as long as the tracer's fast path, timed with the same
+//! Reference windows: a loop as long as the tracer's fast path, timed with the same
 //! window code every K-th window (`--reference-every K`), so that they feel what the tracer's calls
 //! feel from the machine, at the same rate per nanosecond: stalls no guest event shows (on the
 //! VM this was written on, +2 us about once per 70 us of window time, so a 150 ns call is hit ten

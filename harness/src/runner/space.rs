@@ -1,7 +1,7 @@
 //! The up-front disk check: a run's rows are estimated from its plan (cells x threads x kept
 //! calls x bytes per row) and held against the free space of `--out`'s filesystem before anything
 //! is created, so a run that cannot fit is refused in one line (exit 2) instead of failing after
-//! it measured, with headers-only files left behind (issue 27).
+//! it measured, with headers-only files left behind.
 use std::path::Path;
 
 use super::plan::Plan;

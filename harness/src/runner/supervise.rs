@@ -13,12 +13,12 @@
 //! is up but the measuring process does not exist yet, and a prefix that blocks SIGINT would then
 //! let the whole cell run. So the parent writes the cell's stop mark, signals the child, and then
 //! signals the measuring process itself once it has sent its pid down the pipe the parent gave
-//! it, and only if that pid is our child's child, through a pidfd (issue 30: a pid read from a
-//! file another user could write made Ctrl-C signal an unrelated root process).
+//! it, and only if that pid is our child's child, through a pidfd (a pid read from a file
+//! another user could write would let Ctrl-C signal an unrelated root process).
 //!
 //! Children are started from `/proc/PID/exe` of this process, not from the path it was started
 //! by: a rebuild that replaces the binary during a run would otherwise make every later cell
-//! fail with ENOENT (issue 29). The link opens the running image even once its file is gone.
+//! fail with ENOENT. The link opens the running image even once its file is gone.
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -347,8 +347,8 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
 mod tests {
     use super::*;
 
-    /// Issue 30, attack 2's last step: a pid that is not our child's child (here: our own child,
-    /// or an unrelated process) is never signalled; a real grandchild is.
+    /// A pid that is not our child's child (here: our own child, or an unrelated process), as
+    /// another user could plant it, is never signalled; a real grandchild is.
     #[test]
     fn only_a_grandchild_is_signalled() {
         let mut other = Command::new("sleep").arg("30").spawn().unwrap();

@@ -299,8 +299,8 @@ pub struct SlowPath {
     pub share: Option<f64>,
 }
 
-/// The tracer's own main slow path of one summary row (issue 34: the typed finding the report
-/// shows, `attribution::main_slow_path`, never a second estimate): the costliest periodic path
+/// The tracer's own main slow path of one summary row (the typed finding the report shows,
+/// `attribution::main_slow_path`, never a second estimate): the costliest periodic path
 /// (survey 7.1), else the costliest irregular path the reference windows do not give to the
 /// machine, else its costliest memoryless path; empty when none.
 pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {

@@ -34,8 +34,8 @@
 //! (non-temporal stores on x86-64, see [`store`]), and the fence before each window drains the
 //! harness's stores (the sample, the ring's data_tail) before the clock starts:
 //! `lfence` does not wait for stores, and a sample store that missed (the first lines of each new
-//! page of the sample buffer, where the hardware prefetcher stops) used to commit inside the next
-//! window, so slow calls clustered on every 64th kept call (issue 33; docs/method.md, "The
+//! page of the sample buffer, where the hardware prefetcher stops) would otherwise commit inside
+//! the next window, so slow calls would cluster on every 64th kept call (docs/method.md, "The
 //! harness's footprint"). Sentinel windows (docs/method.md) time an empty call between the tracer's calls,
 //! with the same window code ([`window`]), so they measure what the floor measures at the same
 //! moment: the machine's speed over the run, beside the tracer's.

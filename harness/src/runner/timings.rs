@@ -1,4 +1,4 @@
-//! `run --timings` and run.json's `timings` (issue 39): where a run's wall time goes, phase by
+//! `run --timings` and run.json's `timings`: where a run's wall time goes, phase by
 //! phase, so that a user sees the fixed cost around the measured calls.
 //!
 //! The parent marks the end of each of its phases (`Timings::mark`); each cell reports its own
@@ -22,6 +22,11 @@ impl Timings {
     pub fn start() -> Self {
         let now = Instant::now();
         Timings { start: now, last: now, phases: Vec::new(), cell: BTreeMap::new() }
+    }
+
+    /// When the run began (`--budget` counts from it).
+    pub fn began(&self) -> Instant {
+        self.start
     }
 
     /// Ends phase `name` now: it took the time since the previous mark.

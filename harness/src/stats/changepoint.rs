@@ -1,4 +1,4 @@
-//! Change points in the mean of a series (issue 23, "dated segments"): where the mean cost of
+//! Change points in the mean of a series ("dated segments"): where the mean cost of
 //! a stretch of calls moves, and to what.
 //!
 //! PELT (Killick, Fearnhead & Eckley 2012): the exact minimiser of the Gaussian segment cost
@@ -22,7 +22,7 @@ pub const PENALTY_PER_LN_N: f64 = 3.5;
 /// Values are clipped this many noise scales around their running median.
 pub const CLIP: f64 = 3.0;
 /// Running-median width for the clipping (odd).
-const MEDIAN_OF: usize = 7;
+pub const MEDIAN_OF: usize = 7;
 /// MAD of N(0, 2) differences to the scale of one value: 1 / (0.6745 * sqrt 2).
 const MAD_TO_SIGMA: f64 = 1.0 / (0.674_489_75 * std::f64::consts::SQRT_2);
 

@@ -3,8 +3,8 @@
 //! The harness has cycles of its own in the calls it measures: a new page of the sample buffer
 //! every 64 kept calls, a sentinel window every K-1 tracer calls. If its work between windows
 //! reached into the next call, the slow calls would gather on a few residues of such a cycle
-//! (issue 33 measured 49% of lttng-ust's slow calls on three residues of 64, where 4.7% is the
-//! even share). The cycle's length is known before the data is seen, so this is a test, not a
+//! (e.g. 49% of lttng-ust's slow calls on three residues of 64, where 4.7% is the even
+//! share). The cycle's length is known before the data is seen, so this is a test, not a
 //! search: the worst window of `width` consecutive residues is held against the chance that calls
 //! placed at random among the sequence's positions put as many there, a binomial tail times the
 //! `cycle` window positions tried (the union bound; conservative).

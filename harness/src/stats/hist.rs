@@ -15,9 +15,9 @@ pub const NBINS: usize = BINS_PER_DECADE * DECADES;
 /// Two neighbouring peaks of the smoothed histogram are two modes only when the density between
 /// them falls below this share of the lower peak (a valley at least half deep; shallower dips are
 /// the kernel's ripple on one path, such as the TSC's 10 ns comb).
-const VALLEY_SHARE: f64 = 0.5;
+pub const VALLEY_SHARE: f64 = 0.5;
 /// The Gaussian kernel is cut at this many standard deviations (the weight beyond is 0.3 %).
-const KERNEL_SIGMAS: f64 = 3.0;
+pub const KERNEL_SIGMAS: f64 = 3.0;
 
 /// Histogram over 0.1..1e10 with logarithmic bins, plus a bucket for values < 0.1 (zero).
 #[derive(Debug, Clone)]

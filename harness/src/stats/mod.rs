@@ -5,6 +5,7 @@
 pub mod binomial;
 pub mod bootstrap;
 pub mod changepoint;
+pub mod compare;
 pub mod cycles;
 pub mod hist;
 pub mod period;

@@ -3,7 +3,7 @@
 //! Survey section 7.1 explains LTTng's slow path as one event per sub-buffer, i.e. a path taken
 //! every SUB-BUFFER_SIZE / EVENT_SIZE calls; the middle path every PAGE_SIZE / EVENT_SIZE. A
 //! periodic path is established by its lattice (calls exactly P apart, phase included), which
-//! is far stronger evidence than its share of calls (issue 12).
+//! is far stronger evidence than its share of calls.
 
 /// How regularly a set of events recurs in an iteration sequence.
 #[derive(Debug, Clone, PartialEq)]
@@ -222,10 +222,10 @@ impl Scratch {
 }
 
 /// Candidate periods whose pairwise GCDs are candidates too (the most frequent differences).
-const GCD_OF: usize = 16;
+pub const GCD_OF: usize = 16;
 
 /// Calls of one sequence on a lattice before they count as its evidence (fewer: misses).
-const MIN_SEQ_HITS: usize = 3;
+pub const MIN_SEQ_HITS: usize = 3;
 
 /// Slots of the lattice `r mod p` inside `first..=last`.
 fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
@@ -342,12 +342,12 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
         let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
         for s in seqs {
             let best_rn = scratch.most_frequent(&s.calls, p);
-            // A sequence without a call on the lattice counts its slots as misses (issue 23:
-            // dropping it made two calls in one sequence a lattice).
+            // A sequence without a call on the lattice counts its slots as misses
+            // (dropping it would make two calls in one sequence a lattice).
             match best_rn {
                 // Two calls of a sequence make a lattice of any period: a sequence's calls count
-                // only where three or more of them sit on it (issue 24: a flush at the same
-                // iterations in three repetitions was "every 2156", twice in each).
+                // only where three or more of them sit on it (else a flush at the same
+                // iterations in three repetitions, twice in each, would read as "every 2156").
                 Some((r, n)) if n >= MIN_SEQ_HITS => {
                     hits += n;
                     slots += lattice_slots(s.first, s.last, p, r);

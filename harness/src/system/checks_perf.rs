@@ -5,7 +5,7 @@ use crate::counters;
 
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 pub const MAX_RATE: &str = "/proc/sys/kernel/perf_event_max_sample_rate";
-/// arm64 only: lets user space read the PMU's counters (issue 28).
+/// arm64 only: lets user space read the PMU's counters.
 pub const USER_ACCESS: &str = "/proc/sys/kernel/perf_user_access";
 pub const RDPMC: &str = "/sys/bus/event_source/devices/cpu/rdpmc";
 

@@ -1,4 +1,4 @@
-//! `tracebench system show | tune | reset` (issue 25): is this machine fit to measure one call?
+//! `tracebench system show | tune | reset`: is this machine fit to measure one call?
 //!
 //! `show` runs one check per thing that moves a per-call figure before any tracer is involved
 //! (the clock, the measuring CPU and its SMT sibling, frequency, interrupts, the hypervisor's

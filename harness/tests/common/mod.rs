@@ -53,10 +53,42 @@ pub fn median(v: &[f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs `attempt` up to three times while it says the run missed what it looks for (`Err`), and
-/// gives the last miss. A real run on this shared VM can bury a rare path under interference
-/// (steal, other processes): power depends on the machine's noise, and the seeded battery (`make
-/// calibrate`) measures it. A false claim is never retried: `attempt` panics on one.
+/// Runs of a real-run claim test, and how many of them must find what the test looks for.
+///
+/// A real run on a shared VM can bury a rare path under interference (steal, other processes),
+/// so a test on real runs asserts a rate, not one run: the claim must be found in at least
+/// `FOUND_NEED` of `FOUND_RUNS` runs. The runs stop as soon as the outcome is settled (three found,
+/// or three missed), which decides exactly as running all five would. A claim found in 95% of
+/// runs fails this 1 time in about 900; one found in 80% fails 1 in 17; in 50%, half the time.
+/// A false claim is never counted: `attempt` panics on one, at once.
+pub const FOUND_RUNS: u32 = 5;
+pub const FOUND_NEED: u32 = 3;
+
+/// Runs `attempt` (Ok: found; Err: missed, with the report's line) until `FOUND_NEED` of
+/// `FOUND_RUNS` runs found it (passes) or too many missed to reach that (fails with each miss).
+pub fn found_in_most_runs(name: &str, mut attempt: impl FnMut() -> Result<(), String>) {
+    let (mut found, mut missed) = (0, Vec::new());
+    while found < FOUND_NEED && (missed.len() as u32) <= FOUND_RUNS - FOUND_NEED {
+        match attempt() {
+            Ok(()) => found += 1,
+            Err(why) => {
+                eprintln!("{name}: run {} missed it ({why})", found + missed.len() as u32 + 1);
+                missed.push(why);
+            }
+        }
+    }
+    let runs = found + missed.len() as u32;
+    eprintln!("{name}: found in {found} of {runs} runs (needs {FOUND_NEED} of {FOUND_RUNS})");
+    assert!(
+        found >= FOUND_NEED,
+        "{name}: found in {found} of {runs} runs, needs {FOUND_NEED} of {FOUND_RUNS}: {missed:#?}"
+    );
+}
+
+/// A page of console examples is not a claim of the analysis: it shows what real runs print, and
+/// a rare run's findings can differ from the page's (a second path, a tail line). The page is
+/// checked against up to three fresh runs and fails only if all differ; a changed sentence
+/// differs every time. Claims are tested with `found_in_most_runs` and the seeded batteries.
 pub fn first_of_three(name: &str, mut attempt: impl FnMut() -> Result<(), String>) -> Result<(), String> {
     let mut last = String::new();
     for k in 1..=3 {
@@ -67,11 +99,4 @@ pub fn first_of_three(name: &str, mut attempt: impl FnMut() -> Result<(), String
         }
     }
     Err(last)
-}
-
-/// `first_of_three`, failing the test when all three runs missed.
-pub fn within_three_runs(name: &str, attempt: impl FnMut() -> Result<(), String>) {
-    if let Err(why) = first_of_three(name, attempt) {
-        panic!("{name}: missed in 3 runs; the last: {why}");
-    }
 }

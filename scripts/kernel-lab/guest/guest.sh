@@ -241,7 +241,7 @@ if kbench-run loop -t alive -o /tmp/alive -n 100 -w 10 > /dev/null 2>&1 && [ -s 
     echo alive > /out/alive.txt
 fi
 
-# ---- robustness (issue 17). After each test: a valid run must still be correct (kbench-run verify), and the kernel
+# ---- robustness. After each test: a valid run must still be correct (kbench-run verify), and the kernel
 # log is saved (dmesg-after-<test>.txt) for check.py to look for BUG/WARNING/Oops/lockups/stalls. ----
 dm() { dmesg > /out/dmesg-after-$1.txt; }
 RB=/out/robust.txt

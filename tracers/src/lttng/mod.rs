@@ -136,8 +136,8 @@ pub struct Lttng {
     name: String,
     session: String,
     /// The snapshot output: a private directory of ours (mkdtemp, 0700, in the state directory),
-    /// removed when this drops. A predictable name under /tmp let another user plant a symlink
-    /// there, and the clean-up below then emptied whatever it pointed to (issue 30).
+    /// removed when this drops. A predictable name under /tmp would let another user plant a
+    /// symlink there, and the clean-up below would then empty whatever it pointed to.
     out_dir: tempfile::TempDir,
     session_created: bool,
     fire: extern "C" fn(u32),
@@ -219,7 +219,7 @@ impl Lttng {
             ));
         }
         // `lttng --version` runs while the session is made (one process's start less on the
-        // cell's path, issue 39); waited for at the end, or reaped on drop if set-up fails.
+        // cell's path); waited for at the end, or reaped on drop if set-up fails.
         let version = Command::new("lttng")
             .arg("--version")
             .stdin(std::process::Stdio::null())

@@ -138,7 +138,7 @@ impl SessiondGuard {
 }
 
 /// Daemons this process's guards are stopping: each waited for by its own thread, so that the
-/// run writes its results while the daemon shuts down (about 55 ms here, issue 39).
+/// run writes its results while the daemon shuts down (about 55 ms here).
 static STOPPING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> = std::sync::Mutex::new(Vec::new());
 
 /// Waits until every daemon a dropped [`SessiondGuard`] is stopping has exited (or been killed).

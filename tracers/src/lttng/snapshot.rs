@@ -112,7 +112,7 @@ pub fn geometry(dir: &Path, subbuf_bytes: u64, details: std::io::Result<std::pro
 
 /// Starts babeltrace2's `sink.text.details` on a snapshot directory: the per-packet event counts
 /// [`geometry`] pairs with the stream files. Started before the plain read of the same snapshot so
-/// that the two processes' start-up (about 10 ms each here) overlaps (issue 39).
+/// that the two processes' start-up (about 10 ms each here) overlaps.
 pub fn spawn_details(dir: &Path) -> std::io::Result<std::process::Child> {
     Command::new("babeltrace2")
         .args(["-c", "sink.text.details", "-p", "with-metadata=false,with-time=false"])

@@ -1,5 +1,5 @@
-//! `otf` and `otf2`: the trace writers of the HPC tracers of survey section 5.2, measured for real
-//! (issue 40). Neither VampirTrace nor Score-P is packaged in Debian, but the formats they write
+//! `otf` and `otf2`: the trace writers of the HPC tracers of survey section 5.2, measured for real.
+//! Neither VampirTrace nor Score-P is packaged in Debian, but the formats they write
 //! are: OTF 1 (libopen-trace-format1, VampirTrace's format) and OTF2 (libopen-trace-format2-10,
 //! Score-P's). These backends are the **event writers** of those formats, not the tracers'
 //! measurement systems (no region filter, no profiling, no MPI): one call is the writer's part of

@@ -5,7 +5,7 @@ use crate::stats::rng::XorShift64Star as Rng;
 /// The kinds of run in the battery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Each call slow with probability 1/500 (+2 us): the issue's memoryless case.
+    /// Each call slow with probability 1/500 (+2 us): the plain memoryless case.
     Bernoulli,
     /// Slow calls at geometric gaps (mean 300), costs log-uniform from +300 ns to +3 us.
     Geometric,
@@ -25,24 +25,24 @@ pub enum Kind {
     TracerStretch,
     /// A rare costly path (+3 us) every 2250..2750 calls: drifting, about 0.04 % of calls.
     DriftingRare,
-    /// printf's flush (issue 24): at iterations 261, 716, 1162, ... (spacing 431 to 455, the
+    /// printf's flush as measured: at iterations 261, 716, 1162, ... (spacing 431 to 455, the
     /// same in 3 repetitions of 5000 calls), +250 to +300 ns.
     PrintfFlush,
-    /// printf's flush at payload 1024 (issue 24): every 7 to 9 calls (12 % of calls), +900 ns.
+    /// printf's flush at payload 1024: every 7 to 9 calls (12 % of calls), +900 ns.
     FlushEvery8,
-    /// A path every 60..200 calls whose cost varies by +-35 % around +300..+1000 ns (issue 34):
+    /// A path every 60..200 calls whose cost varies by +-35 % around +300..+1000 ns:
     /// one path, never its multiples (the costliest calls of a band sit on a sub-lattice by
     /// chance).
     VaryingCost,
-    /// The machine's stalls (issue 34): +2 us, arriving in time as a Poisson process at a rate
+    /// The machine's stalls: +2 us, arriving in time as a Poisson process at a rate
     /// that hits 0.25 % of 150 ns windows, on calls of 150 ns; the reference windows meet them too.
     Stalls,
     /// The stalls beside a tracer's periodic path (every 300..1500 calls, +1 us).
     StallsWithPath,
     /// A memoryless path of the tracer's: each call slow with probability 0.1 to 0.5 %, by +0.5
-    /// to +2 us (the reference windows never take it), in 60,000 calls (issue 34's runs).
+    /// to +2 us (the reference windows never take it), in 60,000 calls, as in the measured runs.
     Memoryless,
-    /// The 300 calls after every 810th cost +150 ns, with no spike of their own (issue 34): a
+    /// The 300 calls after every 810th cost +150 ns, with no spike of their own: a
     /// slower stretch that recurs by call count, the tracer's, said with its period.
     CountedStretch,
     /// Speed phases of the machine in stretches of 300..3000 calls that move the tracer's calls by
@@ -89,7 +89,7 @@ pub(super) struct Planted {
 
 /// The fast path's cost in the battery (ns): `Gen::fast`'s 100 or 110.
 const FAST_NS: f64 = 105.0;
-/// The stalls' rate per ns of window time: 0.25 % of 150 ns windows (issue 34's measurement).
+/// The stalls' rate per ns of window time: 0.25 % of 150 ns windows, as measured on a VM.
 const STALL_PER_NS: f64 = 0.0025 / 150.0;
 
 pub(super) struct Gen {
@@ -259,7 +259,7 @@ fn planted(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
         }
         Kind::DriftingRare => (flushes(g, 3, 20000, (2250, 2750), 3000.0), Planted { spacing: Some(2500.0), ..none }),
         Kind::PrintfFlush => {
-            // The flush iterations of issue 24's run: the same in every repetition.
+            // The flush iterations of a measured printf run: the same in every repetition.
             let at = [261u64, 716, 1162, 1593, 2024, 2455, 2887, 3318, 3749, 4180, 4611];
             let seqs = (0..3)
                 .map(|_| {

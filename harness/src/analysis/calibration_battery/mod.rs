@@ -1,9 +1,9 @@
-//! The calibration battery of the code-path analysis (issue 23; `make calibrate`, or
+//! The calibration battery of the code-path analysis (`make calibrate`, or
 //! `tracebench __calibrate`). Seeded synthetic runs, analysed in memory exactly as `report`
 //! analyses an events.csv: null runs, where no exact period exists, count the runs in which a
 //! period is claimed anyway (false discoveries); planted runs count the runs in which the planted
-//! path is said right (power). The printed targets are the issue's; `report::tests` runs a seeded
-//! subset and asserts them.
+//! path is said right (power). The printed targets are [`POWER`], [`MAX_EXACT`] and
+//! [`MAX_IRREGULAR`] (`decisions::findings`); `report::tests` runs a seeded subset and asserts them.
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,6 +12,8 @@ use crate::analysis::analyze_source;
 use crate::analysis::attribution::{attribute, main_slow_path, Attributions, RateTest, Reference};
 use crate::analysis::code_paths::CodePaths;
 use crate::analysis::dated::Attribution;
+use crate::decisions::claims::ALPHA;
+use crate::decisions::findings::{MAX_EXACT, MAX_IRREGULAR};
 use crate::results::read::ReadError;
 use crate::results::read::Source;
 use crate::stats::rng::XorShift64Star as Rng;
@@ -64,7 +66,7 @@ fn judge(kind: Kind, cp: &CodePaths, attr: &Attributions, planted: &Planted) -> 
         Kind::CountedStretch => {
             cp.periodic.is_empty() && cp.phases.iter().any(|p| p.start_every.is_some_and(|e| (e - 810.0).abs() <= 16.2))
         }
-        // One path, at the planted spacing (the sweep's slow period, issue 24), no exact period.
+        // One path, at the planted spacing (the sweep's slow period), no exact period.
         Kind::DriftingRare | Kind::Drifting | Kind::PrintfFlush | Kind::FlushEvery8 => {
             let want = planted.spacing.unwrap_or(0.0);
             let paths = cp.irregular.iter().filter(|p| !p.is_phase()).count();
@@ -150,8 +152,8 @@ fn rate(n: u32, d: u32) -> String {
     format!("{n}/{d} ({:.1}%)", 100.0 * n as f64 / d.max(1) as f64)
 }
 
-/// What each planted kind must show, and the share of runs the targets ask for (issue 23: 95 %
-/// for periods at 5 occurrences and for tracer stretches; issue 24's printf flush as one path).
+/// What each planted kind must show, and the share of runs the targets ask for (95 % for
+/// periods at 5 occurrences and for tracer stretches; printf's flush as one path).
 pub const POWER: [(Kind, &str, f64); 12] = [
     (Kind::FiveOccurrences, "a period at 5 occurrences, found exactly", 0.95),
     (Kind::Coprime, "two coprime periods, both found", 0.0),
@@ -167,19 +169,13 @@ pub const POWER: [(Kind, &str, f64); 12] = [
     (Kind::CountedStretch, "stretches every 810 calls, no spike: their period", 0.95),
 ];
 
-/// The share of null runs with a false claim the targets allow: exact periods (issue 23), and
-/// irregular paths or populations said to be the tracer's on runs that hold no path at all
-/// (issue 34: at most 1 % per null kind).
-pub const MAX_EXACT: f64 = 0.01;
-pub const MAX_IRREGULAR: f64 = 0.01;
-
 /// The tables of false discoveries (per null kind) and of power (per planted kind), and whether
 /// every target is met.
 pub fn table(res: &[(Kind, Tally)], seed: u64, secs: f64) -> (String, bool) {
     let get = |k: Kind| res.iter().find(|r| r.0 == k).map(|r| r.1).unwrap_or_default();
     let mut s = String::new();
     let mut ok = true;
-    let _ = writeln!(s, "calibration battery: seed {seed}, {secs:.1} s; a period is claimed below p = 0.001");
+    let _ = writeln!(s, "calibration battery: seed {seed}, {secs:.1} s; a period is claimed below p = {ALPHA}");
     let _ = writeln!(s, "\nfalse discoveries (null runs: no exact period anywhere; targets per kind)");
     let _ = writeln!(
         s,

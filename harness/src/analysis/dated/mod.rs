@@ -1,4 +1,4 @@
-//! Dated segments (issue 23): the stretches of a run in which the tracer's calls cost more (or
+//! Dated segments: the stretches of a run in which the tracer's calls cost more (or
 //! less), when they happened, and whose they are. Sentinel windows (an empty call timed through
 //! the same dispatch every K-th window of the same loop, `sentinels.csv`) measure the machine's
 //! floor at the same moments as the tracer's calls, so:
@@ -27,23 +27,12 @@ pub mod tracer_row;
 pub use path_lock::PathLock;
 pub use rows::{load_calls, load_discards, load_sentinels};
 
-/// Iterations per window, and the share of them kept for a window to have a mean: the speed
-/// phases' windows (64 calls average out the clock's 10 ns steps), so a level and a phase are
-/// seen through the same windows.
-pub(crate) use crate::analysis::phases::{WINDOW, WINDOW_KEPT};
-/// Segments whose means stand fewer standard errors apart than this are one level.
-const LEVEL_Z: f64 = 4.0;
-/// Sentinels needed in a level's spans and in the base's to compare them.
-pub const MIN_SENTINELS: usize = 10;
-/// Sentinels above this multiple of their sequence's median are stalls (a descheduled vCPU),
-/// left out: a speed level moves the floor by tens of percent, a stall by multiples.
-const SENTINEL_STALL: f64 = 3.0;
-/// Confidence of the sentinels' interval, and its bootstrap resamples.
-const CONFIDENCE: f64 = 0.99;
-const RESAMPLES: usize = 400;
-/// The machine's share: the sentinels' relative shift may account for at least this much of the
-/// tracer's.
-const MACHINE_SHARE: f64 = 0.5;
+// Iterations per window, and the share of them kept for a window to have a mean: the speed
+// phases' windows (64 calls average out the clock's 10 ns steps), so a level and a phase are
+// seen through the same windows.
+use crate::decisions::claims::INTERVAL_CONFIDENCE;
+use crate::decisions::dated::{LEVEL_Z, MACHINE_SHARE, MIN_SENTINELS, RESAMPLES, SENTINEL_STALL};
+use crate::decisions::phases::{WINDOW, WINDOW_KEPT};
 
 /// A sequence of calls: one repetition of one thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -156,8 +145,8 @@ pub struct Interval {
 
 /// Whose a level or a slower stretch is: the one type the analysis decides and report.json says
 /// (`{"by": "tracer"}`, `{"by": "machine"}`, `{"by": "undecided", "why": ...}`). Only `Undecided`
-/// can be said of a run without sentinel windows; the sentinel-based attribution (issue 23, item
-/// 2) decides the other two.
+/// can be said of a run without sentinel windows; the sentinel-based attribution decides
+/// the other two.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum Attribution {
@@ -416,14 +405,14 @@ fn level(
     }
 }
 
-/// mean(a) / mean(b) - 1 with a percentile bootstrap interval at CONFIDENCE (seeded: a report
+/// mean(a) / mean(b) - 1 with a percentile bootstrap interval at INTERVAL_CONFIDENCE (seeded: a report
 /// reads the same twice).
 fn ratio_interval(a: &[f64], b: &[f64], seed: u64) -> Interval {
     let mut rng = SplitMix64(0x5E97_1AE1 ^ seed);
     let mut draw = |v: &[f64]| (0..v.len()).map(|_| v[rng.below(v.len())]).sum::<f64>() / v.len() as f64;
     let mut r: Vec<f64> = (0..RESAMPLES).map(|_| draw(a) / draw(b) - 1.0).collect();
     r.sort_by(f64::total_cmp);
-    let tail = 100.0 * (1.0 - CONFIDENCE) / 2.0;
+    let tail = 100.0 * (1.0 - INTERVAL_CONFIDENCE) / 2.0;
     Interval {
         estimate: crate::stats::mean(a) / crate::stats::mean(b) - 1.0,
         low: crate::stats::percentile_sorted(&r, tail),

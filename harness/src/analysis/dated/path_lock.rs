@@ -2,13 +2,10 @@
 //! the path's calls, and the calls folded on the path's period show how many calls it lasts.
 use serde::Serialize;
 
-use super::{Call, DatedSegment, Side, WINDOW};
+use super::{Call, DatedSegment, Side};
 use crate::analysis::periodic::stretch::Profile;
-
-/// Share of a level's segments that must start within two windows of the path's phase.
-const LOCKED_SHARE: f64 = 0.75;
-/// Fewest segments that make a lock (two starts fit any period).
-const MIN_SEGMENTS: usize = 3;
+use crate::decisions::dated::{LOCKED_SHARE, MIN_SEGMENTS};
+use crate::decisions::phases::WINDOW;
 
 /// "~300 slower calls after each switch, every 810 events".
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

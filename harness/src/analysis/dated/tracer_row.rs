@@ -1,4 +1,4 @@
-//! Dated levels of one tracer row (issue 23, item 2): `segments` run on the row's events.csv
+//! Dated levels of one tracer row: `segments` run on the row's events.csv
 //! (`t_ns`) and sentinels.csv, with the row's periodic paths found again in each sequence, and
 //! what it decides handed to the findings.
 //!
@@ -13,11 +13,9 @@ use crate::analysis::dated::{
     self, load_calls, load_discards, load_sentinels, Attribution, Call, LocatedPath, Outcome, Outside, SegmentInput,
     SegmentReport, SeqKey, SequenceSegments, Side,
 };
+use crate::decisions::claims::ALPHA;
+use crate::decisions::dated::{MIN_ON_RESIDUE, NEIGHBOUR_RATIO};
 use crate::results::read::ReadError;
-
-/// Fewest calls above the cut on one residue for the path to be located in a sequence (one call
-/// fits any residue).
-const MIN_ON_RESIDUE: u32 = 2;
 
 /// The dated segments of `tracer_dir` at `threads` threads. The slow threshold is the cheapest
 /// periodic path's cut: the paths' own calls stay out of the window means, and every other call
@@ -47,7 +45,7 @@ pub fn dated(
 }
 
 /// A level whose spans hold clearly more calls disturbed from outside than its base's (below
-/// NEIGHBOUR_P, and at least NEIGHBOUR_RATIO times the rate) had a neighbour on the core: the
+/// ALPHA, and at least NEIGHBOUR_RATIO times the rate) had a neighbour on the core: the
 /// machine's, even where an empty sentinel call did not feel it (a neighbour's cache and TLB
 /// damage slows a call that touches memory, not an empty one). A CPU hog that came and went on
 /// the measuring core had its levels said the tracer's in 1 of 10 runs without this rule
@@ -72,18 +70,11 @@ fn neighbour(s: &mut SequenceSegments, discards: &[u64]) {
         let p = binomial_tail(level, level + base, share);
         l.outside = Some(Outside { level, level_calls, base, base_calls, p });
         let ratio = (level as f64 / level_calls as f64) / ((base as f64 + 0.5) / base_calls as f64);
-        if p < NEIGHBOUR_P && ratio >= NEIGHBOUR_RATIO {
+        if p < ALPHA && ratio >= NEIGHBOUR_RATIO {
             l.attribution = Attribution::Machine;
         }
     }
 }
-
-/// The chance that a level with the base's rate of outside disturbances holds this many of them
-/// or more: the report's other claims stand at 0.001 too (permutation.rs).
-const NEIGHBOUR_P: f64 = 0.001;
-/// ... and their rate at least this multiple of the base's (a large run makes any small rise
-/// significant; a neighbour raises it several-fold).
-const NEIGHBOUR_RATIO: f64 = 2.0;
 
 /// P(X >= k) for X ~ Binomial(n, p): the one tail of `stats::binomial`.
 fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {

@@ -9,11 +9,7 @@
 use std::collections::HashMap;
 
 use crate::analysis::code_paths::{Entry, PeriodicPath, Residue};
-
-/// Lattices of one period whose costs differ by no more than this share are candidates for one path.
-const SAME_COST: f64 = 0.3;
-/// The folded path must be taken on this share of its slots, as an exact period must.
-const TAKEN: f64 = 0.8;
+use crate::decisions::periodic::{SAME_COST, TAKEN};
 
 /// Folds lattices of one period, one cost and evenly spread phases into one path of period
 /// `period / phases`. `entries`: the calls above the fast path,
@@ -109,7 +105,7 @@ fn fold_group(members: &[&PeriodicPath], entries: &[Entry], ranges: &HashMap<u64
     let gmin = r.windows(2).map(|w| w[1] - w[0]).chain([r[0] + period - r[r.len() - 1]]).min()?;
     let k = (period as f64 / gmin as f64).round() as u64;
     // A whole mean period is no fractional one: the search would have found it, unless the
-    // phases cost differently (two paths of one period, issue 23).
+    // phases cost differently (two paths of one period).
     if k < 2 || period % k == 0 {
         return None;
     }

@@ -1,4 +1,4 @@
-//! The permutation null of the periodic-path search (issue 23). The search picks its candidate
+//! The permutation null of the periodic-path search. The search picks its candidate
 //! periods from the data, at several thresholds and cost bands, on each metric, and keeps its
 //! strongest evidence, so no fixed-lattice bound says how often it finds a lattice by chance.
 //! This reruns the whole search (search.rs) on the same slow calls, their costs kept, at
@@ -7,16 +7,12 @@
 //! one null distribution for every lattice of the search, so the family is covered).
 //!
 //! p = (1 + reruns at least as strong) / (1 + reruns). A period is claimed only below
-//! [`ALPHA`]: that needs [`NULL_RUNS`] reruns none of which is as strong. The reruns stop early
+//! [`ALPHA`] (`decisions::claims`): that needs [`NULL_RUNS`] reruns none of which is as strong. The reruns stop early
 //! once every lattice has been matched by one (none can then be claimed): a valid sequential
 //! scheme, since a claim still needs all of them.
 use crate::analysis::periodic::search::{search, Call, Space};
+use crate::decisions::claims::{ALPHA, NULL_RUNS};
 use crate::stats::period::Lattice;
-
-/// A period is claimed only when its p-value is below this.
-pub const ALPHA: f64 = 0.001;
-/// Null reruns for a claim: with none as strong, p = 1 / 1001 < ALPHA.
-pub const NULL_RUNS: u32 = 1000;
 
 /// A lattice found in the data with its calibrated p-value.
 #[derive(Debug, Clone)]

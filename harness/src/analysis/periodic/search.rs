@@ -7,20 +7,9 @@
 //! (`candidates`); a lattice whose calls form two cost modes on a multiple of its period is split
 //! in two (`split_costlier`: two paths of one period at different phases and costs stay apart);
 //! a lattice is kept only if nearly every call on it takes the path (`confirm`).
+use crate::decisions::periodic::{PER_BAND, PER_THRESHOLD, SPLIT_HITS, SPLIT_MODE_CALLS, TAKEN};
 use crate::stats::hist::{find_modes, LogHistogram, Mode};
 use crate::stats::period::{find_lattices, Lattice, SlowSeq};
-
-/// A lattice is an exact period only if this share of its kept calls take the path: a lattice
-/// that most of its calls skip (a page crossed every 83.4 events lands on no single integer
-/// period) is not one. A floor on what "exact" means, not fitted to a run.
-pub(crate) const TAKEN: f64 = 0.8;
-/// Lattices searched per threshold (a second and third path beside the first: LTTng's page
-/// crossing beside its sub-buffer switch), and per costlier band.
-const PER_THRESHOLD: usize = 4;
-const PER_BAND: usize = 2;
-/// A lattice is split by cost only when it holds this many calls, and each cost mode this many.
-const SPLIT_HITS: usize = 8;
-const SPLIT_MODE_CALLS: u64 = 4;
 
 /// One call above the fast path: its iteration, its cost, and whether its cost mode is a phase
 /// (calls in long stretches: never a periodic path's, but counted on a lattice it falls on).

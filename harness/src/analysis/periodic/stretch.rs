@@ -1,17 +1,10 @@
-//! A tracer's slower stretch locked to a periodic path (issue 23): after LTTng's sub-buffer
+//! A tracer's slower stretch locked to a periodic path: after LTTng's sub-buffer
 //! switch the next few hundred calls find a cold buffer. The calls are folded on the path's
 //! period, counted from the path's own call, and the mean cost of each stretch of the period is
 //! compared with the period's typical one: a slower stretch right after the path, in every
 //! period, comes with the path (the machine's speed does not keep time with the tracer's buffer).
 //! Folding is pass 3 (passes.rs); this is the profile and its reading.
-
-/// Bins per period at most (fewer for short periods: one call each). At LTTng-UST's 810-call
-/// period a bin holds ~13 calls per period, and a stretch of ~300 calls spans ~24 bins: enough
-/// bins to date the stretch, enough calls per bin over a 5-switch run to average out noise.
-const BINS: u64 = 64;
-/// A bin is slower when its mean stands this many standard errors above the typical bin: a
-/// normal bin passes 4 SE with probability 3e-5, so 64 bins tried give ~0.2 % per period.
-const SE: f64 = 4.0;
+use crate::decisions::phases::{STRETCH_BINS, STRETCH_SE};
 
 /// Sums of one period folded into bins (calls at or below the path's cut only: outliers and the
 /// path's own calls would make a bin look slow).
@@ -31,7 +24,7 @@ pub struct Stretch {
 
 impl Profile {
     pub fn new(period: u64) -> Self {
-        let b = BINS.min(period).max(1) as usize;
+        let b = STRETCH_BINS.min(period).max(1) as usize;
         Profile { sum: vec![0.0; b], sum2: vec![0.0; b], n: vec![0; b] }
     }
     /// A call `offset` calls after the path's own (0..period).
@@ -43,7 +36,7 @@ impl Profile {
     }
 
     /// The slower stretch that starts with the path, if any: bins from the first on whose mean
-    /// stands above the median bin's by SE standard errors, contiguous.
+    /// stands above the median bin's by STRETCH_SE standard errors, contiguous.
     pub fn stretch(&self, period: u64) -> Option<Stretch> {
         let b = self.n.len();
         let mean: Vec<f64> = (0..b).map(|i| self.sum[i] / self.n[i].max(1) as f64).collect();
@@ -59,7 +52,7 @@ impl Profile {
                 return false;
             }
             let var = (self.sum2[i] - self.sum[i] * self.sum[i] / n) / (n - 1.0);
-            mean[i] - typical > SE * (var.max(0.0) / n).sqrt() && mean[i] > typical
+            mean[i] - typical > STRETCH_SE * (var.max(0.0) / n).sqrt() && mean[i] > typical
         };
         // The path's own bin holds the path's call (left out) and the first calls after it.
         let run = (0..b).take_while(|&i| up(i)).count();

@@ -1,4 +1,4 @@
-//! A null for sub-period claims (issue 34). A lattice whose calls all lie on an accepted path's
+//! A null for sub-period claims. A lattice whose calls all lie on an accepted path's
 //! lattice (period k x P at P's phase) can arise by a route the permutation null never reruns:
 //! a path whose cost varies (every 97th call +300 to +600 ns) has its costliest calls picked by a
 //! cost band, and by chance they sit on a sub-lattice of the path ("every 194", "every 873").
@@ -9,10 +9,11 @@
 //! the strongest sub-lattice of the parent it finds. A real costlier path on a multiple (survey
 //! section 7.1: the sub-buffer switch on a page crossing's lattice) keeps its cost on one residue
 //! and survives; a band's chance pick does not. p = (1 + reruns as strong) / (1 + reruns), claimed
-//! below `permutation::ALPHA` after `permutation::NULL_RUNS` reruns, stopped at the first rerun as
+//! below `decisions::claims::ALPHA` after `decisions::claims::NULL_RUNS` reruns, stopped at the first rerun as
 //! strong (no claim is then possible).
-use crate::analysis::periodic::permutation::{Rng, Tested, ALPHA, NULL_RUNS};
+use crate::analysis::periodic::permutation::{Rng, Tested};
 use crate::analysis::periodic::search::{search, Call, Space};
+use crate::decisions::claims::{ALPHA, NULL_RUNS};
 use crate::stats::period::Lattice;
 
 /// Whether `child` lies on `parent`'s lattice: a multiple of its period at its phase in every

@@ -74,7 +74,7 @@ pub fn fence() {
 /// Asks for user-space access to a hardware event: `config1` bit 1 (`rdpmc`) lets EL0 read it
 /// once `kernel.perf_user_access` is 1, and bit 0 (`long`) makes it a 64-bit counter. 64 bits
 /// matter: with a 32-bit counter the page's offset could be stale when the page was mapped after
-/// a read() of the same fd (a reading came out exactly 2^32 too high in the probe).
+/// a read() of the same fd (a reading can come out exactly 2^32 too high).
 /// Software events and tracepoints ignore config1 and are read with read().
 pub fn request_user_access(attr: &mut perf_event_open_sys::bindings::perf_event_attr) {
     use perf_event_open_sys::bindings::{PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW};

@@ -1,4 +1,4 @@
-//! Levels dated over time (issue 23), as findings: each sequence's levels held against the
+//! Levels dated over time, as findings: each sequence's levels held against the
 //! sentinel windows of the same spans, and whose the row's level shapes are by them.
 use serde::Serialize;
 

@@ -3,6 +3,8 @@
 use serde_json::Value;
 
 use crate::analysis::code_paths;
+use crate::decisions::claims::ALPHA;
+use crate::decisions::findings::MIN_ON_LATTICE;
 use crate::report::findings::survey_reference;
 use crate::report::TracerReport;
 
@@ -108,14 +110,11 @@ pub struct OnLattice {
     pub extra: (f64, f64),
 }
 
-/// Fewest outliers on one phase of the expected period worth saying: two are a gap, not a lattice.
-const MIN_ON_LATTICE: usize = 3;
-/// Largest chance, for outliers at random positions, of as many on some phase of the period.
-const CHANCE: f64 = 0.001;
-
 /// The phase of `period` (one sequence's) that holds the most outliers, from their
-/// (extra cost, sequence, iteration); `seq_len` is the calls per sequence.
-pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64) -> Option<OnLattice> {
+/// (extra cost, sequence, iteration); `seq_len` is the calls per sequence and `sequences` the
+/// number of sequences in the run. A sequence is named by a hash (results/read.rs), so the
+/// count must come from the run: neither the largest id nor the ids among the outliers is it.
+pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64, sequences: u64) -> Option<OnLattice> {
     let p = period.round() as u64;
     if p < 2 || seq_len == 0 {
         return None;
@@ -136,10 +135,11 @@ pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64
     let slots = if residue < seq_len { (seq_len - 1 - residue) / p + 1 } else { 0 };
     // As many on one phase must be rare for outliers at random positions (over every phase and
     // sequence): with hundreds of outliers, three on some phase is no pattern.
-    let sequences = outliers.iter().map(|o| o.1).max().unwrap_or(0) + 1;
-    let rate = outliers.len() as f64 / (seq_len * sequences) as f64;
-    let chance = (p * sequences) as f64 * crate::stats::binomial::upper_tail(slots, calls.len() as u64, rate.min(1.0));
-    if chance >= CHANCE {
+    let distinct = outliers.iter().map(|o| o.1).collect::<std::collections::BTreeSet<_>>().len() as u64;
+    let sequences = sequences.max(distinct).max(1) as f64;
+    let rate = outliers.len() as f64 / (seq_len as f64 * sequences);
+    let chance = p as f64 * sequences * crate::stats::binomial::upper_tail(slots, calls.len() as u64, rate.min(1.0));
+    if chance >= ALPHA {
         return None;
     }
     let first = calls.iter().map(|c| c.1).min()?;
@@ -160,15 +160,15 @@ mod on_lattice_tests {
         let mut o: Vec<(f32, u64, u64)> =
             [1542u64, 2121, 2700, 3279, 3858, 4437].iter().map(|&i| (1500.0, 0, i)).collect();
         o.extend([(1700.0, 0, 338), (1500.0, 0, 961), (300.0, 0, 1768), (400.0, 0, 2337), (41000.0, 0, 1995)]);
-        let l = on_lattice(&o, 579.0, 5000).unwrap();
+        let l = on_lattice(&o, 579.0, 5000, 1).unwrap();
         assert_eq!((l.period, l.calls, l.first, l.last, l.slots), (579, 6, 1542, 4437, 8));
         assert_eq!(l.extra, (1500.0, 1500.0));
         // Two outliers on one phase are not a lattice worth saying.
-        assert_eq!(on_lattice(&o[..2], 579.0, 5000), None);
+        assert_eq!(on_lattice(&o[..2], 579.0, 5000, 1), None);
         // Nor are three on one phase among 1500 outliers in 5000 calls (iterations 0 to 1499: the
         // phases below 342 hold three each): that many is chance.
         let many: Vec<(f32, u64, u64)> = (0..1500u64).map(|i| (500.0, 0, i)).collect();
-        assert_eq!(on_lattice(&many, 579.0, 5000), None);
+        assert_eq!(on_lattice(&many, 579.0, 5000, 1), None);
     }
 
     /// Outliers at random positions (a seeded null battery: 4000 rows of 4 to 300 outliers in
@@ -187,9 +187,39 @@ mod on_lattice_tests {
             at.sort_unstable();
             at.dedup();
             let o: Vec<(f32, u64, u64)> = at.into_iter().map(|i| (800.0, 0, i)).collect();
-            said += usize::from(on_lattice(&o, period, 5000).is_some());
+            said += usize::from(on_lattice(&o, period, 5000, 1).is_some());
         }
         eprintln!("null rows said: {said} of {runs}");
         assert!(said <= runs / 1000 + 5, "{said} of {runs} null rows said to lie on the period");
+    }
+
+    /// Sequences are named by a hash of (thread, repetition, counter set), so the ids are large
+    /// and sparse. A null battery over five such sequences: the chance must count five sequences,
+    /// not the largest id plus one (which overflows, and makes any three outliers on a phase look
+    /// rare).
+    #[test]
+    fn hashed_sequence_ids_count_as_the_sequences_they_are() {
+        let mut rng = crate::stats::rng::SplitMix64(11);
+        let ids: Vec<u64> = (0..5).map(|_| rng.next_u64() | 1 << 63).collect();
+        let (mut said, runs) = (0, 2000);
+        for _ in 0..runs {
+            let n = 4 + rng.below(120);
+            let period = [97.0, 331.0, 579.0, 810.0][rng.below(4)];
+            let mut o: Vec<(f32, u64, u64)> = Vec::new();
+            for &id in &ids {
+                let mut at: Vec<u64> = (0..n).map(|_| rng.below(5000) as u64).collect();
+                at.sort_unstable();
+                at.dedup();
+                o.extend(at.into_iter().map(|i| (800.0, id, i)));
+            }
+            said += usize::from(on_lattice(&o, period, 5000, ids.len() as u64).is_some());
+        }
+        eprintln!("null rows said over hashed sequences: {said} of {runs}");
+        assert!(said <= runs / 1000 + 3, "{said} of {runs} null rows said to lie on the period");
+        // A real lattice in one of them is still found.
+        let mut o: Vec<(f32, u64, u64)> = (0..8u64).map(|k| (1500.0, ids[2], 300 + 579 * k)).collect();
+        o.extend((0..40u64).map(|k| (700.0, ids[k as usize % 5], 17 + 113 * k)));
+        let l = on_lattice(&o, 579.0, 5000, 5).expect("eight outliers on one phase of 579");
+        assert_eq!((l.calls, l.first), (8, 300));
     }
 }

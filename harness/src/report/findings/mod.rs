@@ -1,9 +1,10 @@
-//! What the code-path analysis claims, as typed findings with their evidence (issue 23): per
+//! What the code-path analysis claims, as typed findings with their evidence: per
 //! tracer and metric, a fast path, periodic paths (survey section 7.1: "the slow path every
 //! SUB-BUFFER_SIZE / EVENT_SIZE events"), irregular paths, speed levels and who they belong to,
 //! the periods tried and refused, and the outliers. One renderer (path_line.rs) turns them into the
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
+pub mod comparison;
 mod dated_levels;
 pub mod expected_period;
 #[cfg(test)]
@@ -25,18 +26,13 @@ use crate::analysis::attribution::{Attributions, NO_REFERENCE};
 use crate::analysis::code_paths::{self, CodePaths};
 pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
 use crate::analysis::dated::SegmentReport;
+use crate::decisions::irregular::{REGULAR_MIN_SPACING, REGULAR_SHARE};
 use crate::report::load::SummaryRow;
 
-/// Why levels are undecided in a run without sentinel windows (issue 23): its events hold no
+/// Why levels are undecided in a run without sentinel windows: its events hold no
 /// measure of the machine's speed beside the tracer's, so a level may be either's.
 pub const NO_SENTINELS: &str =
     "this run has no sentinel windows, so the machine's levels cannot be told from the tracer's";
-
-/// An irregular path is said to recur "about every N events" only when at least this share of
-/// its spacings lies within 10 % of their median (a majority: otherwise "1 in N events").
-const REGULAR_SHARE: f64 = 0.5;
-/// ... and when that median spacing is at least this many calls (a spacing of one is a stretch).
-const REGULAR_MIN_SPACING: f64 = 2.0;
 
 pub use crate::analysis::dated::Attribution;
 
@@ -208,7 +204,7 @@ pub enum Finding {
     HarnessCycle(crate::analysis::footprint::HarnessCycle),
     /// What sets p99 and p99.9.
     TailSplit(TailSplit),
-    /// One path of a stepped run, per function (analysis/function_profile.rs, issue 38).
+    /// One path of a stepped run, per function (analysis/function_profile.rs).
     FunctionProfile(crate::analysis::function_profile::FunctionProfile),
 }
 
@@ -328,7 +324,7 @@ pub fn of(
     let mut f = vec![Finding::FastPath(fast)];
     f.extend(paths);
     if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
-        let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len);
+        let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len, cp.sequences);
         f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), on_lattice }));
     }
     let dated = dated.and_then(DatedLevels::of);
@@ -442,7 +438,7 @@ fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
     }
     if let Some(l) = cp.levels.as_ref().filter(|_| cp.phases.is_empty() && cp.outliers_in_stretches.is_none()) {
         out.push(undecided(LevelShape::WindowMeans {
-            window: crate::analysis::phases::WINDOW,
+            window: crate::decisions::phases::WINDOW,
             low: l.low,
             high: l.high,
             high_share: l.high_share,

@@ -1,15 +1,16 @@
 //! "Which tracer costs least here?": the ranked summary at the top of report.html and
 //! report.md. Tracers are ranked by their mean cost per call above the `none` floor (the empty
 //! call through the same dispatch), with the spread of that cost across repetitions, and pairs
-//! the data do not decide are said as such, with the survey comparison's rule
-//! (`survey_check::order_decided`: every interleaved repetition agrees, or one repetition's means
-//! differ beyond what this machine's speed phases can move).
+//! the data do not decide are said as such. Every pair is judged by the one comparison
+//! (`findings::comparison`, over the repetitions paired by round): one is cheaper, the two are
+//! the same within the margin, or the pair is not yet decided, with the rounds that would decide.
 //!
 //! "N times" everywhere in the report is one definition, [`times`]: the ratio of the costs
 //! net of the floor (`(a - none) / (b - none)`), or of raw means, said as raw, when the run has
 //! no `none` row.
-use crate::report::findings::survey_check::order_decided;
+use crate::report::findings::comparison::{self, PairJudged};
 use crate::report::{findings::survey_reference, Report, TracerReport};
+use crate::stats::compare::Outcome;
 
 /// One ranked tracer.
 pub struct Entry<'a> {
@@ -25,8 +26,12 @@ pub struct Ranking<'a> {
     pub floor: Option<f64>,
     /// Cheapest first; `none` itself is the floor, not ranked.
     pub entries: Vec<Entry<'a>>,
-    /// (cheaper by mean, costlier by mean, why the data do not decide).
-    pub undecided: Vec<(String, String, String)>,
+    /// (cheaper by mean, costlier by mean, why the data do not decide, rounds that would).
+    pub undecided: Vec<(String, String, String, Option<usize>)>,
+    /// (cheaper by mean, costlier by mean, why): pairs that cost the same within the margin.
+    pub same: Vec<(String, String, String)>,
+    /// Every pair judged, cheaper by mean first (report.json's `overview.pairs`).
+    pub pairs: Vec<PairJudged>,
 }
 
 fn is_none(t: &TracerReport) -> bool {
@@ -76,15 +81,21 @@ pub fn rank(r: &Report) -> Ranking<'_> {
         })
         .collect();
     entries.sort_by(|a, b| a.cost.total_cmp(&b.cost));
-    let mut undecided = Vec::new();
+    let (mut undecided, mut same, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     for (i, a) in entries.iter().enumerate() {
         for b in &entries[i + 1..] {
-            if let Err(why) = order_decided(a.tracer, b.tracer) {
-                undecided.push((a.tracer.label.clone(), b.tracer.label.clone(), why));
+            let c = comparison::judge(a.tracer, b.tracer, none);
+            let (la, lb) = (a.tracer.label.clone(), b.tracer.label.clone());
+            let why = comparison::words(&la, &lb, &c);
+            match c.outcome {
+                Outcome::Undecided => undecided.push((la, lb, why, c.rounds_needed)),
+                Outcome::Same => same.push((la, lb, why)),
+                Outcome::ACheaper | Outcome::BCheaper => {}
             }
+            pairs.push(comparison::judged(a.tracer, b.tracer, &c));
         }
     }
-    Ranking { floor, entries, undecided }
+    Ranking { floor, entries, undecided, same, pairs }
 }
 
 fn ns(v: f64) -> String {
@@ -125,17 +136,32 @@ pub fn lines(rk: &Ranking) -> Vec<String> {
         .collect();
     out.push(format!("Ranked by {what}, cheapest first: {}.", parts.join(", ")));
     if rk.entries.len() >= 2 {
-        if rk.undecided.is_empty() {
-            out.push(format!(
-                "Every pair's order is decided by this run: {}.",
-                rk.entries.iter().map(|e| e.tracer.label.as_str()).collect::<Vec<_>>().join(" < ")
-            ));
-        } else {
+        let labels = || rk.entries.iter().map(|e| e.tracer.label.as_str()).collect::<Vec<_>>();
+        if rk.undecided.is_empty() && rk.same.is_empty() {
+            out.push(format!("Every pair's order is decided by this run: {}.", labels().join(" < ")));
+        } else if rk.undecided.is_empty() {
+            out.push(
+                "Every pair is decided by this run: one is cheaper, or the two are the same within the margin (below)."
+                    .into(),
+            );
+        }
+        if !rk.same.is_empty() {
+            let pairs: Vec<String> = rk.same.iter().map(|(a, b, why)| format!("{a} and {b} ({why})")).collect();
+            out.push(format!("The same within the margin: {}.", pairs.join("; ")));
+        }
+        if !rk.undecided.is_empty() {
             let pairs: Vec<String> =
-                rk.undecided.iter().take(12).map(|(a, b, why)| format!("{a} and {b} ({why})")).collect();
+                rk.undecided.iter().take(12).map(|(a, b, why, _)| format!("{a} and {b} ({why})")).collect();
             let more = rk.undecided.len().saturating_sub(12);
+            let most = rk.undecided.iter().filter_map(|u| u.3).max();
+            let advice = match most {
+                Some(n) if rk.undecided.iter().all(|u| u.3.is_some()) => format!(
+                    "; about {n} interleaved rounds would decide every one of them at the spread seen (--repeats {n}, or --budget to add rounds until they are decided)"
+                ),
+                _ => "; for a pair whose difference sits about on the margin, more rounds would not soon decide it".into(),
+            };
             out.push(format!(
-                "Not decided against each other: {}{}. Their order above is that of this run's means, which another run may reverse; run with --repeats 5 or more (repetitions are interleaved) to decide.",
+                "Not decided against each other: {}{}. Their order above is that of this run's means, which another run may reverse{advice}.",
                 pairs.join("; "),
                 if more > 0 { format!("; and {more} more pairs") } else { String::new() }
             ));

@@ -1,11 +1,14 @@
 //! Against the survey (README "Against the survey"): where the results agree with the survey's
-//! tables and figures and where they depart, only where the data decide it (issue 12), never
+//! tables and figures and where they depart, only where the data decide it, never
 //! under an emulator.
 use serde::Serialize;
 use serde_json::Value;
 
+use super::comparison;
 use super::expected_period::{calls_for, expected_period};
+use crate::decisions::findings::{FLAT_MAX, ONE_REPETITION_MARGIN};
 use crate::report::*;
+use crate::stats::compare::Outcome;
 
 /// One sentence of the survey check, typed for report.json (`survey_check`): what it compares,
 /// what the data say of it, the tracer rows it is about, and the sentence itself (report.md,
@@ -81,11 +84,6 @@ fn compare_timings(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
     compare_paths(r, out, emulated);
 }
 
-/// A difference of two tracers' means in one repetition that is smaller than this share may be
-/// the machine's speed phase when each was measured (seconds apart), not the tracers: this VM
-/// drifts between speeds over seconds, and one tracer's mean moved by up to 2x between runs.
-const ONE_REPETITION_MARGIN: f64 = 0.25;
-
 /// Why the data do not decide which of two values is the larger.
 #[derive(Debug, PartialEq)]
 enum Undecided {
@@ -98,8 +96,8 @@ enum Undecided {
 /// The one rule that decides an order: whether `a` is larger than `b` (`Ok(true)`), smaller
 /// (`Ok(false)`), or neither. With three or more interleaved repetitions (`ra`, `rb`, paired by
 /// index), only an order that holds in every repetition is decided; with fewer, only a difference
-/// of the means `ma`, `mb` beyond [`ONE_REPETITION_MARGIN`]. Orderings and scaling verdicts both
-/// use it.
+/// of the means `ma`, `mb` beyond [`ONE_REPETITION_MARGIN`]. The scaling verdicts use it; orderings
+/// use the one comparison (findings/comparison.rs).
 fn larger(ra: &[f64], rb: &[f64], ma: f64, mb: f64) -> Result<bool, Undecided> {
     if ra.len() >= 3 && ra.len() == rb.len() {
         let larger = ra.iter().zip(rb).filter(|(x, y)| x > y).count();
@@ -117,20 +115,6 @@ fn larger(ra: &[f64], rb: &[f64], ma: f64, mb: f64) -> Result<bool, Undecided> {
     }
 }
 
-/// Whether the data decide that `a` is slower than `b` (`Ok(true)`), faster (`Ok(false)`), or
-/// neither (`Err(why)`), by [`larger`].
-pub(crate) fn order_decided(a: &TracerReport, b: &TracerReport) -> Result<bool, String> {
-    let (ma, mb) = (a.base().map(|s| s.mean).unwrap_or(f64::NAN), b.base().map(|s| s.mean).unwrap_or(f64::NAN));
-    larger(&a.rep_means, &b.rep_means, ma, mb).map_err(|u| match u {
-        Undecided::Split { k, n } => format!("{} is the slower in {k} of {n} repetitions", a.label),
-        Undecided::Close { apart, n } => format!(
-            "{:.0}% apart in {n} repetition(s), less than the {:.0}% this machine's speed phases can move a mean",
-            100.0 * apart,
-            100.0 * ONE_REPETITION_MARGIN
-        ),
-    })
-}
-
 /// A scaling ratio (the mean at the most threads over the mean at the fewest) with its interval
 /// across repetitions, and its reading where the data decide it.
 #[derive(Debug)]
@@ -138,7 +122,7 @@ struct Growth {
     ratio: f64,
     /// The lowest and highest per-repetition ratio (repetitions paired by index), with their count.
     interval: Option<(f64, f64, usize)>,
-    /// Flat or contended by [`larger`] against the [`survey_reference::FLAT_MAX`] line; `Err(why)` when
+    /// Flat or contended by [`larger`] against the [`FLAT_MAX`] line; `Err(why)` when
     /// the repetitions fall on both sides of it (an interval that spans 1 among them).
     reading: Result<survey_reference::Scaling, String>,
 }
@@ -154,19 +138,18 @@ fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> G
     let interval = (ratios.len() >= 2).then(|| {
         (ratios.iter().copied().fold(f64::INFINITY, f64::min), ratios.iter().copied().fold(0.0, f64::max), ratios.len())
     });
-    let (rh, rl): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (h, l * survey_reference::FLAT_MAX)).unzip();
-    let reading = match larger(&rh, &rl, hi_mean, lo_mean * survey_reference::FLAT_MAX) {
+    let (rh, rl): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (h, l * FLAT_MAX)).unzip();
+    let reading = match larger(&rh, &rl, hi_mean, lo_mean * FLAT_MAX) {
         Ok(true) => Ok(survey_reference::Scaling::Contended),
         Ok(false) => Ok(survey_reference::Scaling::Flat),
-        Err(Undecided::Split { k, n }) => Err(format!(
-            "above x{:.2} (contention) in {k} of {n} repetitions and below it in the others",
-            survey_reference::FLAT_MAX
-        )),
+        Err(Undecided::Split { k, n }) => {
+            Err(format!("above x{:.2} (contention) in {k} of {n} repetitions and below it in the others", FLAT_MAX))
+        }
         Err(Undecided::Close { n, .. }) => Err(format!(
             "in {n} repetition(s), within the {:.0}% this machine's speed phases can move a mean of the x{:.2} line \
              between flat and contention",
             100.0 * ONE_REPETITION_MARGIN,
-            survey_reference::FLAT_MAX
+            FLAT_MAX
         )),
     };
     Growth { ratio: hi_mean / lo_mean, interval, reading }
@@ -182,6 +165,7 @@ fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
         .collect();
     known.sort_by(|a, b| a.1.mean.total_cmp(&b.1.mean));
     if known.len() >= 2 {
+        let floor = comparison::floor_row(&r.tracers);
         let (mut agree, mut depart, mut open) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..known.len() {
             for j in i + 1..known.len() {
@@ -191,18 +175,31 @@ fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
                     continue;
                 }
                 let pair = [a.0.label.as_str(), b.0.label.as_str()];
-                match order_decided(a.0, b.0) {
-                    Ok(true) => depart.push((
+                let c = comparison::judge(a.0, b.0, floor);
+                let words = comparison::words(&a.0.label, &b.0.label, &c);
+                let survey = format!(
+                    "the survey ({}) has {} {:.0} ns < {} {:.0} ns",
+                    a.1.table, a.1.label, a.1.mean, b.1.label, b.1.mean
+                );
+                match c.outcome {
+                    Outcome::BCheaper => depart.push((
                         pair,
                         format!(
-                        "{} ({:.0} ns) is slower than {} ({:.0} ns), but the survey ({}) has {} {:.0} ns < {} {:.0} ns",
-                        a.0.label, a.2, b.0.label, b.2, a.1.table, a.1.label, a.1.mean, b.1.label, b.1.mean
-                    ),
+                            "{} ({:.0} ns) is slower than {} ({:.0} ns; {words}), but {survey}",
+                            a.0.label, a.2, b.0.label, b.2
+                        ),
                     )),
-                    Ok(false) => agree.push(format!("{} < {}", a.0.label, b.0.label)),
-                    Err(why) => open.push((
+                    Outcome::Same => depart.push((
                         pair,
-                        format!("{} ({:.0} ns) against {} ({:.0} ns): {why}", a.0.label, a.2, b.0.label, b.2),
+                        format!(
+                            "{} ({:.0} ns) and {} ({:.0} ns) cost the same ({words}), but {survey}",
+                            a.0.label, a.2, b.0.label, b.2
+                        ),
+                    )),
+                    Outcome::ACheaper => agree.push(format!("{} < {}", a.0.label, b.0.label)),
+                    Outcome::Undecided => open.push((
+                        pair,
+                        format!("{} ({:.0} ns) against {} ({:.0} ns): {words}", a.0.label, a.2, b.0.label, b.2),
                     )),
                 }
             }
@@ -238,10 +235,15 @@ fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
         if !open.is_empty() {
             let tracers: Vec<&str> =
                 labels.iter().copied().filter(|l| open.iter().any(|(p, _)| p.contains(l))).collect();
-            out.push(check(Topic::Order, Verdict::Undecided, &tracers, format!(
-                "Not decided by this run, so not compared with the survey: {}. Run with --repeats 5 or more (repetitions are interleaved) to decide.",
-                open.iter().map(|(_, o)| o.as_str()).collect::<Vec<_>>().join("; ")
-            )));
+            out.push(check(
+                Topic::Order,
+                Verdict::Undecided,
+                &tracers,
+                format!(
+                    "Not decided by this run, so not compared with the survey: {}.",
+                    open.iter().map(|(_, o)| o.as_str()).collect::<Vec<_>>().join("; ")
+                ),
+            ));
         }
     }
 }

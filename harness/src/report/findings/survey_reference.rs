@@ -4,6 +4,8 @@
 //! contended under more threads) are what should carry over.
 use serde_json::Value;
 
+use crate::decisions::findings::FLAT_MAX;
+
 /// (average ns, STD, 90th percentile) and the survey's label.
 #[derive(Debug, Clone, Copy)]
 pub struct Reference {
@@ -118,10 +120,6 @@ pub fn scaling(name: &str, config: &Value, kernel: bool) -> Option<(Scaling, &'s
         _ => None,
     }
 }
-
-/// The largest growth still called flat: within 25 %. The survey's contended tracers more than
-/// double (printf, ftrace).
-pub const FLAT_MAX: f64 = 1.25;
 
 /// Growth factor of the mean from the fewest to the most threads, and its reading.
 pub fn classify_growth(ratio: f64) -> Scaling {

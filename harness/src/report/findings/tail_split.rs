@@ -1,4 +1,4 @@
-//! What sets a tail (issue 34), as a finding: the calls above p99 (or p99.9) by population, the
+//! What sets a tail, as a finding: the calls above p99 (or p99.9) by population, the
 //! outliers among them named by the reference windows' band their extra cost falls in.
 use serde::Serialize;
 
@@ -34,7 +34,7 @@ pub struct TailPart {
     pub share: f64,
 }
 
-/// What sets a tail (issue 34): the calls above p99 (or p99.9) split by population, the
+/// What sets a tail: the calls above p99 (or p99.9) split by population, the
 /// largest first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TailSplit {

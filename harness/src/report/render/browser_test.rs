@@ -1,6 +1,6 @@
 //! Opens report.html in headless Chromium, as a person would, 1280 px wide: every figure must
 //! load (naturalWidth > 0) with no console or load errors, and no element may reach past the
-//! viewport's right edge (no horizontal scroll, issue 36). The screenshot is kept in
+//! viewport's right edge (no horizontal scroll). The screenshot is kept in
 //! target/report-browser-test/report.png, and with the page in `$TRACEBENCH_TEST_ARTIFACTS` when
 //! set. Skips, saying so, when chromium is not installed.
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The picture of a tracer's paths in its card (issue 36): latency against the iteration folded
+//! The picture of a tracer's paths in its card: latency against the iteration folded
 //! on its main period (the costliest periodic path's), so a path taken once per period stands as
 //! one column of dots above the fast path's band. The points are kept in report.json's overview
 //! (at most `MAX_SLOW` calls above the slow threshold and `MAX_FAST` evenly spaced others, from

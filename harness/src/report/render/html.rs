@@ -1,4 +1,4 @@
-//! report.html, a question per section and the answer first (issue 36): which tracer costs least
+//! report.html, a question per section and the answer first: which tracer costs least
 //! (a ranking table and a bar chart of net cost with its interval, in rank order), then a card
 //! per tracer (its findings as a table, what sets its tail, its full sentences folded in
 //! `<details>`), the survey check, the tables, the figures and the run's facts. It renders from
@@ -161,17 +161,8 @@ fn ranking(o: &Overview, h: &mut String) {
     if !o.undecided.is_empty() {
         h.push_str("<details><summary>Orders the data leave open, and why</summary><ul>\n");
         for u in &o.undecided {
-            let decide = u.repeats_to_decide.map_or("split: more repetitions will not decide it".into(), |k| {
-                format!("--repeats {k} would decide it")
-            });
-            let _ = writeln!(
-                h,
-                "<li>{} and {}: {} ({})</li>",
-                esc(&u.cheaper),
-                esc(&u.costlier),
-                inline(&u.why),
-                esc(&decide)
-            );
+            // The comparison's words say what would decide it.
+            let _ = writeln!(h, "<li>{} and {}: {}</li>", esc(&u.cheaper), esc(&u.costlier), inline(&u.why));
         }
         h.push_str("</ul></details>\n");
     } else {

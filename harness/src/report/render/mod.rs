@@ -64,7 +64,7 @@ fn run_facts(run: &Value) -> Vec<(String, String)> {
     if let Some(c) = clock_prose(run) {
         out.push(("clock".into(), c));
     }
-    // What `tracebench system show` found during the run that moves these numbers (issue 25).
+    // What `tracebench system show` found during the run that moves these numbers.
     let machine = crate::report::load::system_lines(run);
     if !machine.is_empty() {
         out.push(("machine".into(), machine.join("; ")));

@@ -1,4 +1,4 @@
-//! The report's one rounding rule (issue 36): three significant digits, never an exponent, for
+//! The report's one rounding rule: three significant digits, never an exponent, for
 //! every number the terminal table, report.html and the paper tables print (1234 -> "1230",
 //! 70.06 -> "70.1", 0.4567 -> "0.457"). Shares are percent with no space before "%".
 

@@ -2,7 +2,7 @@
 //! its rank, its net cost above the floor with the interval across repetitions, p50 and p99, its
 //! paths in short form, a table of its findings and its full sentences; the orderings the data
 //! leave undecided; the survey check's verdicts. The terminal table (render/terminal.rs) and
-//! report.html (render/mod.rs) render from this alone, read back from report.json (issue 36), so
+//! report.html (render/mod.rs) render from this alone, read back from report.json, so
 //! another tool sees exactly what a reader sees.
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,9 @@ pub struct Overview {
     /// Rows in rank order (cheapest first), then `none`, then rows without a summary.
     pub tracers: Vec<OverviewRow>,
     pub undecided: Vec<UndecidedPair>,
+    /// Every pair of ranked rows the comparison judged (findings/comparison.rs).
+    #[serde(default)]
+    pub pairs: Vec<crate::report::findings::comparison::PairJudged>,
     /// The ranking's sentences (report.md's "Which tracer costs least here").
     pub ranking: Vec<String>,
     pub survey: Vec<Verdict1>,
@@ -58,7 +61,7 @@ pub struct OverviewRow {
     /// Its latency folded on its main period (folded.rs; None without a periodic path).
     #[serde(default)]
     pub folded: Option<crate::report::render::folded::Folded>,
-    /// What sets its p99: the calls above it by population, largest first (issue 34's
+    /// What sets its p99: the calls above it by population, largest first (the
     /// TailSplit finding; empty without one).
     #[serde(default)]
     pub tail: Vec<TailShort>,
@@ -114,8 +117,8 @@ pub struct UndecidedPair {
     pub cheaper: String,
     pub costlier: String,
     pub why: String,
-    /// `--repeats` that would decide it; None when the repetitions split (more of them will not
-    /// make them agree: the two cost the same here).
+    /// `--repeats` that would decide it at the spread seen so far; None when the difference sits
+    /// about on the margin (more rounds would not soon decide it).
     pub repeats_to_decide: Option<u32>,
 }
 
@@ -126,10 +129,6 @@ pub struct Verdict1 {
     pub tracers: Vec<String>,
     pub text: String,
 }
-
-/// Repetitions from which the interleaved rule decides an order (survey_check::larger needs 3;
-/// 5 leave room for one that goes the other way to show).
-const REPEATS_THAT_DECIDE: u32 = 5;
 
 const DASH: &str = "—";
 
@@ -156,11 +155,11 @@ pub fn of(
     let undecided = rk
         .undecided
         .iter()
-        .map(|(a, b, why)| {
-            let reps = r.tracers.iter().find(|t| &t.label == a).map_or(0, |t| t.rep_means.len());
-            // Split repetitions (three or more) stay split; fewer decide by a margin only.
-            let repeats_to_decide = (reps < 3).then_some(REPEATS_THAT_DECIDE);
-            UndecidedPair { cheaper: a.clone(), costlier: b.clone(), why: why.clone(), repeats_to_decide }
+        .map(|(a, b, why, rounds)| UndecidedPair {
+            cheaper: a.clone(),
+            costlier: b.clone(),
+            why: why.clone(),
+            repeats_to_decide: rounds.map(|n| n as u32),
         })
         .collect();
     let survey = r
@@ -173,6 +172,7 @@ pub fn of(
         floor_ns: rk.floor,
         tracers,
         undecided,
+        pairs: rk.pairs.clone(),
         ranking: ranking::lines(&rk),
         survey,
         notes,
@@ -327,8 +327,8 @@ fn cell(kind: &str) -> FindingRow {
 }
 
 fn p(v: f64) -> String {
-    if v < crate::analysis::periodic::permutation::ALPHA {
-        format!("< {}", crate::analysis::periodic::permutation::ALPHA)
+    if v < crate::decisions::claims::ALPHA {
+        format!("< {}", crate::decisions::claims::ALPHA)
     } else {
         sig3(v)
     }

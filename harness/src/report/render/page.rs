@@ -14,7 +14,7 @@ pub struct Page {
     pub tables: Vec<(String, Vec<String>, Vec<Vec<String>>)>,
     /// Figure names under figures/ (png and svg exist).
     pub figures: Vec<(String, String)>,
-    /// One code path each: its flame graph with its table beside it (issue 38).
+    /// One code path each: its flame graph with its table beside it.
     pub cards: Vec<Card>,
 }
 

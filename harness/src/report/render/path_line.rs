@@ -5,7 +5,7 @@
 use crate::analysis::code_paths::{CodePaths, Expected};
 use crate::analysis::dated::Interval;
 use crate::analysis::footprint::HarnessCycle;
-use crate::analysis::periodic::permutation::ALPHA;
+use crate::decisions::claims::ALPHA;
 use crate::report::findings::*;
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
@@ -76,7 +76,7 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::FunctionProfile(_) => {}
         }
     }
-    // The tracer's name is the tracer's to choose (a plugin's): data, never markup (issue 37).
+    // The tracer's name is the tracer's to choose (a plugin's): data, never markup.
     let tracer = match markup {
         Markup::Markdown => crate::escape::markdown(tracer),
         Markup::Terminal | Markup::Html => crate::escape::visible(tracer),
@@ -276,7 +276,7 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         plural(d.levels.len() as u64, "level", "levels"),
         d.levels.iter().map(|l| (l.repetition, l.thread)).collect::<std::collections::BTreeSet<_>>().len(),
         d.sequences,
-        crate::analysis::dated::WINDOW,
+        crate::decisions::phases::WINDOW,
         groups.join(", ")
     );
     if let Some(l) = d.levels.iter().find_map(|l| l.lock) {
@@ -493,7 +493,7 @@ fn missing(p: &crate::report::findings::MissingPeriod, unit: &str) -> String {
             signed(l.extra.1, unit),
             l.calls,
             l.slots,
-            100.0 * crate::analysis::periodic::search::TAKEN
+            100.0 * crate::decisions::periodic::TAKEN
         ));
     }
     s

@@ -1,4 +1,4 @@
-//! What `tracebench report DIR` prints (issue 36): one table of the tracer rows that fits a
+//! What `tracebench report DIR` prints: one table of the tracer rows that fits a
 //! 120-column screen, then one line per verdict; `--explain [TRACER]` prints the full sentences
 //! instead (report.md keeps them too). It renders from report.json's `overview` alone
 //! (render/overview.rs), read back after the report is written.
@@ -133,23 +133,34 @@ pub fn verdicts(o: &Overview) -> Vec<String> {
     let mut out: Vec<String> = o.notes.iter().map(|n| fit(n, WIDTH)).collect();
     let ranked: Vec<&str> = o.tracers.iter().filter(|r| r.rank.is_some()).map(|r| r.label.as_str()).collect();
     if ranked.len() >= 2 && o.undecided.is_empty() {
-        out.push(fit(&format!("order: decided, {}", ranked.join(" < ")), WIDTH));
+        // Adjacent rows the comparison found the same within the margin are joined by "=".
+        let same = |a: &str, b: &str| o.pairs.iter().any(|p| p.outcome == "same" && p.a == a && p.b == b);
+        let mut order = ranked[0].to_string();
+        for w in ranked.windows(2) {
+            order.push_str(if same(w[0], w[1]) { " = " } else { " < " });
+            order.push_str(w[1]);
+        }
+        out.push(fit(&format!("order: decided, {order}"), WIDTH));
     }
-    let (more, split): (Vec<_>, Vec<_>) = o.undecided.iter().partition(|u| u.repeats_to_decide.is_some());
+    let (more, on_margin): (Vec<_>, Vec<_>) = o.undecided.iter().partition(|u| u.repeats_to_decide.is_some());
     if !more.is_empty() {
         let pairs: Vec<String> = more.iter().map(|u| format!("{}/{}", u.cheaper, u.costlier)).collect();
-        let reps = more.iter().filter_map(|u| u.repeats_to_decide).max().unwrap_or(5);
+        let reps = more.iter().filter_map(|u| u.repeats_to_decide).max().unwrap_or(10);
         out.push(fit(
-            &format!("order: {} pair(s) undecided, --repeats {reps} would decide: {}", more.len(), pairs.join(", ")),
+            &format!(
+                "order: {} pair(s) undecided, about {reps} rounds would decide (--repeats or --budget): {}",
+                more.len(),
+                pairs.join(", ")
+            ),
             WIDTH,
         ));
     }
-    if !split.is_empty() {
-        let pairs: Vec<String> = split.iter().map(|u| format!("{}/{}", u.cheaper, u.costlier)).collect();
+    if !on_margin.is_empty() {
+        let pairs: Vec<String> = on_margin.iter().map(|u| format!("{}/{}", u.cheaper, u.costlier)).collect();
         out.push(fit(
             &format!(
-                "order: {} pair(s) split across repetitions (as good as equal here): {}",
-                split.len(),
+                "order: {} pair(s) differ by about the margin, more rounds would not soon decide: {}",
+                on_margin.len(),
                 pairs.join(", ")
             ),
             WIDTH,
@@ -216,6 +227,7 @@ mod tests {
             floor_ns: None,
             tracers,
             undecided: Vec::new(),
+            pairs: Vec::new(),
             ranking: vec!["Ranked by ...".into()],
             survey: Vec::new(),
             notes: Vec::new(),
@@ -249,8 +261,8 @@ mod tests {
         let t = lines.join("\n");
         assert!(t.contains("810 (+1.63 µs, 0.12%)"), "{t}");
         assert!(t.contains("floor 14.5"), "{t}");
-        assert!(t.contains("--repeats 5 would decide"), "{t}");
-        assert!(t.contains("split across repetitions (as good as equal here)"), "{t}");
+        assert!(t.contains("about 5 rounds would decide (--repeats or --budget)"), "{t}");
+        assert!(t.contains("differ by about the margin, more rounds would not soon decide"), "{t}");
         assert_eq!(explain(&o, Some("none")).unwrap(), vec!["none: fast path 99.8%".to_string()]);
         let e = explain(&o, Some("nope")).unwrap_err();
         assert!(e.contains("--explain nope: no such tracer row in this report (rows: "), "{e}");

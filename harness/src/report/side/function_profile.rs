@@ -1,4 +1,4 @@
-//! The per-function profile of a stepped run's paths (issue 38), as the report shows it: a line
+//! The per-function profile of a stepped run's paths, as the report shows it: a line
 //! per tracer (its main path's top functions) and per other path (what it adds: "the 2389-
 //! instruction path adds 1456 instructions: lib_ring_buffer_switch_slow +900, ...; and 4 system
 //! calls: futex 2, write 2"), instructions_by_function.csv (one row per tracer, path and
@@ -39,7 +39,7 @@ pub struct Profiled {
 }
 
 /// The tracer's profile.json cut into its paths (`lo..=hi` each, main first); None for a run
-/// without one (stepped before issue 38).
+/// without one (stepped by a version that wrote no profile.json).
 pub fn read(dir: &Path, name: &str, tdir: &str, paths: &[(u64, u64)]) -> Result<Option<Profiled>, ReportError> {
     let p = match Profile::read(&dir.join(tdir).join(PROFILE_JSON)) {
         None => return Ok(None),

@@ -1,4 +1,4 @@
-//! The report of a `run --instructions singlestep` directory (issue 19): exact instruction counts
+//! The report of a `run --instructions singlestep` directory: exact instruction counts
 //! per call, no timing. Code paths are exact values, not bands: each distinct count is a path,
 //! with its share of the calls, its kernel entries, and its period where it recurs at one
 //! interval (LTTng-UST's sub-buffer switch; survey Figure 7(d) for the counts per tracer).
@@ -199,7 +199,7 @@ pub fn write(dir: &Path) -> Result<Vec<String>, ReportError> {
     let tracers = read(dir)?;
     let mut lines = say(&tracers);
     draw_figure(dir, &tracers)?;
-    // Per path, per function (issue 38): the paths the lines say, from each profile.json.
+    // Per path, per function: the paths the lines say, from each profile.json.
     let mut profiled = Vec::new();
     for t in &tracers {
         let ranges: Vec<(u64, u64)> = said(&t.paths).iter().map(|q| (q.instructions, q.instructions_max)).collect();

@@ -7,14 +7,11 @@
 //! and notes) and the drawing and page (`draw_figures`, `page`).
 use std::path::Path;
 
+use crate::decisions::findings::SWEEP_FLAT;
 use crate::plot::{self, CurveFigure, Series};
 use crate::report::render::page::Page;
 use crate::report::ReportError;
 use crate::results::table::Table;
-
-/// Within this relative change, a curve is called flat; a period ratio within it of the value
-/// ratio is called proportional.
-const FLAT: f64 = 0.10;
 
 /// (value as typed in sweep.csv, mean, p90, slow-path period, slow-path extra ns)
 type Point = (String, f64, f64, Option<f64>, Option<f64>);
@@ -320,7 +317,7 @@ fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[Point]) -> String {
     let at = |v: f64| pts.iter().find(|p| p.1 == v).map(|p| p.0.as_str()).unwrap_or("?");
     let shape = if pts.len() < 2 {
         "one value only, so no curve".to_string()
-    } else if max <= min * (1.0 + FLAT) {
+    } else if max <= min * (1.0 + SWEEP_FLAT) {
         format!("flat (all within {:.0}% of each other)", 100.0 * (max / min - 1.0))
     } else if numeric && rising {
         format!("grows x{:.2} from {} to {}", last / first, vals[0], vals[vals.len() - 1])
@@ -376,8 +373,8 @@ fn period_law(name: &str, knob: &str, numeric: bool, pts: &[Point]) -> Option<St
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let proportional = vr.iter().zip(&pr).all(|(v, p)| (p / v - 1.0).abs() <= FLAT);
-    let flat = pr.iter().all(|p| (p - 1.0).abs() <= FLAT);
+    let proportional = vr.iter().zip(&pr).all(|(v, p)| (p / v - 1.0).abs() <= SWEEP_FLAT);
+    let flat = pr.iter().all(|p| (p - 1.0).abs() <= SWEEP_FLAT);
     let law = if proportional {
         format!("proportional to {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
     } else if flat {

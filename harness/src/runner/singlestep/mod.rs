@@ -1,4 +1,4 @@
-//! `tracebench run --instructions singlestep` (issue 19): the exact user-space instruction count
+//! `tracebench run --instructions singlestep`: the exact user-space instruction count
 //! of every call, without a PMU, by single-stepping the measuring thread.
 //!
 //! The survey reads code paths out of instruction counts (Figures 3(d) and 7(d)), but hardware
@@ -18,7 +18,7 @@
 //! runs). Where the call enters the kernel (a system-call instruction, a uprobe's int3, a page
 //! fault) it is counted in `kernel_entries`; the kernel's own instructions are not counted.
 //!
-//! Where the instructions go (issue 38): the stepper also keeps each instruction's address with a
+//! Where the instructions go: the stepper also keeps each instruction's address with a
 //! shadow call stack, and each system call's number (`shadow`), tallied per exact count; the cell
 //! names the addresses (`crate::symbolize`) before the tracer is torn down and writes
 //! `profile.json`, which the merge sums per tracer and the report cuts into paths.
@@ -146,7 +146,8 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
             .join()
             .unwrap_or_else(|_| Err(Error::Measurement("the measuring thread panicked".into())))
     });
-    // Named here, while the tracer's libraries are still mapped (issue 38).
+    // Named here, while the tracer's libraries are still mapped: after teardown their addresses
+    // name nothing.
     let profile = out.as_ref().ok().map(|m| m.3.profile(&crate::symbolize::names(&m.3.addresses())));
     let after_run = tracer.after_run();
     let (version, config, buffer_events) = (tracer.version(), tracer.config(), tracer.buffer_events());
@@ -428,7 +429,7 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
     Ok(summary_rows)
 }
 
-/// Each tracer's profile.json: its cells' summed (issue 38).
+/// Each tracer's profile.json: its cells' summed.
 fn merge_profiles(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
     for (ri, row) in plan.rows.iter().enumerate() {
         let mut p = Profile::default();

@@ -1,4 +1,4 @@
-//! Where a stepped call's instructions go (issue 38): the stepper already stops at every user
+//! Where a stepped call's instructions go: the stepper already stops at every user
 //! instruction of the call, so it keeps, per instruction, its address and the shadow call stack
 //! (the addresses of the `call` instructions still open), and per system call its number.
 //!

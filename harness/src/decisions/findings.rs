@@ -1,0 +1,35 @@
+//! What the report says from the analysis (orders, scaling, expected periods, sweeps), and the
+//! targets the calibration battery holds the analysis to.
+
+decisions! {
+    /// A difference of two tracers' means in one repetition smaller than this share may be the
+    /// machine's speed phase when each was measured (seconds apart), not the tracers: this VM
+    /// drifts between speeds over seconds, and one tracer's mean moved by up to 2x between runs.
+    calibrated_by: "the unit tests of `report::findings::survey_check` (`an_order_is_decided_only_when_every_repetition_agrees`) and this VM's measured drift";
+    pub const ONE_REPETITION_MARGIN: f64 = 0.25;
+
+    /// The largest growth across thread counts still called flat: within 25 %. The survey's
+    /// contended tracers more than double (printf, ftrace).
+    calibrated_by: "the survey's thread scaling; the unit test `report::findings::survey_check::tests::scaling_never_decides_the_wrong_way_on_seeded_repetitions`";
+    pub const FLAT_MAX: f64 = 1.25;
+
+    /// A sweep's curve within this relative change is called flat, and a period ratio within it
+    /// of the value ratio proportional.
+    calibrated_by: "the sweeps of docs/sweeps.md, not a fit";
+    pub const SWEEP_FLAT: f64 = 0.10;
+
+    /// Fewest outliers on one phase of a tracer's expected period worth saying: two are a gap,
+    /// not a lattice (said when their chance at random positions is below ALPHA).
+    calibrated_by: "the unit test `report::findings::expected_tests::the_expectation_goes_to_the_path_on_exactly_that_period`";
+    pub const MIN_ON_LATTICE: usize = 3;
+
+    /// The share of the battery's null runs allowed an exact period claimed falsely, per null
+    /// kind.
+    calibrated_by: "the target `make calibrate` is held to";
+    pub const MAX_EXACT: f64 = 0.01;
+
+    /// The share of the battery's null runs allowed an irregular path, or a population said to be
+    /// the tracer's, on runs that hold no path at all, per null kind.
+    calibrated_by: "the target `make calibrate` is held to";
+    pub const MAX_IRREGULAR: f64 = 0.01;
+}

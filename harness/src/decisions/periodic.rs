@@ -1,0 +1,56 @@
+//! The periodic search: lattices of slow calls exactly P apart, their cost splits and folds, and
+//! the bound on the calls searched.
+
+decisions! {
+    /// A lattice is an exact period only if this share of its kept calls take the path, and a
+    /// folded real-valued period only if its path is taken on this share of its slots: a lattice
+    /// that most of its calls skip (a page crossed every 83.4 events lands on no single integer
+    /// period) is not one. A floor on what "exact" means, not fitted to a run.
+    calibrated_by: "a definition; the unit test `analysis::periodic::fractional::tests::phases_of_a_real_period_are_filled_and_others_refused` and the battery's planted kinds";
+    pub const TAKEN: f64 = 0.8;
+
+    /// Lattices searched per threshold: a second and third path beside the first (LTTng's page
+    /// crossing beside its sub-buffer switch).
+    calibrated_by: "`make calibrate`'s planted coprime and commensurate kinds (power); the null reruns repeat it";
+    pub const PER_THRESHOLD: usize = 4;
+
+    /// Lattices searched per costlier band above the slow threshold.
+    calibrated_by: "`make calibrate`'s planted kinds (power); the null reruns repeat it";
+    pub const PER_BAND: usize = 2;
+
+    /// A lattice is split by cost only when it holds this many calls ...
+    calibrated_by: "the battery's planted commensurate kind (two paths every P, not one every P/2)";
+    pub const SPLIT_HITS: usize = 8;
+
+    /// ... and each of its cost modes this many.
+    calibrated_by: "the battery's planted commensurate kind";
+    pub const SPLIT_MODE_CALLS: u64 = 4;
+
+    /// Lattices of one period within this share of each other's cost may be one real-valued
+    /// period (only when the mean period is not a whole number).
+    calibrated_by: "the unit test `analysis::periodic::fractional::tests::phases_of_a_real_period_are_filled_and_others_refused`";
+    pub const SAME_COST: f64 = 0.3;
+
+    /// A lattice that trails a costlier one of the same period by at most this many calls in
+    /// every sequence is that path's aftermath (the call after LTTng's switch: offset 1, survey
+    /// Fig. 3).
+    calibrated_by: "the survey's LTTng runs (offset 1), with margin";
+    pub const FOLLOWER_MAX_OFFSET: u64 = 3;
+
+    /// Slow calls the periodic search (and each of its null reruns) looks at, at most, from the
+    /// run's start: the same part for the data and for every rerun, so the test stays exact. A
+    /// bound on the report's time (about 3 us per call per rerun here, 1000 reruns).
+    calibrated_by: "the report's time budget, not a fit";
+    pub const MAX_SEARCH_CALLS: usize = 2000;
+
+    reexported:
+    /// Candidate periods whose pairwise GCDs are candidates too (the most frequent differences:
+    /// 2P and 3P may be frequent where P is not).
+    calibrated_by: "`stats::period`'s unit tests and the battery's planted kinds";
+    use GCD_OF from crate::stats::period;
+
+    /// Calls of one sequence on a lattice before they count as its evidence (two calls make a
+    /// lattice of any period; fewer count their slots as misses).
+    calibrated_by: "`stats::period`'s unit tests; an argument (two points fit any period)";
+    use MIN_SEQ_HITS from crate::stats::period;
+}
