@@ -50,7 +50,7 @@ pub(super) fn add_until_decided(
                 .iter()
                 .take(6)
                 .map(|o| {
-                    let about = o.c.rounds_needed.map_or(String::new(), |n| format!(", about {n} rounds"));
+                    let about = o.c.rounds_needed.map_or(String::new(), |n| format!(" (about {n} rounds)"));
                     format!("{}/{}{about}", p.plan.rows[o.a].name, p.plan.rows[o.b].name)
                 })
                 .collect();

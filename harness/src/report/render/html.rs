@@ -312,6 +312,11 @@ pub fn page(o: &Overview, dir: &Path) -> Result<String, ReportError> {
         h.extend(o.notes.iter().map(|n| format!("<li>{}</li>\n", inline(n))));
         h.push_str("</ul></section>\n");
     }
+    let _ = writeln!(
+        h,
+        "<p>Every term on this page is defined in the <a href=\"{}\">glossary</a> (docs/glossary.md).</p>",
+        terminal::GLOSSARY
+    );
     h.push_str("</body></html>\n");
     Ok(h)
 }

@@ -221,8 +221,22 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
         l.contains(
             "no periodic path found [expected: sub-buffer = 579]; 6 outliers lie exactly 579 calls apart, iterations \
              1542 to 4437 (+1282 ns to +2103 ns), 6 of the 8 slots of that phase in the run: a period over part of \
-             the run (e.g. from a change of event size) is not claimed, as an exact period needs 80% of its slots"
+             the run (e.g. from a change of event size) is not claimed, as an exact period needs at least 80% of \
+             its slots"
         ),
         "{l}"
     );
+    // At or above the threshold (20 of 25 is 80%), the sentence does not say the share is short.
+    let e = Expected { period: 810.0, how: "sub-buffer = 810".into() };
+    let on_lattice = Some(crate::report::findings::expected_period::OnLattice {
+        period: 810,
+        calls: 20,
+        first: 436,
+        last: 19876,
+        slots: 25,
+        extra: (64.0, 5503.0),
+    });
+    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e, on_lattice })]);
+    assert!(l.contains("20 of the 25 slots of that phase in the run: they fill at least 80% of the slots"), "{l}");
+    assert!(!l.contains("needs at least"), "{l}");
 }

@@ -10,6 +10,10 @@ use crate::report::render::overview::{Overview, OverviewRow};
 /// Said after the verdicts: where the rest is.
 pub const MORE: &str = "full sentences: --explain [TRACER]; a card per tracer in report.html";
 
+/// Where every term the report prints is defined: the user guide's glossary, in the repository
+/// and in the book `make docs` builds.
+pub const GLOSSARY: &str = "https://github.com/tracebench/tracebench/blob/main/docs/glossary.md";
+
 /// The screen the table and every line fit in.
 pub const WIDTH: usize = 120;
 
@@ -184,6 +188,7 @@ pub fn explain(o: &Overview, tracer: Option<&str>) -> Result<Vec<String>, String
             }
         }
         out.extend(o.survey.iter().filter(|v| v.tracers.is_empty()).map(|v| v.text.clone()));
+        out.push(format!("Terms used above: {GLOSSARY}"));
         return Ok(out);
     };
     match o.tracers.iter().find(|r| r.name == name || r.label == name) {
