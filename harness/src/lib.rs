@@ -3,6 +3,7 @@
 //! Modules are named after the survey's concepts: [`clock`], [`counters`], [`disturbance`],
 //! [`steady_state`], [`runner`] (plan, supervise, measure, merge, export: one child process per
 //! cell, pinned), [`results`] (the output contract and the one atomic writer), [`stats`],
+//! [`decisions`] (every number that decides what the analysis and the report claim),
 //! [`kernel`] (the kbench-module ioctl client), the readers of results ([`report`], [`gate`],
 //! [`export`]) and the user-facing [`cli`] and [`output`]. docs/ARCHITECTURE.md is the map.
 pub mod analysis;

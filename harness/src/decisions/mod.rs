@@ -2,20 +2,23 @@
 //! claim level and its permutation null ([`claims`]), modes and the slow thresholds ([`modes`]),
 //! the periodic search ([`periodic`]), irregular (memoryless or drifting) paths ([`irregular`]),
 //! phases, levels and stretches ([`phases`]), tails and whose outliers they are ([`tails`]), dated
-//! levels and sentinels ([`dated`]), the harness's footprint ([`footprint`]), and the report's
-//! findings and the calibration battery's targets ([`findings`]).
+//! levels and sentinels ([`dated`]), the harness's footprint ([`footprint`]), the report's
+//! findings and the calibration battery's targets ([`findings`]), and the comparison of two
+//! tracers' costs ([`comparison`], whose α bounds a false decision, not a false discovery).
 //!
 //! Each constant says why it has its value and what calibrates it (a unit test, `make calibrate`'s
-//! seeded battery, a survey measurement, or an argument no run moves). The table "Constants that
-//! remain" of docs/code-paths.md is rendered from [`ALL`] by [`markdown_table`]; the unit test
-//! `constants_table` fails when the two differ, and `TRACEBENCH_BLESS=1` rewrites the block.
+//! seeded battery, a survey measurement, or an argument no run moves). The table of
+//! docs/code-paths.md ("Constants that decide a classification") is rendered from [`ALL`] by
+//! [`markdown_table`]; the unit test `constants_table` fails when the two differ, and
+//! `TRACEBENCH_BLESS=1` rewrites the block.
 //!
 //! stats/ depends on nothing else in the crate, so the few of its own defaults that decide
 //! something (the histogram's resolution and valley, the period's candidate GCDs and evidence, the
-//! change points' penalty and clipping) stay declared beside the code that uses them and are
-//! re-exported here: this module depends on stats/, never the other way. Moving them here would
-//! make stats/ import upward, or take a parameter in every one of its callers for a value none of
-//! them varies. Their value in the table is read from the constant itself, as for all others.
+//! change points' penalty and clipping, the comparison's α and margin) stay declared beside the
+//! code that uses them and are re-exported here: this module depends on stats/, never the other
+//! way. Moving them here would make stats/ import upward, or take a parameter in every one of its
+//! callers for a value none of them varies. Their value in the table is read from the constant
+//! itself, as for all others.
 //!
 //! A constant is declared once, with its entry, by the `decisions!` macro below: the table can
 //! neither lose a constant nor show a stale value.
@@ -79,6 +82,7 @@ macro_rules! decisions {
 }
 
 pub mod claims;
+pub mod comparison;
 pub mod dated;
 pub mod findings;
 pub mod footprint;
@@ -99,6 +103,7 @@ pub const ALL: &[Stage] = &[
     Stage { module: "dated", entries: dated::ENTRIES },
     Stage { module: "footprint", entries: footprint::ENTRIES },
     Stage { module: "findings", entries: findings::ENTRIES },
+    Stage { module: "comparison", entries: comparison::ENTRIES },
 ];
 
 /// One line of text for a table cell: whitespace runs collapsed, `|` escaped.
