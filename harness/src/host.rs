@@ -134,6 +134,20 @@ impl CpuTimes {
         CpuTimes(m)
     }
 
+    /// Busy and total ticks of `cpus` together between `self` and `later` (USER_HZ ticks).
+    pub fn ticks_since(&self, later: &CpuTimes, cpus: &[usize]) -> (u64, u64) {
+        cpus.iter().fold((0, 0), |(busy, total), c| {
+            let k = format!("cpu{c}");
+            match (self.0.get(&k), later.0.get(&k)) {
+                (Some((t0, i0)), Some((t1, i1))) => {
+                    let dt = t1.saturating_sub(*t0);
+                    (busy + dt.saturating_sub(i1.saturating_sub(*i0)), total + dt)
+                }
+                _ => (busy, total),
+            }
+        })
+    }
+
     /// Busy fraction per CPU between `self` and `later`.
     pub fn busy_since(&self, later: &CpuTimes) -> BTreeMap<String, f64> {
         later

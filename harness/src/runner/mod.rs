@@ -127,7 +127,12 @@ fn finish(
         plan: &p.plan,
         runs,
         interrupted: supervise::stopped(),
-        system: crate::system::for_run(shared.system_since.clone(), &shared.clock, &p.plan.cpus),
+        system: crate::system::for_run(
+            shared.system_since.clone(),
+            &shared.clock,
+            &p.plan.cpus,
+            others_share(&shared.cpu_before, measuring_cpus(&p.plan)),
+        ),
         timings: {
             t.mark("system_checks");
             t.json()
@@ -210,6 +215,32 @@ fn export_history(
         crate::export::export_dirs(exports, dirs)?;
     }
     Ok(())
+}
+
+/// The CPUs the run's cells measure on: the plan's first as many as its most threads.
+fn measuring_cpus(plan: &plan::Plan) -> &[usize] {
+    let most = plan.threads.iter().copied().max().unwrap_or(1).min(plan.cpus.len());
+    &plan.cpus[..most]
+}
+
+/// The share of the measuring CPUs' time since the run began that went to work other than its
+/// cells: their busy ticks (/proc/stat) less the CPU time of this process's children (the cells,
+/// each pinned to a measuring CPU). None when the ticks are too few to tell (under 0.2 s).
+fn others_share(before: &CpuTimes, cpus: &[usize]) -> Option<f64> {
+    let (busy, total) = before.ticks_since(&CpuTimes::now(), cpus);
+    // SAFETY: getrusage fills the struct it is given; sysconf reads a constant.
+    // This process's own time counts as the run's too, wherever it ran (merging, the clock).
+    let (ours, hz) = unsafe {
+        let cpu_time = |who| {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            (libc::getrusage(who, &mut ru) == 0).then(|| {
+                let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+                tv(ru.ru_utime) + tv(ru.ru_stime)
+            })
+        };
+        (cpu_time(libc::RUSAGE_CHILDREN)? + cpu_time(libc::RUSAGE_SELF)?, libc::sysconf(libc::_SC_CLK_TCK) as f64)
+    };
+    (total >= 20 && hz > 0.0).then(|| ((busy as f64 - ours * hz) / total as f64).clamp(0.0, 1.0))
 }
 
 /// Says, last and on stderr (so `--quiet` does not hide it), what a weak disturbance detector

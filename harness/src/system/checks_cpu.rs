@@ -29,6 +29,23 @@ fn cmdline_cpus(cmdline: &str, key: &str) -> Option<Vec<usize>> {
 /// its time goes to someone else, and the calls queue behind them.
 pub const BUSY_BAD: f64 = 50.0;
 
+/// Over a run: the share `busy` (0 to 1) of the measuring CPUs' time that other work took, the
+/// same thresholds as the check on an idle CPU.
+pub fn others_during_run(busy: f64, cpus: &[usize]) -> Check {
+    const G: &str = "cpu";
+    let list = cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let b = 100.0 * busy;
+    let fix = "pick an idle CPU with --cpu, or move the work away (taskset, cgroups cpusets)";
+    let text = format!("cpu {list} busy {b:.0}% with work other than the run's cells during the run");
+    if b >= BUSY_BAD {
+        Check::bad(G, text, fix).matters(format!("others took {b:.0}% of the measuring CPU: calls waited behind them"))
+    } else if b >= 10.0 {
+        Check::warn(G, text, fix).matters(format!("others took {b:.0}% of the measuring CPU: expect cold caches"))
+    } else {
+        Check::ok(G, text)
+    }
+}
+
 pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[usize]) -> Vec<Check> {
     const G: &str = "cpu";
     let mut out = Vec::new();

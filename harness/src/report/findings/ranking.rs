@@ -32,6 +32,20 @@ pub struct Ranking<'a> {
     pub same: Vec<(String, String, String)>,
     /// Every pair judged, cheaper by mean first (report.json's `overview.pairs`).
     pub pairs: Vec<PairJudged>,
+    /// The checks of the machine (`system show`'s, recorded in run.json) that found it not fit
+    /// to measure: said beside every decision taken on it.
+    pub unfit: Vec<String>,
+}
+
+/// The BAD checks run.json recorded for the run's machine.
+fn unfit(run: &serde_json::Value) -> Vec<String> {
+    let checks = run.get("system").and_then(|s| s.get("checks")).and_then(|c| c.as_array());
+    checks
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("level").and_then(|l| l.as_str()) == Some("BAD"))
+        .filter_map(|c| c.get("text").and_then(|t| t.as_str()).map(String::from))
+        .collect()
 }
 
 fn is_none(t: &TracerReport) -> bool {
@@ -95,7 +109,7 @@ pub fn rank(r: &Report) -> Ranking<'_> {
             pairs.push(comparison::judged(a.tracer, b.tracer, &c));
         }
     }
-    Ranking { floor, entries, undecided, same, pairs }
+    Ranking { floor, entries, undecided, same, pairs, unfit: unfit(&r.run) }
 }
 
 fn ns(v: f64) -> String {
@@ -167,6 +181,13 @@ pub fn lines(rk: &Ranking) -> Vec<String> {
             ));
         }
     }
+    if rk.entries.len() >= 2 && !rk.unfit.is_empty() {
+        out.push(format!(
+            "Measured on a machine `tracebench system show` calls not fit to measure ({}): the decisions above hold \
+             for the rounds this machine gave, and a quiet machine may rank these tracers otherwise.",
+            rk.unfit.join("; ")
+        ));
+    }
     if rk.floor.is_none() {
         out.push(
             "No `none` row: these costs include the empty window's cost (the floor), the same for every tracer. Add `none` to --tracer (e.g. --tracer none,lw,...) to rank by cost above the floor and get the tables' \"Above none\" column."
@@ -181,4 +202,19 @@ pub const HEADING: &str = "Which tracer costs least here";
 /// The summary of one run's report (render/mod.rs puts it first, in both formats).
 pub fn summary(r: &Report) -> Vec<String> {
     lines(&rank(r))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The BAD checks of run.json's `system` are what the ranking says beside its decisions.
+    #[test]
+    fn a_machine_not_fit_is_read_from_the_runs_checks() {
+        let run = serde_json::json!({"system": {"checks": [
+            {"level": "OK", "text": "cpu 1 (measuring) online"},
+            {"level": "BAD", "text": "cpu 1 busy 100% during the run (others run there)"},
+            {"level": "WARN", "text": "no cpufreq"},
+        ]}});
+        assert_eq!(super::unfit(&run), ["cpu 1 busy 100% during the run (others run there)"]);
+        assert!(super::unfit(&serde_json::json!({})).is_empty());
+    }
 }
