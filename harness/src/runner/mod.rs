@@ -131,7 +131,7 @@ fn finish(
             shared.system_since.clone(),
             &shared.clock,
             &p.plan.cpus,
-            others_share(&shared.cpu_before, measuring_cpus(&p.plan)),
+            others_share(&shared.cpu_before, measuring_cpus(&p.plan)).map(|b| (b, measuring_cpus(&p.plan))),
         ),
         timings: {
             t.mark("system_checks");

@@ -338,18 +338,18 @@ fn dedup(checks: Vec<Check>) -> Vec<Check> {
 /// Every measuring CPU of the run is checked (`scale`'s too), and run.json's `system.cpus` names
 /// them: the CPUs a run's threads used, which `system tune --threads N` keeps quiet.
 ///
-/// `others`: the share of the measuring CPUs' time that went to work other than the run's own
+/// `others`: the share of the measuring CPUs' time (and those CPUs) that went to work other than the run's own
 /// cells (their busy time less the cells' CPU time), when it could be measured: the check
 /// `system show` makes on an idle CPU, which the run's own cells would otherwise hide.
 pub fn for_run(
     since: checks_virt::Snapshot,
     clock: &crate::clock::ClockInfo,
     cpus: &[usize],
-    others: Option<f64>,
+    others: Option<(f64, &[usize])>,
 ) -> serde_json::Value {
     let cpus = if cpus.is_empty() { vec![0] } else { cpus.to_vec() };
     let mut checks = show(&Sys::real(), &cpus, Window::Since(since), Some(clock), &cpus);
-    checks.extend(others.map(|b| checks_cpu::others_during_run(b, &cpus)));
+    checks.extend(others.map(|(b, measuring)| checks_cpu::others_during_run(b, measuring)));
     let mut j = render::json(&checks, "the run");
     j["cpus"] = serde_json::json!(cpus);
     j
