@@ -107,7 +107,50 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
             // run is searched in its first part: analysis/mod.rs): printf's flush, every 431.2 calls,
             // fills a lattice of 2156 for a while and then drifts off it.
             c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= crate::decisions::periodic::TAKEN * p.slots as f64);
+            dedup_same_lattice(&mut c.periodic);
         }
     }
     Ok(())
+}
+
+/// One lattice (period and phase) is one path: the search can find it in two cost bands (a ring's
+/// wrap at +44 ns and +51 ns), and each then counts the same calls on it. The one that counts the
+/// most calls on its lattice stays (its cut is the lower, so it holds the other's calls too).
+fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
+    let mut kept: Vec<crate::analysis::code_paths::PeriodicPath> = Vec::with_capacity(paths.len());
+    for p in paths.drain(..) {
+        match kept.iter_mut().find(|k| (k.period, k.phase, k.phases) == (p.period, p.phase, p.phases)) {
+            Some(k) if p.taken > k.taken => *k = p,
+            Some(_) => {}
+            None => kept.push(p),
+        }
+    }
+    *paths = kept;
+}
+
+#[cfg(test)]
+mod dedup_tests {
+    /// Two paths of one lattice (the same period, phase and phases) are said once, with the calls
+    /// of the one that counts more; another phase of the same period stays a path of its own.
+    #[test]
+    fn one_lattice_is_one_path() {
+        let mut rnd = crate::report::tests::xorshift();
+        let seqs: Vec<Vec<f64>> = (0..2)
+            .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
+            .collect();
+        let found = crate::report::tests::analysis_of(&seqs).periodic;
+        let one = found.first().expect("the planted path every 810").clone();
+        let path = |phase: u64, taken: u64, extra: f64| crate::analysis::code_paths::PeriodicPath {
+            period: 4096,
+            phases: 1,
+            phase,
+            taken,
+            extra,
+            ..one.clone()
+        };
+        let mut v = vec![path(2530, 20, 51.0), path(2530, 30, 44.0), path(100, 5, 900.0)];
+        super::dedup_same_lattice(&mut v);
+        let got: Vec<(u64, u64)> = v.iter().map(|p| (p.phase, p.taken)).collect();
+        assert_eq!(got, [(2530, 30), (100, 5)]);
+    }
 }

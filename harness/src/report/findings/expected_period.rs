@@ -37,10 +37,12 @@ pub(crate) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
 
 /// The slow-path period a tracer's own geometry predicts (survey section 7.1): LTTng-UST's
 /// events per full sub-buffer, read from its end-of-run snapshot; ftrace's events per ring-buffer
-/// page from its per-CPU `bytes` / `entries`; else a declared `geometry.events_per_flush` (otf*).
+/// page from its per-CPU `bytes` / `entries`; else a declared `geometry.events_per_flush` (otf*);
+/// for a plugin without those, the events its buffer holds (its `buffer_events`): a ring that
+/// does work when it wraps does it once per that many calls.
 pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_paths::Expected> {
     let kind = survey_reference::kind(&t.spec);
-    let ar = after_run(run, &t.name)?;
+    let Some(ar) = after_run(run, &t.name) else { return plugin_buffer(run, t) };
     if let Some(g) = ar.get("geometry").filter(|g| g.get("events_per_flush").is_some()) {
         let f = |k: &str| g.get(k).and_then(Value::as_f64).filter(|v| *v > 0.0);
         let (buf, rec, per) = (f("buffer_bytes")?, f("record_bytes")?, f("events_per_flush")?);
@@ -92,7 +94,30 @@ pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_path
             },
         });
     }
-    None
+    plugin_buffer(run, t)
+}
+
+/// Whether a path of mean period `mean` is the one the geometry's `expected` period predicts:
+/// within 2% (at least 2 calls), as a switch every 810 calls reads 809 to 811 when the event size
+/// shifts by a byte over the run. Farther, it is another path, and the expectation is unmet.
+pub(crate) fn near_expected(mean: f64, expected: f64) -> bool {
+    (mean - expected).abs() <= (0.02 * expected).max(2.0)
+}
+
+/// A plugin's `buffer_events` (run.json's `tracers[].buffer_events`), when it declares a buffer.
+fn plugin_buffer(run: &Value, t: &TracerReport) -> Option<code_paths::Expected> {
+    if !t.spec.starts_with("plugin:") {
+        return None;
+    }
+    let n = run
+        .get("tracers")?
+        .as_array()?
+        .iter()
+        .find(|x| x.get("name").and_then(Value::as_str) == Some(t.name.as_str()))?
+        .get("buffer_events")?
+        .as_f64()
+        .filter(|n| *n >= 2.0)?;
+    Some(code_paths::Expected { period: n, how: format!("the plugin's buffer_events = {n:.0} events per buffer") })
 }
 
 /// Outliers that lie exactly the expected period apart, when the search claimed no period: what
@@ -152,6 +177,7 @@ pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64
 #[cfg(test)]
 mod on_lattice_tests {
     use super::on_lattice;
+    use serde_json::Value;
 
     /// LTTng-tracef at 5000 calls: a switch every 581 calls while payloads have three digits,
     /// every 579 after; the outliers on 579's best phase are said, with the slots they leave.
@@ -221,5 +247,31 @@ mod on_lattice_tests {
         o.extend((0..40u64).map(|k| (700.0, ids[k as usize % 5], 17 + 113 * k)));
         let l = on_lattice(&o, 579.0, 5000, 5).expect("eight outliers on one phase of 579");
         assert_eq!((l.calls, l.first), (8, 300));
+    }
+
+    /// A plugin's `buffer_events` is its expected period, as a built-in tracer's geometry is; a
+    /// plugin that declares no buffer (0) and a built-in row get none from it.
+    #[test]
+    fn a_plugins_buffer_events_is_its_expected_period() {
+        let t = |spec: &str| crate::report::TracerReport {
+            name: "ring".into(),
+            spec: spec.into(),
+            label: "ring".into(),
+            colour: 0,
+            config: Value::Null,
+            by_threads: Default::default(),
+            rep_means: Vec::new(),
+            rep_by_threads: Default::default(),
+            analysis: None,
+            dated: None,
+            footprint: Vec::new(),
+            attribution: None,
+            note: None,
+        };
+        let run = |n: u64| serde_json::json!({"tracers": [{"name": "ring", "buffer_events": n, "cells": []}]});
+        let e = super::expected_period(&run(4096), &t("plugin:./libring.so")).expect("an expected period");
+        assert_eq!((e.period, e.how.as_str()), (4096.0, "the plugin's buffer_events = 4096 events per buffer"));
+        assert!(super::expected_period(&run(0), &t("plugin:./libring.so")).is_none());
+        assert!(super::expected_period(&run(4096), &t("lw")).is_none());
     }
 }

@@ -167,6 +167,10 @@ pub struct RefusedPeriods {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MissingPeriod {
     pub expected: Expected,
+    /// Periodic paths were found, none at the expected period ("no periodic path at the expected
+    /// period" rather than "no periodic path found").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub beside_other_periods: bool,
     /// The outliers that lie exactly the expected period apart, if at least three do: a period
     /// that holds over part of the run only, which the search does not claim.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -323,9 +327,11 @@ pub fn of(
     let fast = FastPath { share: cp.fast_fraction, median: cp.dominant.median, single: paths.is_empty() };
     let mut f = vec![Finding::FastPath(fast)];
     f.extend(paths);
-    if let Some(e) = expected.filter(|_| cp.periodic.is_empty()) {
+    let said = f.iter().any(|x| matches!(x, Finding::PeriodicPath(p) if p.expected.is_some()));
+    if let Some(e) = expected.filter(|_| !said) {
         let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len, cp.sequences);
-        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), on_lattice }));
+        let beside_other_periods = !cp.periodic.is_empty();
+        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), beside_other_periods, on_lattice }));
     }
     let dated = dated.and_then(DatedLevels::of);
     let owner = dated.as_ref().map_or_else(Attribution::no_sentinels, DatedLevels::owner);
@@ -363,7 +369,9 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding>
             let exact = p.phases <= 1 && p.period as f64 == e.period.round();
             (!exact, (p.mean_period() - e.period).abs())
         };
-        (0..cp.periodic.len()).min_by(|&a, &b| {
+        // Only a path near the expected period is the one it predicts.
+        let near = |i: &usize| expected_period::near_expected(cp.periodic[*i].mean_period(), e.period);
+        (0..cp.periodic.len()).filter(near).min_by(|&a, &b| {
             let (pa, pb) = (&cp.periodic[a], &cp.periodic[b]);
             let ((xa, da), (xb, db)) = (off(pa), off(pb));
             xa.cmp(&xb).then(da.total_cmp(&db)).then(pb.extra.total_cmp(&pa.extra))

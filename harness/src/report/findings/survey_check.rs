@@ -361,7 +361,7 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
             let bound = t.config.get("subbuf_bytes").and_then(Value::as_f64).map(|b| b / 8.0);
             let e = expected.as_ref().map(|e| e.period).or(bound);
             let matching = lat.periodic.iter().find(|p| {
-                expected.as_ref().is_some_and(|e| (p.mean_period() - e.period).abs() <= (0.02 * e.period).max(2.0))
+                expected.as_ref().is_some_and(|e| super::expected_period::near_expected(p.mean_period(), e.period))
             });
             if let (Some(p), Some(ex)) = (matching, &expected) {
                 out.push(check(Topic::SubBufferPath, Verdict::Agrees, &[&t.label], format!(

@@ -479,7 +479,8 @@ fn harness_cycle(h: &HarnessCycle) -> String {
 
 /// "no periodic path found [expected: ...]", and what the outliers show at that period.
 fn missing(p: &crate::report::findings::MissingPeriod, unit: &str) -> String {
-    let mut s = format!("no periodic path found [expected: {}]", p.expected.how);
+    let what = if p.beside_other_periods { "no periodic path at the expected period" } else { "no periodic path found" };
+    let mut s = format!("{what} [expected: {}]", p.expected.how);
     if let Some(l) = &p.on_lattice {
         let taken = crate::decisions::periodic::TAKEN;
         // The reason said is the one that holds for these numbers: a share below the threshold,
