@@ -108,6 +108,7 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
             // fills a lattice of 2156 for a while and then drifts off it.
             c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= crate::decisions::periodic::TAKEN * p.slots as f64);
             dedup_same_lattice(&mut c.periodic);
+            drop_coincidences(&mut c.periodic);
         }
     }
     Ok(())
@@ -126,6 +127,32 @@ fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>
         }
     }
     *paths = kept;
+}
+
+/// A lattice every call of which lies on two other lattices claimed (a path every P1 and one every
+/// P2 meet every lcm(P1, P2) calls, where a call pays both) is their coincidence, not a path of
+/// its own: its calls are already the two paths' calls.
+fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
+    let on = |q: &crate::analysis::code_paths::PeriodicPath, a: &crate::analysis::code_paths::PeriodicPath| {
+        a.phases <= 1 && a.period < q.period && q.period % a.period == 0 && q.phase % a.period == a.phase % a.period
+    };
+    let coincident: Vec<bool> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            q.phases <= 1
+                && paths.iter().enumerate().any(|(j, a)| {
+                    j != i
+                        && on(q, a)
+                        && paths.iter().enumerate().any(|(k, b)| k != i && k != j && b.period != a.period && on(q, b))
+                })
+        })
+        .collect();
+    let mut i = 0;
+    paths.retain(|_| {
+        i += 1;
+        !coincident[i - 1]
+    });
 }
 
 #[cfg(test)]
@@ -152,5 +179,28 @@ mod dedup_tests {
         super::dedup_same_lattice(&mut v);
         let got: Vec<(u64, u64)> = v.iter().map(|p| (p.phase, p.taken)).collect();
         assert_eq!(got, [(2530, 30), (100, 5)]);
+    }
+
+    /// Paths every 97 (phase 10) and every 1000 (phase 310) meet every 97000 calls at 87310: a
+    /// lattice there is their coincidence; one on another phase, or over one path only, stays.
+    #[test]
+    fn the_coincidence_of_two_paths_is_not_a_third() {
+        let mut rnd = crate::report::tests::xorshift();
+        let seqs: Vec<Vec<f64>> = (0..2)
+            .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
+            .collect();
+        let one = crate::report::tests::analysis_of(&seqs).periodic.first().expect("the path every 810").clone();
+        let path = |period: u64, phase: u64| crate::analysis::code_paths::PeriodicPath {
+            period,
+            phases: 1,
+            phase,
+            ..one.clone()
+        };
+        let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87310)];
+        super::drop_coincidences(&mut v);
+        assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000]);
+        let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87311), path(1940, 10)];
+        super::drop_coincidences(&mut v);
+        assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000, 97000, 1940]);
     }
 }
