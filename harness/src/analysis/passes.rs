@@ -117,7 +117,7 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
 /// One lattice (period and phase) is one path: the search can find it in two cost bands (a ring's
 /// wrap at +44 ns and +51 ns), and each then counts the same calls on it. The one that counts the
 /// most calls on its lattice stays (its cut is the lower, so it holds the other's calls too).
-fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
+pub(crate) fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
     let mut kept: Vec<crate::analysis::code_paths::PeriodicPath> = Vec::with_capacity(paths.len());
     for p in paths.drain(..) {
         match kept.iter_mut().find(|k| (k.period, k.phase, k.phases) == (p.period, p.phase, p.phases)) {
@@ -132,7 +132,7 @@ fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>
 /// A lattice every call of which lies on two other lattices claimed (a path every P1 and one every
 /// P2 meet every lcm(P1, P2) calls, where a call pays both) is their coincidence, not a path of
 /// its own: its calls are already the two paths' calls.
-fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
+pub(crate) fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
     let on = |q: &crate::analysis::code_paths::PeriodicPath, a: &crate::analysis::code_paths::PeriodicPath| {
         a.phases <= 1 && a.period < q.period && q.period % a.period == 0 && q.phase % a.period == a.phase % a.period
     };
@@ -153,54 +153,4 @@ fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>)
         i += 1;
         !coincident[i - 1]
     });
-}
-
-#[cfg(test)]
-mod dedup_tests {
-    /// Two paths of one lattice (the same period, phase and phases) are said once, with the calls
-    /// of the one that counts more; another phase of the same period stays a path of its own.
-    #[test]
-    fn one_lattice_is_one_path() {
-        let mut rnd = crate::report::tests::xorshift();
-        let seqs: Vec<Vec<f64>> = (0..2)
-            .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
-            .collect();
-        let found = crate::report::tests::analysis_of(&seqs).periodic;
-        let one = found.first().expect("the planted path every 810").clone();
-        let path = |phase: u64, taken: u64, extra: f64| crate::analysis::code_paths::PeriodicPath {
-            period: 4096,
-            phases: 1,
-            phase,
-            taken,
-            extra,
-            ..one.clone()
-        };
-        let mut v = vec![path(2530, 20, 51.0), path(2530, 30, 44.0), path(100, 5, 900.0)];
-        super::dedup_same_lattice(&mut v);
-        let got: Vec<(u64, u64)> = v.iter().map(|p| (p.phase, p.taken)).collect();
-        assert_eq!(got, [(2530, 30), (100, 5)]);
-    }
-
-    /// Paths every 97 (phase 10) and every 1000 (phase 310) meet every 97000 calls at 87310: a
-    /// lattice there is their coincidence; one on another phase, or over one path only, stays.
-    #[test]
-    fn the_coincidence_of_two_paths_is_not_a_third() {
-        let mut rnd = crate::report::tests::xorshift();
-        let seqs: Vec<Vec<f64>> = (0..2)
-            .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
-            .collect();
-        let one = crate::report::tests::analysis_of(&seqs).periodic.first().expect("the path every 810").clone();
-        let path = |period: u64, phase: u64| crate::analysis::code_paths::PeriodicPath {
-            period,
-            phases: 1,
-            phase,
-            ..one.clone()
-        };
-        let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87310)];
-        super::drop_coincidences(&mut v);
-        assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000]);
-        let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87311), path(1940, 10)];
-        super::drop_coincidences(&mut v);
-        assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000, 97000, 1940]);
-    }
 }

@@ -122,7 +122,7 @@ fn base64_matches_rfc4648() {
 }
 
 /// A deterministic pseudo-random sequence for synthetic latencies.
-pub(crate) fn xorshift() -> impl FnMut() -> u64 {
+pub(in crate::report) fn xorshift() -> impl FnMut() -> u64 {
     let mut x = crate::stats::rng::XorShift64(0x2545F4914F6CDD1D);
     move || x.next()
 }
@@ -295,7 +295,7 @@ fn a_costlier_call_of_a_flush_is_the_flush_not_an_outlier() {
 }
 
 /// The analysis of sequences of latencies (one repetition each), through an in-memory events.csv.
-pub(crate) fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths {
+pub(in crate::report) fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths {
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
     for (r, v) in seqs.iter().enumerate() {
         for (i, x) in v.iter().enumerate() {

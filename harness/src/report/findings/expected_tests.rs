@@ -40,3 +40,82 @@ fn the_expectation_goes_to_the_path_on_exactly_that_period() {
     let s = said(&cp);
     assert!(s.contains(&(810, 100, true)) && s.contains(&(810, 620, false)), "{s:?}");
 }
+
+/// A generator of runs (a fast path, none to two planted periodic paths at random periods, phases
+/// and costs, scattered slow calls), each held against an expected period that is one of the
+/// planted ones or another: the findings and the line never say a thing and its opposite. The
+/// expectation is on exactly one path near it, or said missing; "no periodic path found" stands
+/// only where no path is; a threshold is said short only when the numbers are short of it.
+#[test]
+fn the_findings_never_contradict_the_expected_period() {
+    use crate::report::findings::MetricFindings;
+    use crate::report::render::path_line::{line, Markup};
+    let mut rnd = xorshift();
+    // (expectation on a path, missing beside other paths, missing with no path): each shape occurs.
+    let mut seen = [0; 3];
+    for case in 0..40 {
+        let n = 3000 + (rnd() % 3000) as usize;
+        let planted: Vec<(u64, u64, f64)> = (0..rnd() % 3)
+            .map(|_| {
+                let p = 97 + rnd() % 900;
+                (p, rnd() % p, 300.0 + (rnd() % 2000) as f64)
+            })
+            .collect();
+        let seqs: Vec<Vec<f64>> = (0..2)
+            .map(|_| {
+                (0..n as u64)
+                    .map(|i| {
+                        let path: f64 = planted.iter().filter(|(p, ph, _)| i % p == *ph).map(|x| x.2).sum();
+                        let noise = if rnd() % 500 == 0 { (500 + rnd() % 4500) as f64 } else { 0.0 };
+                        80.0 + (rnd() % 3) as f64 + path + noise
+                    })
+                    .collect()
+            })
+            .collect();
+        let period = match planted.first() {
+            Some(p) if rnd() % 2 == 0 => p.0 as f64,
+            _ => (100 + rnd() % 1900) as f64,
+        };
+        let e = Expected { period, how: format!("geometry = {period}") };
+        let cp = analysis_of(&seqs);
+        let m: MetricFindings = of(&cp, Some(&e), None, None);
+        let paths: Vec<&crate::report::findings::PeriodicFinding> = m
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::PeriodicPath(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<&crate::report::findings::MissingPeriod> = m
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::MissingPeriod(x) => Some(x),
+                _ => None,
+            })
+            .collect();
+        let with: Vec<_> = paths.iter().filter(|p| p.expected.is_some()).collect();
+        let l = line("t", &m, Markup::Terminal);
+        let what = format!("case {case}: planted {planted:?}, expected {period}: {l}");
+        assert_eq!(with.len() + missing.len(), 1, "{what}");
+        let near = paths.iter().any(|p| super::expected_period::near_expected(p.mean_period, period));
+        assert_eq!(with.len(), usize::from(near), "{what}");
+        assert!(with.iter().all(|p| super::expected_period::near_expected(p.mean_period, period)), "{what}");
+        assert_eq!(l.contains("no periodic path found"), missing.len() == 1 && paths.is_empty(), "{what}");
+        seen[if with.len() == 1 {
+            0
+        } else if paths.is_empty() {
+            2
+        } else {
+            1
+        }] += 1;
+        for x in &missing {
+            if let Some(o) = &x.on_lattice {
+                let short = (o.calls as f64) < crate::decisions::periodic::TAKEN * o.slots as f64;
+                assert_eq!(l.contains("needs at least"), short, "{what}");
+            }
+        }
+    }
+    assert!(seen.iter().all(|&k| k > 0), "a shape the generator never made: {seen:?}");
+}

@@ -9,6 +9,8 @@ mod dated_levels;
 pub mod expected_period;
 #[cfg(test)]
 mod expected_tests;
+#[cfg(test)]
+mod lattice_tests;
 pub mod ranking;
 pub mod survey_check;
 pub mod survey_reference;

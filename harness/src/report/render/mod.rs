@@ -5,6 +5,7 @@ mod browser_test;
 pub mod figures;
 pub mod folded;
 pub mod html;
+mod missing_period;
 pub mod numbers;
 pub mod overview;
 #[cfg(test)]

@@ -76,3 +76,17 @@ mod tests {
         assert_eq!(percent(0.99999), "99.9%");
     }
 }
+
+pub(crate) fn fmt_val(v: f64, unit: &str) -> String {
+    let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
+    if unit == "ns" {
+        format!("{s} ns")
+    } else {
+        s
+    }
+}
+
+/// "+990 ns", "-12.5".
+pub(crate) fn signed(v: f64, unit: &str) -> String {
+    format!("{}{}", if v >= 0.0 { "+" } else { "-" }, fmt_val(v.abs(), unit))
+}

@@ -7,6 +7,7 @@ use crate::analysis::dated::Interval;
 use crate::analysis::footprint::HarnessCycle;
 use crate::decisions::claims::ALPHA;
 use crate::report::findings::*;
+use crate::report::render::numbers::{fmt_val, signed};
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
 /// (inside <pre>) escapes it.
@@ -65,7 +66,7 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
                 p.expected.how,
                 crate::report::findings::expected_period::calls_for(p.expected.period)
             )),
-            Finding::MissingPeriod(p) => tail.push(missing(p, m.unit)),
+            Finding::MissingPeriod(p) => tail.push(super::missing_period::missing(p, m.unit)),
             Finding::SpeedLevels(l) => tail.push(levels(l, m.unit)),
             Finding::RefusedPeriods(r) => tail.push(refused(r)),
             Finding::Outliers(o) => tail.push(outliers(o)),
@@ -101,20 +102,6 @@ fn name(extra: f64, n_up: usize, up: &mut usize) -> String {
         (2, 1) => "middle path".into(),
         (_, u) => format!("path {}", u + 1),
     }
-}
-
-pub(crate) fn fmt_val(v: f64, unit: &str) -> String {
-    let s = if v.abs() >= 100.0 { format!("{:.0}", v) } else { format!("{:.1}", v) };
-    if unit == "ns" {
-        format!("{s} ns")
-    } else {
-        s
-    }
-}
-
-/// "+990 ns", "-12.5".
-fn signed(v: f64, unit: &str) -> String {
-    format!("{}{}", if v >= 0.0 { "+" } else { "-" }, fmt_val(v.abs(), unit))
 }
 
 /// A share in percent with one decimal, or more where one decimal would round a share below
@@ -475,40 +462,4 @@ fn harness_cycle(h: &HarnessCycle) -> String {
         if h.p_value < 1e-12 { "< 1e-12".to_string() } else { format!("= {:.1e}", h.p_value) },
         h.cycles_tested
     )
-}
-
-/// "no periodic path found [expected: ...]", and what the outliers show at that period.
-fn missing(p: &crate::report::findings::MissingPeriod, unit: &str) -> String {
-    let what = if p.beside_other_periods { "no periodic path at the expected period" } else { "no periodic path found" };
-    let mut s = format!("{what} [expected: {}]", p.expected.how);
-    if let Some(l) = &p.on_lattice {
-        let taken = crate::decisions::periodic::TAKEN;
-        // The reason said is the one that holds for these numbers: a share below the threshold,
-        // or, at or above it, that the search did not make them one path.
-        let why = if (l.calls as f64) < taken * l.slots as f64 {
-            format!(
-                "a period over part of the run (e.g. from a change of event size) is not claimed, as an exact \
-                 period needs at least {:.0}% of its slots",
-                100.0 * taken
-            )
-        } else {
-            format!(
-                "they fill at least {:.0}% of the slots, but the period search did not claim them as one path",
-                100.0 * taken
-            )
-        };
-        s.push_str(&format!(
-            "; {} outliers lie exactly {} calls apart, iterations {} to {} ({} to {}), {} of the {} slots of that \
-             phase in the run: {why}",
-            l.calls,
-            l.period,
-            l.first,
-            l.last,
-            signed(l.extra.0, unit),
-            signed(l.extra.1, unit),
-            l.calls,
-            l.slots,
-        ));
-    }
-    s
 }

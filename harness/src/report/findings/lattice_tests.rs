@@ -1,0 +1,45 @@
+//! One path per lattice: the passes that tidy the periodic paths (analysis/passes.rs) on paths
+//! built from a real analysis.
+
+/// Two paths of one lattice (the same period, phase and phases) are said once, with the calls
+/// of the one that counts more; another phase of the same period stays a path of its own.
+#[test]
+fn one_lattice_is_one_path() {
+    let mut rnd = crate::report::tests::xorshift();
+    let seqs: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
+        .collect();
+    let found = crate::report::tests::analysis_of(&seqs).periodic;
+    let one = found.first().expect("the planted path every 810").clone();
+    let path = |phase: u64, taken: u64, extra: f64| crate::analysis::code_paths::PeriodicPath {
+        period: 4096,
+        phases: 1,
+        phase,
+        taken,
+        extra,
+        ..one.clone()
+    };
+    let mut v = vec![path(2530, 20, 51.0), path(2530, 30, 44.0), path(100, 5, 900.0)];
+    crate::analysis::passes::dedup_same_lattice(&mut v);
+    let got: Vec<(u64, u64)> = v.iter().map(|p| (p.phase, p.taken)).collect();
+    assert_eq!(got, [(2530, 30), (100, 5)]);
+}
+
+/// Paths every 97 (phase 10) and every 1000 (phase 310) meet every 97000 calls at 87310: a
+/// lattice there is their coincidence; one on another phase, or over one path only, stays.
+#[test]
+fn the_coincidence_of_two_paths_is_not_a_third() {
+    let mut rnd = crate::report::tests::xorshift();
+    let seqs: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
+        .collect();
+    let one = crate::report::tests::analysis_of(&seqs).periodic.first().expect("the path every 810").clone();
+    let path =
+        |period: u64, phase: u64| crate::analysis::code_paths::PeriodicPath { period, phases: 1, phase, ..one.clone() };
+    let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87310)];
+    crate::analysis::passes::drop_coincidences(&mut v);
+    assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000]);
+    let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87311), path(1940, 10)];
+    crate::analysis::passes::drop_coincidences(&mut v);
+    assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000, 97000, 1940]);
+}
