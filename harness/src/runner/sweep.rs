@@ -61,6 +61,13 @@ fn check_space(root: &Path, plans: &[(Options, plan::Plan)], counters: usize) ->
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
     plan::refuse_stepped_sweep(opts)?;
+    if opts.budget.is_some() {
+        return Err(Error::Usage(
+            "--budget adds rounds to `run` and `scale` until every pair of tracers is decided; a sweep compares \
+             values, not tracers: give --repeats N (the values interleave round by round), or drop --budget"
+                .into(),
+        ));
+    }
     let vary = parse(vary)?;
     check_not_given(&vary, opts)?;
     check_tracers(&vary, &opts.tracer, opts.kernel)?;
