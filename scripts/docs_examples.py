@@ -57,7 +57,8 @@ def redact(line):
 def widths(t):
     """report's table: its header and rule widen with the paths column (doc_examples.rs's widths)."""
     if t.startswith("#  tracer"):
-        return re.sub(r"\) +tail$", ")[..]tail", t)
+        # Every gap of two or more spaces follows the widest value of its column.
+        return "#  tracer" + re.sub(r" {2,}", "[..]", t[len("#  tracer"):])
     if len(t) > 3 and set(t) == {"-"}:
         return "---[..]"
     return t
@@ -67,7 +68,8 @@ def pattern(template, paths_col):
     """A regex of the raw output lines that show as this template line, and whether it ends cut."""
     row = paths_col is not None and (template[:1].isdigit() or template.startswith("—"))
     t = redact(template[:paths_col] if row else template)
-    t = widths(t)
+    # A row's columns are as wide as their widest value: every gap of two or more spaces may change.
+    t = re.sub(r"( {2,}|(\[\.\.\]) +)+", "[..]", t) if row else widths(t)
     cut = row or template.rstrip().endswith("[..]")
     if cut and not t.endswith("[..]"):
         t += "[..]"

@@ -96,15 +96,35 @@ fn redact(line: &str) -> String {
 
 /// `report`'s table header and its rule widen with the paths column (a run that finds two paths).
 fn widths(l: &str) -> String {
-    if l.starts_with("#  tracer") {
-        if let Some(at) = l.rfind(") ").filter(|_| l.ends_with(" tail")) {
-            return format!("{})[..]tail", &l[..at]);
-        }
+    // The header's columns are as wide as their widest value (a range over repetitions widens the
+    // net column, a long label the tracer column): every gap of two or more spaces may change.
+    if let Some(rest) = l.strip_prefix("#  tracer") {
+        return format!("#  tracer{}", gaps(rest));
     }
     if l.len() > 3 && l.chars().all(|c| c == '-') {
         return "---[..]".into();
     }
     l.to_string()
+}
+
+/// Each run of two or more spaces (a gap between table columns) as `[..]`.
+fn gaps(s: &str) -> String {
+    let mut out = String::new();
+    let mut spaces = 0;
+    for c in s.chars() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        match spaces {
+            0 => {}
+            1 => out.push(' '),
+            _ => out.push_str("[..]"),
+        }
+        spaces = 0;
+        out.push(c);
+    }
+    out.replace("[..][..]", "[..]")
 }
 
 /// A block's text as trycmd reads it: commands and trycmd's marks as they are, output redacted,
@@ -129,7 +149,7 @@ fn expected(body: &str) -> String {
             let row = l.starts_with(|c: char| c.is_ascii_digit()) || l.starts_with('—');
             match paths_col {
                 Some(at) if row && l.chars().count() > at => {
-                    let head = redact(&l.chars().take(at).collect::<String>());
+                    let head = gaps(&redact(&l.chars().take(at).collect::<String>()));
                     if head.ends_with("[..]") {
                         head
                     } else {
