@@ -2,6 +2,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::layout::*;
 use super::*;
 
 /// One bar per tracer at its main path's exact count, labelled above it, and a dot at each
@@ -48,10 +49,18 @@ impl Figure for PathBars {
             self.bars.iter().flat_map(|(_, m, o)| std::iter::once(*m).chain(o.iter().copied())).max().unwrap_or(1);
         let yhi = top as f64 * 1.15 + 1.0;
         let names: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
+        let (w, h) = area.dim_in_pixel();
+        let widest_tick = text_w(&fmt_num(yhi), TICK).max(text_w("0000", TICK));
+        let (_, ya) = label_areas(&[], true);
+        let ya = ya as f64 - px(TICK) + widest_tick;
+        let slot = (w as f64 - ya - px(8.0)) / n as f64;
+        let rows = category_rows(&names, slot).max(1);
+        let names_h = (tick_size() * 2) as f64 + px(TICK) * 1.3 * rows as f64;
+        let y_desc = fit(&[self.y_desc.clone(), "instructions per call".into()], h as f64 - names_h - px(10.0), DESC);
         let mut chart = ChartBuilder::on(&area)
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(75)
+            .margin(upx(4.0))
+            .x_label_area_size(names_h.ceil() as u32)
+            .y_label_area_size(ya.ceil() as u32)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..yhi)
             .map_err(e)?;
         chart
@@ -59,25 +68,24 @@ impl Figure for PathBars {
             .disable_x_mesh()
             .max_light_lines(1)
             .light_line_style(MINOR)
+            .set_all_tick_mark_size(tick_size())
             .x_labels(n)
-            .x_label_formatter(&|v| {
-                if (v - v.round()).abs() < 1e-9 && *v >= 0.0 {
-                    names.get(v.round() as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc(self.y_desc.as_str())
+            .x_label_formatter(&|_| String::new())
+            .y_desc(y_desc.0)
             .y_label_formatter(&|v| fmt_num(*v))
-            .label_style((FAMILY, 15))
-            .axis_desc_style((FAMILY, 17))
+            .label_style(font(TICK))
+            .axis_desc_style(font(y_desc.1))
             .draw()
             .map_err(e)?;
-        // 17 pixels of label height, in counts.
+        let base = area.get_base_pixel();
+        let xs: Vec<f64> = (0..n).map(|i| (chart.backend_coord(&(i as f64, 0.0)).0 - base.0) as f64).collect();
+        let y = (chart.backend_coord(&(0.0, 0.0)).1 - base.1 + tick_size() * 2) as f64;
+        draw_categories(&area, &names, &xs, y, rows, slot * rows as f64 - px(2.0))?;
+        // A label's height, in counts.
         let plot_h = chart.plotting_area().dim_in_pixel().1.max(1) as f64;
-        let gap = 17.0 * yhi / plot_h;
-        let centred = |size| TextStyle::from((FAMILY, size).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-        let left = TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        let gap = px(NOTE) * 1.25 * yhi / plot_h;
+        let centred = |size| TextStyle::from(font(size)).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let left = TextStyle::from(font(NOTE)).pos(Pos::new(HPos::Left, VPos::Center));
         for (i, (_, main, others)) in self.bars.iter().enumerate() {
             let x = i as f64;
             let c = colour(i);
@@ -85,7 +93,7 @@ impl Figure for PathBars {
                 .draw_series(std::iter::once(Rectangle::new([(x - 0.3, 0.0), (x + 0.3, *main as f64)], c.filled())))
                 .map_err(e)?;
             let label_at = (x, *main as f64 + gap * 0.3);
-            chart.draw_series(std::iter::once(Text::new(main.to_string(), label_at, centred(15)))).map_err(e)?;
+            chart.draw_series(std::iter::once(Text::new(main.to_string(), label_at, centred(TICK)))).map_err(e)?;
             let mut ys: Vec<u64> = others.clone();
             ys.sort_unstable();
             ys.dedup();
@@ -94,7 +102,9 @@ impl Figure for PathBars {
                 let dot = (x, *o as f64);
                 let lead = [dot, (x + 0.31, at), (x + 0.34, at)];
                 chart.draw_series(LineSeries::new(lead, BLACK.mix(0.45).stroke_width(1))).map_err(e)?;
-                chart.draw_series(std::iter::once(Circle::new(dot, 5, BLACK.filled()))).map_err(e)?;
+                chart
+                    .draw_series(std::iter::once(Circle::new(dot, px(1.8).max(3.0) as i32, BLACK.filled())))
+                    .map_err(e)?;
                 chart
                     .draw_series(std::iter::once(Text::new(o.to_string(), (x + 0.35, at), left.clone())))
                     .map_err(e)?;

@@ -1,6 +1,8 @@
 //! The report's figures (survey Figures 3-8 in our layout), each a [`Figure`] drawn by `save`.
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::prelude::*;
 
+use super::layout::*;
 use super::*;
 
 #[derive(Debug, Clone)]
@@ -25,40 +27,117 @@ impl Figure for CdfFigure {
         DB::ErrorType: 'static,
     {
         let area = titled_with_legend(root, &self.title, &self.series)?;
-        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| *x > 0.0);
-        let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |a, x| (a.0.min(x), a.1.max(x)));
+        // The axis spans each curve from its 0.5th to its 99.5th percentile: one slow call
+        // cannot squash the curves to the left. A triangle marks a curve that goes on beyond.
+        let at = |s: &Series<(f64, f64)>, q: f64| s.points.iter().find(|p| p.1 >= q).or(s.points.last()).map(|p| p.0);
+        let lo = self.series.iter().filter_map(|s| at(s, Q_LO)).filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min);
+        let hi = self.series.iter().filter_map(|s| at(s, Q_HI)).fold(0f64, f64::max);
         let (lo, hi) = log_range(lo, hi);
+        let ticks = log_ticks(lo, hi);
+        let (w, h) = area.dim_in_pixel();
+        let (xa, ya) = label_areas(&["0.0".to_string()], true);
+        let x_px = w as f64 - ya as f64 - 2.0 * px(10.0);
+        let x_desc = fit(&["latency of one call (ns, log scale)".into(), "latency (ns, log scale)".into()], x_px, DESC);
+        let y_desc = fit(
+            &["fraction of calls with latency ≤ x".into(), "fraction of calls ≤ x".into(), "fraction ≤ x".into()],
+            h as f64 - xa as f64 - 2.0 * px(4.0),
+            DESC,
+        );
+        let x_ticks = spaced_log_ticks(ticks, lo, hi, x_px, TICK, false);
         let mut chart = ChartBuilder::on(&area)
-            .margin(15)
-            .x_label_area_size(55)
-            .y_label_area_size(75)
-            .build_cartesian_2d((lo..hi).log_scale().with_key_points(log_ticks(lo, hi)), 0f64..1.0)
+            .margin(upx(4.0))
+            .margin_right(upx(10.0))
+            .x_label_area_size(xa)
+            .y_label_area_size(ya)
+            .build_cartesian_2d((lo..hi).log_scale().with_key_points(x_ticks), 0f64..1.0)
             .map_err(e)?;
         chart
             .configure_mesh()
             .max_light_lines(1)
             .light_line_style(MINOR)
-            .x_desc("latency of one call (ns, log scale)")
-            .y_desc("fraction of calls with latency <= x")
+            .set_all_tick_mark_size(tick_size())
+            .x_desc(x_desc.0)
+            .y_desc(y_desc.0)
+            .y_labels(((h as f64 - xa as f64) / (px(TICK) * 2.2)).clamp(2.0, 11.0) as usize)
             .x_label_formatter(&|v| fmt_num(*v))
             .y_label_formatter(&|v| format!("{:.1}", v))
-            .label_style((FAMILY, 15))
-            .axis_desc_style((FAMILY, 17))
+            .label_style(font(TICK))
+            .axis_desc_style(font(x_desc.1.min(y_desc.1)))
             .draw()
             .map_err(e)?;
         for s in &self.series {
             let c = colour(s.colour);
-            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
+            let y_at = |x: f64| {
+                let k = s.points.partition_point(|p| p.0 <= x);
+                match (k.checked_sub(1).and_then(|i| s.points.get(i)), s.points.get(k)) {
+                    (Some(a), Some(b)) if b.0 > a.0 => a.1 + (b.1 - a.1) * (x.ln() - a.0.ln()) / (b.0.ln() - a.0.ln()),
+                    (Some(a), _) => a.1,
+                    (None, _) => 0.0,
+                }
+            };
+            let (ylo, yhi) = (y_at(lo), y_at(hi));
+            let inside = s.points.iter().copied().filter(|p| p.0 > lo && p.0 < hi);
+            let pts: Vec<(f64, f64)> = std::iter::once((lo, ylo)).chain(inside).chain([(hi, yhi)]).collect();
+            chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2))).map_err(e)?;
+            if yhi < 1.0 - 1e-9 {
+                mark_beyond(chart.plotting_area(), (hi, yhi), 2, c)?;
+            }
+            if ylo > 1e-9 {
+                mark_beyond(chart.plotting_area(), (lo, ylo), -2, c)?;
+            }
             if marker(s.colour) > 0 {
                 // About 12 markers along the curve, at evenly spaced fractions of calls.
-                let step = (s.points.len() / 12).max(1);
-                for p in s.points.iter().skip(step / 2).step_by(step) {
+                let step = (pts.len() / 12).max(1);
+                for p in pts.iter().skip(step / 2).step_by(step) {
                     draw_marker(chart.plotting_area(), *p, s.colour)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The name of a panel, and without its last parenthesis (" (6667 calls)") when that is too long.
+fn panel_names(name: &str) -> Vec<String> {
+    let mut v = vec![name.to_string()];
+    if let Some((short, _)) = name.rsplit_once(" (") {
+        v.push(short.to_string());
+    }
+    v
+}
+
+/// The chart of one grid panel: its caption fitted to the panel, tick labels only (the grid
+/// draws the axis descriptions once).
+fn panel<'a, DB: DrawingBackend, X: AsRangedCoord, Y: AsRangedCoord>(
+    a: &'a DrawingArea<DB, Shift>,
+    caption: &[String],
+    y_ticks: &[String],
+    x: X,
+    y: Y,
+) -> Result<ChartContext<'a, DB, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = a.dim_in_pixel();
+    let (cap, pts) = fit(caption, w as f64 - px(4.0), PANEL);
+    let (xa, ya) = label_areas(y_ticks, false);
+    ChartBuilder::on(a)
+        .caption(cap, font(pts))
+        .margin(upx(3.0))
+        .margin_right(upx(9.0))
+        .x_label_area_size(xa)
+        .y_label_area_size(ya)
+        .build_cartesian_2d(x, y)
+        .map_err(e)
+}
+
+/// Pixels of a panel's plot (width, height) before it is built, for spacing its ticks.
+fn panel_px<DB: DrawingBackend>(a: &DrawingArea<DB, Shift>, y_ticks: &[String]) -> (f64, f64) {
+    let (w, h) = a.dim_in_pixel();
+    let (xa, ya) = label_areas(y_ticks, false);
+    let x = w as f64 - ya as f64 - px(12.0);
+    let y = h as f64 - xa as f64 - px(6.0) - px(PANEL) * 1.4;
+    (x.max(10.0), y.max(10.0))
 }
 
 /// One histogram panel per tracer: calls per log-spaced bin, both axes log.
@@ -81,48 +160,67 @@ impl Figure for HistogramGrid {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
+        let area = shared_axes(
+            &area,
+            &["latency of one call (ns, log scale)".into(), "latency (ns, log scale)".into()],
+            &["calls per bin (log scale)".into(), "calls per bin (log)".into(), "calls (log)".into()],
+        )?;
         let (rows, cols) = grid(self.panels.len(), 2);
         for (p, a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
-            let lo = p.points.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
-            let hi = p.points.iter().map(|b| b.1).fold(0f64, f64::max);
+            // Bins from the one holding the 0.5th percentile to the one holding the 99.5th
+            // (all when none is far out); the calls beyond are marked by a triangle.
+            let total: u64 = p.points.iter().map(|b| b.2).sum();
+            let mut acc = 0u64;
+            let mut q = (f64::NAN, f64::NAN);
+            for &(l, h, n) in &p.points {
+                acc += n;
+                if q.0.is_nan() && acc as f64 >= Q_LO * total as f64 {
+                    q.0 = l;
+                }
+                if q.1.is_nan() && acc as f64 >= Q_HI * total as f64 {
+                    q.1 = h;
+                }
+            }
+            let min = p.points.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
+            let max = p.points.iter().map(|b| b.1).fold(0f64, f64::max);
+            let span = (q.1 / q.0).ln();
+            let lo = if (q.0 / min).ln() > span { q.0 } else { min };
+            let hi = if (max / q.1).ln() > span { q.1 } else { max };
             let (lo, hi) = log_range(lo, hi);
             let top = p.points.iter().map(|b| b.2).max().unwrap_or(1) as f64 * 2.0;
-            // The plotting area inside the panel's margins, caption and label areas.
-            let (pw, ph) = a.dim_in_pixel();
-            let (x_px, y_px) = ((pw as f64 - 20.0 - 65.0).max(10.0), (ph as f64 - 20.0 - 30.0 - 45.0).max(10.0));
+            let y_ticks = log_ticks(0.7, top.max(10.0));
+            let (x_px, y_px) = panel_px(&a, &labels(&y_ticks));
+            let y_ticks = spaced_log_ticks(y_ticks, 0.7, top.max(10.0), y_px, TICK, true);
             let c = colour(p.colour);
-            let mut chart = ChartBuilder::on(&a)
-                .caption(&p.name, panel_font())
-                .margin(10)
-                .x_label_area_size(45)
-                .y_label_area_size(65)
-                .build_cartesian_2d(
-                    (lo..hi).log_scale().with_key_points(spaced_log_ticks(log_ticks(lo, hi), lo, hi, x_px, 13, false)),
-                    (0.7f64..top.max(10.0)).log_scale().with_key_points(spaced_log_ticks(
-                        log_ticks(0.7, top.max(10.0)),
-                        0.7,
-                        top.max(10.0),
-                        y_px,
-                        13,
-                        true,
-                    )),
-                )
-                .map_err(e)?;
+            let mut chart = panel(
+                &a,
+                &panel_names(&p.name),
+                &labels(&y_ticks),
+                (lo..hi).log_scale().with_key_points(spaced_log_ticks(log_ticks(lo, hi), lo, hi, x_px, TICK, false)),
+                (0.7f64..top.max(10.0)).log_scale().with_key_points(y_ticks),
+            )?;
             chart
                 .configure_mesh()
                 .max_light_lines(1)
                 .light_line_style(MINOR)
-                .x_desc("latency (ns, log scale)")
-                .y_desc("calls per bin (log)")
+                .set_all_tick_mark_size(tick_size())
                 .x_label_formatter(&|v| fmt_num(*v))
                 .y_label_formatter(&|v| fmt_num(*v))
-                .label_style((FAMILY, 13))
-                .axis_desc_style((FAMILY, 14))
+                .label_style(font(TICK))
                 .draw()
                 .map_err(e)?;
+            let shown = p.points.iter().filter(|b| b.1 > lo && b.0 < hi);
             chart
-                .draw_series(p.points.iter().map(|&(l, h, n)| Rectangle::new([(l, 0.7), (h, n as f64)], c.filled())))
+                .draw_series(
+                    shown.map(|&(l, h, n)| Rectangle::new([(l.max(lo), 0.7), (h.min(hi), n as f64)], c.filled())),
+                )
                 .map_err(e)?;
+            if p.points.iter().any(|b| b.1 <= lo) {
+                mark_beyond(chart.plotting_area(), (lo, 1.0), -2, c)?;
+            }
+            if p.points.iter().any(|b| b.0 >= hi) {
+                mark_beyond(chart.plotting_area(), (hi, 1.0), 2, c)?;
+            }
         }
         Ok(())
     }
@@ -148,47 +246,52 @@ impl Figure for IterationGrid {
         DB::ErrorType: 'static,
     {
         let area = titled(root, &self.title)?;
+        let area = shared_axes(
+            &area,
+            &[
+                "iteration index (calls since the end of warm-up)".into(),
+                "calls since the end of warm-up".into(),
+                "calls since warm-up".into(),
+            ],
+            &["latency of one call (ns, log scale)".into(), "latency (ns, log scale)".into(), "ns (log)".into()],
+        )?;
         let (rows, cols) = grid(self.panels.len(), 2);
         for (p, a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
             let x0 = p.points.iter().map(|v| v.0).min().unwrap_or(0);
             let x1 = p.points.iter().map(|v| v.0).max().unwrap_or(1).max(x0 + 1);
-            let ylo = p.points.iter().map(|v| v.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-            let yhi = p.points.iter().map(|v| v.1).fold(0f64, f64::max);
+            // The 0.1th to the 99.9th percentile (all when none is far out): one 10 µs call
+            // cannot squash the panel; the calls beyond are triangles at the edge.
+            let (ylo, yhi) = robust_log(p.points.iter().map(|v| v.1), Q_SCATTER).unwrap_or((1.0, 10.0));
             let (ylo, yhi) = log_range(ylo, yhi);
-            let y_px = (a.dim_in_pixel().1 as f64 - 20.0 - 30.0 - 45.0).max(10.0);
+            let y_ticks = log_ticks(ylo, yhi);
+            let (_, y_px) = panel_px(&a, &labels(&y_ticks));
+            let y_ticks = spaced_log_ticks(y_ticks, ylo, yhi, y_px, TICK, true);
             let c = colour(p.colour);
-            let mut chart = ChartBuilder::on(&a)
-                .caption(&p.name, panel_font())
-                .margin(10)
-                .x_label_area_size(45)
-                .y_label_area_size(65)
-                .build_cartesian_2d(
-                    x0 as f64..x1 as f64,
-                    (ylo..yhi).log_scale().with_key_points(spaced_log_ticks(
-                        log_ticks(ylo, yhi),
-                        ylo,
-                        yhi,
-                        y_px,
-                        13,
-                        true,
-                    )),
-                )
-                .map_err(e)?;
+            let mut chart = panel(
+                &a,
+                &panel_names(&p.name),
+                &labels(&y_ticks),
+                x0 as f64..x1 as f64,
+                (ylo..yhi).log_scale().with_key_points(y_ticks),
+            )?;
             chart
                 .configure_mesh()
                 .max_light_lines(1)
                 .light_line_style(MINOR)
-                .x_desc("iteration index (calls since the end of warm-up)")
-                .y_desc("latency (ns, log scale)")
+                .set_all_tick_mark_size(tick_size())
+                .x_labels(4)
                 .x_label_formatter(&|v| fmt_num(*v))
                 .y_label_formatter(&|v| fmt_num(*v))
-                .label_style((FAMILY, 13))
-                .axis_desc_style((FAMILY, 14))
+                .label_style(font(TICK))
                 .draw()
                 .map_err(e)?;
-            chart
-                .draw_series(p.points.iter().map(|&(i, l)| Circle::new((i as f64, l.max(ylo)), 2, c.filled())))
-                .map_err(e)?;
+            let inside = p.points.iter().filter(|v| v.1 >= ylo && v.1 <= yhi);
+            let dot = px(1.0).max(2.0) as i32;
+            chart.draw_series(inside.map(|&(i, l)| Circle::new((i as f64, l), dot, c.filled()))).map_err(e)?;
+            for &(i, l) in p.points.iter().filter(|v| !(v.1 >= ylo && v.1 <= yhi)) {
+                let (y, dir) = if l > yhi { (yhi, 1) } else { (ylo, -1) };
+                mark_beyond(chart.plotting_area(), (i as f64, y), dir, c)?;
+            }
         }
         Ok(())
     }
@@ -209,8 +312,9 @@ impl Figure for CounterGrid {
         let (rows, _) = grid(self.panels.len(), 2);
         (1200, 60 + 400 * rows as u32)
     }
+    /// The legend of every tracer takes a row's room above the panels.
     fn panel_rows(&self) -> Option<usize> {
-        Some(grid(self.panels.len(), 2).0)
+        Some(grid(self.panels.len(), 2).0 + 1)
     }
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
     where
@@ -224,187 +328,62 @@ impl Figure for CounterGrid {
             }
         }
         let area = legend_band(&area, &entries)?;
+        let area = shared_axes(
+            &area,
+            &["the panel's counter per call (count)".into(), "counter per call (count)".into()],
+            &["latency of one call (ns, log scale)".into(), "latency (ns, log scale)".into(), "ns (log)".into()],
+        )?;
         let (rows, cols) = grid(self.panels.len(), 2);
         for ((counter, series), a) in self.panels.iter().zip(area.split_evenly((rows, cols))) {
             let all = || series.iter().flat_map(|s| s.points.iter());
-            let xmax = all().map(|p| p.0).fold(0f64, f64::max);
-            let xmin = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(0.0);
+            // Each axis from the 0.1th to the 99.9th percentile (all when none is far out);
+            // points beyond sit on the edge as triangles.
+            let (xmin, xmax) = robust(all().map(|p| p.0), Q_SCATTER).unwrap_or((0.0, 1.0));
+            let xmin = xmin.min(0.0);
             let span = (xmax - xmin).max(1.0);
-            let ylo = all().map(|p| p.1).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-            let yhi = all().map(|p| p.1).fold(0f64, f64::max);
+            let (xlo, xhi) = (xmin - 0.03 * span, xmax + 0.05 * span);
+            let (ylo, yhi) = robust_log(all().map(|p| p.1), Q_SCATTER).unwrap_or((1.0, 10.0));
             let (ylo, yhi) = log_range(ylo, yhi);
-            let mut chart = ChartBuilder::on(&a)
-                .caption(format!("latency against {counter}"), panel_font())
-                .margin(10)
-                .x_label_area_size(45)
-                .y_label_area_size(65)
-                .build_cartesian_2d(
-                    xmin - 0.03 * span..xmax + 0.05 * span,
-                    (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi)),
-                )
-                .map_err(e)?;
+            let y_ticks = log_ticks(ylo, yhi);
+            let (_, y_px) = panel_px(&a, &labels(&y_ticks));
+            let y_ticks = spaced_log_ticks(y_ticks, ylo, yhi, y_px, TICK, true);
+            let caption = [format!("latency against {counter}"), counter.clone()];
+            let mut chart =
+                panel(&a, &caption, &labels(&y_ticks), xlo..xhi, (ylo..yhi).log_scale().with_key_points(y_ticks))?;
             chart
                 .configure_mesh()
                 .max_light_lines(1)
                 .light_line_style(MINOR)
-                .x_desc(format!("{counter} per call (count)"))
-                .y_desc("latency (ns, log scale)")
+                .set_all_tick_mark_size(tick_size())
+                .x_labels(4)
                 .x_label_formatter(&|v| fmt_num(*v))
                 .y_label_formatter(&|v| fmt_num(*v))
-                .label_style((FAMILY, 13))
-                .axis_desc_style((FAMILY, 14))
+                .label_style(font(TICK))
                 .draw()
                 .map_err(e)?;
+            let dot = px(1.0).max(2.0) as i32;
             for s in series {
                 let c = colour(s.colour);
+                let inside = |p: &&(f64, f64)| p.0 >= xlo && p.0 <= xhi && p.1 >= ylo && p.1 <= yhi;
                 chart
-                    .draw_series(s.points.iter().map(|&(x, y)| Circle::new((x, y.max(ylo)), 2, c.mix(0.6).filled())))
+                    .draw_series(
+                        s.points.iter().filter(inside).map(|&(x, y)| Circle::new((x, y), dot, c.mix(0.6).filled())),
+                    )
                     .map_err(e)?;
+                for &(x, y) in s.points.iter().filter(|p| !inside(p)) {
+                    let dir = if y > yhi {
+                        1
+                    } else if y < ylo {
+                        -1
+                    } else if x > xhi {
+                        2
+                    } else {
+                        -2
+                    };
+                    mark_beyond(chart.plotting_area(), (x.clamp(xlo, xhi), y.clamp(ylo, yhi)), dir, c)?;
+                }
             }
         }
         Ok(())
-    }
-}
-
-/// Survey Figures 5, 6 and 8: mean latency against thread (core) count, log y, one line per
-/// tracer, with the spread of the repetitions' means as error bars.
-pub struct ScalingFigure {
-    pub title: String,
-    pub series: Vec<Series<(f64, f64)>>,
-    /// Per series (same order; may be shorter): (threads, lowest, highest repetition mean).
-    pub spread: Vec<Vec<(f64, f64, f64)>>,
-}
-
-/// A sweep over thread counts: drawn as a [`CurveFigure`].
-impl Figure for ScalingFigure {
-    fn size(&self) -> (u32, u32) {
-        (1100, 650)
-    }
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
-    where
-        DB::ErrorType: 'static,
-    {
-        CurveFigure {
-            title: self.title.clone(),
-            x_desc: "threads tracing at once (one per core)".into(),
-            y_desc: "mean latency per call (ns, log scale)".into(),
-            log_x: false,
-            x_names: None,
-            series: self.series.clone(),
-        }
-        .draw_with_bars(root, &self.spread)
-    }
-}
-
-/// One line per series of y (log scale) against x: a sweep's curve (survey Figure 9 shape).
-/// `x_names` labels categorical values (x = 0, 1, 2...); `log_x` when numeric values span
-/// decades. Whole-number x (thread counts) gets a tick and a label at each value drawn, and
-/// no fractional ones.
-pub struct CurveFigure {
-    pub title: String,
-    pub x_desc: String,
-    pub y_desc: String,
-    pub log_x: bool,
-    pub x_names: Option<Vec<String>>,
-    pub series: Vec<Series<(f64, f64)>>,
-}
-
-impl Figure for CurveFigure {
-    fn size(&self) -> (u32, u32) {
-        (1100, 650)
-    }
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DResult
-    where
-        DB::ErrorType: 'static,
-    {
-        self.draw_with_bars(root, &[])
-    }
-}
-
-impl CurveFigure {
-    fn draw_with_bars<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        bars: &[Vec<(f64, f64, f64)>],
-    ) -> DResult
-    where
-        DB::ErrorType: 'static,
-    {
-        let area = titled_with_legend(root, &self.title, &self.series)?;
-        let all = || self.series.iter().flat_map(|s| s.points.iter());
-        let xlo = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        let xhi = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-        let ys = all().map(|p| p.1).chain(bars.iter().flatten().flat_map(|b| [b.1, b.2]));
-        let (ylo, yhi) = ys.filter(|v| *v > 0.0).fold((f64::INFINITY, 0f64), |a, y| (a.0.min(y), a.1.max(y)));
-        let (ylo, yhi) = log_range(ylo, yhi);
-        let names = self.x_names.clone();
-        // Whole-number values (thread counts, sizes) get whole-number ticks only.
-        let integer_x = all().all(|p| p.0.fract() == 0.0);
-        let y_axis = (ylo..yhi).log_scale().with_key_points(log_ticks(ylo, yhi));
-        // At most one label per whole value (plotters then steps by 1, 2, 5...): no fractional
-        // ticks for a thread count.
-        let x_labels = if integer_x && !self.log_x { ((xhi - xlo) as usize + 1).clamp(2, 12) } else { 10 };
-        macro_rules! finish {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .max_light_lines(1)
-                    .light_line_style(MINOR)
-                    .x_labels(x_labels)
-                    .x_desc(self.x_desc.as_str())
-                    .y_desc(self.y_desc.as_str())
-                    .x_label_formatter(&|v| match &names {
-                        Some(n) if (v - v.round()).abs() < 1e-9 && *v >= 0.0 => {
-                            n.get(v.round() as usize).cloned().unwrap_or_default()
-                        }
-                        Some(_) => String::new(),
-                        None if integer_x && !self.log_x && v.fract().abs() > 1e-9 => String::new(),
-                        None => fmt_num(*v),
-                    })
-                    .y_label_formatter(&|v| fmt_num(*v))
-                    .label_style((FAMILY, 15))
-                    .axis_desc_style((FAMILY, 17))
-                    .draw()
-                    .map_err(e)?;
-                for (k, s) in self.series.iter().enumerate() {
-                    let c = colour(s.colour);
-                    for &(x, lo, hi) in bars.get(k).into_iter().flatten() {
-                        let bar = [(x, lo.max(ylo)), (x, hi.max(ylo))];
-                        chart.draw_series(LineSeries::new(bar, c.stroke_width(2))).map_err(e)?;
-                        for y in [lo, hi] {
-                            let cap = [(x - 0.06, y.max(ylo)), (x + 0.06, y.max(ylo))];
-                            chart.draw_series(LineSeries::new(cap, c.stroke_width(2))).map_err(e)?;
-                        }
-                    }
-                    chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(e)?;
-                    for p in &s.points {
-                        if marker(s.colour) > 0 {
-                            draw_marker(chart.plotting_area(), *p, s.colour)?;
-                        } else {
-                            chart.plotting_area().draw(&Circle::new(*p, 4, c.filled())).map_err(e)?;
-                        }
-                    }
-                }
-                Ok(())
-            }};
-        }
-        if self.log_x {
-            let (lo, hi) = log_range(xlo, xhi);
-            finish!(ChartBuilder::on(&area)
-                .margin(15)
-                .x_label_area_size(55)
-                .y_label_area_size(75)
-                .build_cartesian_2d((lo..hi).log_scale().with_key_points(log_ticks(lo, hi)), y_axis)
-                .map_err(e)?)
-        } else {
-            let pad = ((xhi - xlo) * 0.05).max(0.5);
-            finish!(ChartBuilder::on(&area)
-                .margin(15)
-                .x_label_area_size(55)
-                .y_label_area_size(75)
-                .build_cartesian_2d((xlo - pad)..(xhi + pad), y_axis)
-                .map_err(e)?)
-        }
     }
 }

@@ -20,14 +20,19 @@ use super::{PlotError, FONT};
 pub const LOGICAL_DPI: f32 = 100.0;
 
 /// A `--figure-size` narrower than this many logical pixels at [`LOGICAL_DPI`] is drawn this
-/// wide and scaled down, so that titles and axis names still fit (text then prints smaller:
-/// at 3.5 in, axis labels are about 6 pt).
+/// wide and scaled down, so that lines and marks keep their proportions; text is sized in
+/// printed points (layout.rs), so it prints at the same size at any width.
 pub const MIN_LOGICAL_WIDTH: f32 = 640.0;
 
 /// Logical pixels per inch for a figure `width_in` inches wide.
 pub fn logical_dpi(width_in: Option<f32>) -> f32 {
     width_in.map_or(LOGICAL_DPI, |w| LOGICAL_DPI.max(MIN_LOGICAL_WIDTH / w))
 }
+
+/// Set (to anything): each figure is also written as NAME.text.svg, as plotters drew it, its
+/// text still `<text>` elements with their font size and place (tests/figure_text.rs measures
+/// them); unset, as for users, only the outlined SVG.
+pub const TEXT_SVG_ENV: &str = "TRACEBENCH_FIGURE_TEXT_SVG";
 
 /// How figures are written (`tracebench report --figure-size, --dpi, --pdf`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,7 +70,7 @@ pub fn options() -> FigureOptions {
 
 /// Parses `WxH` in inches (`6.5x4`, `3.3x2.5`), each 1 to 40.
 pub fn parse_size(s: &str) -> Result<(f32, f32), String> {
-    let bad = || format!("expected WIDTHxHEIGHT in inches, e.g. 6.5x4, got '{s}'");
+    let bad = || format!("expected WIDTHxHEIGHT in inches, e.g. 3.3x2.5, got '{s}'");
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
     let (w, h): (f32, f32) = (w.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?);
     if !(1.0..=40.0).contains(&w) || !(1.0..=40.0).contains(&h) {
@@ -114,6 +119,9 @@ pub fn write_all(svg: &str, dir: &Path, name: &str, opts: &FigureOptions) -> Res
     let tree = usvg::Tree::from_str(svg, usvg_options()).map_err(|x| err(name, x))?;
     let outlined = tree.to_string(&usvg::WriteOptions::default());
     let svg_path = write(dir.join(format!("{name}.svg")), outlined.as_bytes())?;
+    if std::env::var_os(TEXT_SVG_ENV).is_some() {
+        write(dir.join(format!("{name}.text.svg")), svg.as_bytes())?;
+    }
     let png =
         png(&tree, opts.dpi, per_inch).ok_or_else(|| err(name, "the figure is empty or too large to rasterise"))?;
     let png_path = write(dir.join(format!("{name}.png")), &png)?;

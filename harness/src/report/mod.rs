@@ -63,8 +63,9 @@ pub struct ReportArgs {
     /// Calls shown per tracer in the latency-against-iteration figure (the first ones).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
     pub iterations: u64,
-    /// Figure size in inches, WIDTHxHEIGHT (e.g. 6.5x4 for a column of a paper): one-chart
-    /// figures take it as is; grids are that wide and that tall per two rows of panels.
+    /// Figure size in inches, WIDTHxHEIGHT (3.3x2.5 for a column of a two-column paper, 7x4.5
+    /// for the full page width): one-chart figures take it as is; grids are that wide and that
+    /// tall per two rows of panels. Text prints at 7.5 to 10 pt at any size.
     #[arg(long, value_name = "WxH", value_parser = plot::parse_size)]
     pub figure_size: Option<(f32, f32)>,
     /// Pixels per inch of the PNG figures (the SVG and PDF are vector).
@@ -81,7 +82,8 @@ pub struct ReportArgs {
     pub explain: Option<String>,
     /// Columns of the latency table's CSV and LaTeX files (tables/), in order, comma-separated:
     /// tracer, threads, kept, discarded, mean, std, p50, p90, p99, min, max, above-none,
-    /// repetitions, survey.
+    /// repetitions, survey; the other tables' with scaling.tracer, scaling.N, scaling.growth,
+    /// counters.tracer, counters.mean, counters.std, counters.COUNTER, counters.COUNTER-std.
     #[arg(long, value_delimiter = ',', default_value = "tracer,mean,std,p50,p90,p99,discarded")]
     pub columns: Vec<String>,
     /// Draw the figures without their titles (a paper's caption says what they show).

@@ -25,9 +25,24 @@ pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
         }
     }
     figs.extend(scaling(r, &fdir)?);
+    for f in &figs {
+        write_caption(&fdir, f)?;
+    }
     r.figures = figs;
     Ok(())
 }
+
+/// What a figure shows where its title is off (`--no-titles`): figures/NAME.caption.txt, the
+/// title and the caption (what whiskers, bars and edge triangles mean), for a paper's caption.
+fn write_caption(fdir: &Path, f: &FigureRef) -> Result<(), ReportError> {
+    let p = fdir.join(format!("{}.caption.txt", f.name));
+    let text = format!("{}.\n{}\n", f.title, f.caption);
+    crate::report::write_atomic(&p, text.as_bytes())
+        .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: p.clone(), source }))
+}
+
+/// The caption's sentence on axis limits, for figures whose axes stop at quantiles.
+const BEYOND: &str = "Axes stop at the 0.5th and 99.5th percentiles (0.1th and 99.9th for scatters) when calls lie far beyond them; a triangle on an edge marks calls beyond it.";
 
 /// The latency CDF of every tracer in one chart.
 fn cdf(analysed: &[(&TracerReport, &TracerAnalysis)], fdir: &Path) -> Result<FigureRef, ReportError> {
@@ -60,7 +75,7 @@ fn cdf(analysed: &[(&TracerReport, &TracerAnalysis)], fdir: &Path) -> Result<Fig
     Ok(FigureRef {
         name: "latency_cdf".into(),
         title: cdf.title.clone(),
-        caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a speed phase (the code-path lines tell which); a long tail is rare slow paths or noise.".into(),
+        caption: "Fraction of kept calls at or below each latency. A step in a curve is a code path or a speed phase (the code-path lines tell which); a long tail is rare slow paths or noise.".to_string() + " " + BEYOND,
     })
 }
 
@@ -89,8 +104,7 @@ fn histograms(analysed: &[(&TracerReport, &TracerAnalysis)], fdir: &Path) -> Res
     Ok(FigureRef {
         name: "latency_histograms".into(),
         title: hist.title.clone(),
-        caption: "A separate hump is a code path or a speed phase; the report's code-path lines tell which, with shares and periods."
-            .into(),
+        caption: format!("Calls per log-spaced bin (25 per decade). A separate hump is a code path or a speed phase; the report's code-path lines tell which, with shares and periods. {BEYOND}"),
     })
 }
 
@@ -111,7 +125,7 @@ fn first_iterations(
     Ok(FigureRef {
         name: "latency_vs_iteration".into(),
         title: iters.title.clone(),
-        caption: "Periodic slow paths (a sub-buffer switch, a flush) show as evenly spaced points above the fast path. Gaps in the index are discarded calls.".into(),
+        caption: "Periodic slow paths (a sub-buffer switch, a flush) show as evenly spaced points above the fast path. Gaps in the index are discarded calls. The iteration index counts calls since the end of warm-up.".to_string() + " " + BEYOND,
     })
 }
 
@@ -141,7 +155,7 @@ fn counters(
     Ok(FigureRef {
         name: "latency_vs_counters".into(),
         title: cg.title.clone(),
-        caption: format!("A uniform sample of up to {} calls per tracer. Columns of points at distinct instruction counts are code paths (survey section 7.1).", analysed.iter().filter_map(|x| x.1.counters.first()).map(|c| c.sample.cap).max().unwrap_or(0)),
+        caption: format!("A uniform sample of up to {} calls per tracer. Columns of points at distinct instruction counts are code paths (survey section 7.1). {BEYOND}", analysed.iter().filter_map(|x| x.1.counters.first()).map(|c| c.sample.cap).max().unwrap_or(0)),
     })
 }
 
@@ -171,7 +185,7 @@ fn scaling(r: &Report, fdir: &Path) -> Result<Vec<FigureRef>, ReportError> {
     figs.push(FigureRef {
         name: "scalability".into(),
         title: sf.title.clone(),
-        caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention. Error bars span the lowest to the highest repetition's mean (with --repeats 2 or more).".into(),
+        caption: "Each thread traces on its own core at once. A flat line: per-CPU buffers, no shared lock; a rising line: contention. Points are the mean latency per call; error bars span the lowest to the highest repetition's mean (with --repeats 2 or more; none with one repetition).".into(),
     });
     let ftraces: Vec<&&TracerReport> =
         scaled.iter().filter(|t| survey_reference::kind(&t.spec).starts_with("ftrace")).collect();
@@ -185,7 +199,7 @@ fn scaling(r: &Report, fdir: &Path) -> Result<Vec<FigureRef>, ReportError> {
         figs.push(FigureRef {
             name: "scalability_ftrace_clocks".into(),
             title: ff.title.clone(),
-            caption: "The global clock takes a spin lock per event (section 7.1); a CPU-local clock should stay flat."
+            caption: "Points are the mean latency per call; error bars span the lowest to the highest repetition's mean (with --repeats 2 or more). The global clock takes a spin lock per event (section 7.1); a CPU-local clock should stay flat."
                 .into(),
         });
     }
@@ -218,7 +232,7 @@ fn boxes(analysed: &[(&TracerReport, &TracerAnalysis)], fdir: &Path) -> Result<F
     Ok(FigureRef {
         name: "latency_boxes".into(),
         title: fig.title.clone(),
-        caption: "Boxes span the 25th to the 75th percentile of the kept calls, the black line is the median, whiskers reach the 5th and 95th percentiles and the cross is the mean (the mean includes the rare slow paths beyond the whiskers).".into(),
+        caption: "Boxes span the 25th to the 75th percentile of the kept calls, the black line is the median, whiskers reach the 5th and 95th percentiles (p5/p95) and the cross is the mean (the mean includes the rare slow paths beyond the whiskers).".into(),
     })
 }
 

@@ -48,22 +48,45 @@ static CHOSEN: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 pub fn set_columns(cols: &[String]) -> Result<(), String> {
     let cols: Vec<String> = cols.iter().map(|c| c.trim().to_ascii_lowercase()).filter(|c| !c.is_empty()).collect();
-    if let Some(bad) = cols.iter().find(|c| !COLUMNS.contains(&c.as_str())) {
-        return Err(format!("--columns: no column '{bad}'; the columns are {}", COLUMNS.join(", ")));
+    // The other tables' columns: scaling.tracer, scaling.4, scaling.growth; counters.tracer,
+    // counters.mean, counters.std, counters.COUNTER, counters.COUNTER-std (their names depend
+    // on the run, so only their form is checked here).
+    let other = |c: &str| {
+        c.strip_prefix("scaling.").is_some_and(|k| k == "tracer" || k == "growth" || k.parse::<u32>().is_ok())
+            || c.strip_prefix("counters.").is_some_and(|k| !k.is_empty())
+    };
+    if let Some(bad) = cols.iter().find(|c| !COLUMNS.contains(&c.as_str()) && !other(c)) {
+        return Err(format!(
+            "--columns: no column '{bad}'; the columns are {}, and scaling.tracer, scaling.N (N threads), scaling.growth, counters.tracer, counters.mean, counters.std, counters.COUNTER, counters.COUNTER-std",
+            COLUMNS.join(", ")
+        ));
     }
     *CHOSEN.write().unwrap_or_else(|p| p.into_inner()) = cols;
     Ok(())
 }
 
-/// The table as its files hold it: the chosen columns of a table with keys (all when none are
-/// chosen or the run lacks them all).
+/// The table as its files hold it: the chosen columns of a table (all when none of its columns
+/// is chosen or the run lacks them all). Plain names choose the latency table's columns;
+/// `scaling.` and `counters.` names the other tables'.
 pub fn chosen(t: &Table) -> Table {
     let want = CHOSEN.read().unwrap_or_else(|p| p.into_inner()).clone();
     select(t, &want)
 }
 
 fn select(t: &Table, want: &[String]) -> Table {
-    let idx: Vec<usize> = want.iter().filter_map(|w| t.keys.iter().position(|k| k == w)).collect();
+    let prefix = match t.file.as_str() {
+        "scaling" => Some("scaling."),
+        "table6_counters" => Some("counters."),
+        _ => None,
+    };
+    let mine: Vec<&str> = want
+        .iter()
+        .filter_map(|w| match prefix {
+            Some(p) => w.strip_prefix(p),
+            None => (!w.contains('.')).then_some(w.as_str()),
+        })
+        .collect();
+    let idx: Vec<usize> = mine.iter().filter_map(|w| t.keys.iter().position(|k| k.eq_ignore_ascii_case(w))).collect();
     if t.keys.is_empty() || idx.is_empty() {
         return t.clone();
     }
@@ -72,6 +95,24 @@ fn select(t: &Table, want: &[String]) -> Table {
         rows: t.rows.iter().map(|r| idx.iter().map(|&i| r[i].clone()).collect()).collect(),
         keys: idx.iter().map(|&i| t.keys[i].clone()).collect(),
         ..t.clone()
+    }
+}
+
+/// The mark of a tracer the comparison could not order against another (report.json's
+/// `overview.pairs`, outcome `undecided`).
+pub const DAGGER: &str = "†";
+
+/// The labels of the tracers in an undecided pair.
+fn undecided_labels(r: &Report) -> std::collections::BTreeSet<String> {
+    let rk = crate::report::findings::ranking::rank(r);
+    rk.undecided.iter().flat_map(|u| [u.0.clone(), u.1.clone()]).collect()
+}
+
+fn undecided_note(u: &std::collections::BTreeSet<String>) -> String {
+    if u.is_empty() {
+        String::new()
+    } else {
+        format!(" {DAGGER} not ordered against another tracer: the runs do not decide which costs more (report.md names the pairs).")
     }
 }
 
@@ -102,12 +143,12 @@ fn latency_table(r: &Report) -> Table {
         "Kept",
         "Discarded",
         "Average (ns)",
-        "STD",
-        "p50",
-        "90th percentile",
-        "p99",
-        "min",
-        "max",
+        "STD (ns)",
+        "p50 (ns)",
+        "p90 (ns)",
+        "p99 (ns)",
+        "min (ns)",
+        "max (ns)",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -118,19 +159,21 @@ fn latency_table(r: &Report) -> Table {
         keys.push("above-none".into());
     }
     if with_reps {
-        head.push("Mean per repetition (min–max)".into());
+        head.push("Reps' means (ns)".into());
         keys.push("repetitions".into());
     }
-    head.push(format!("Survey {table_no}: Average / STD / p90 (ns)"));
+    head.push("Survey (ns)".into());
     keys.push("survey".into());
+    let undecided = undecided_labels(r);
     let mut rows = Vec::new();
     // Cheapest first: the order the ranking above the tables gives.
     let mut by_cost: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
     by_cost.sort_by(|a, b| a.base().unwrap().mean.total_cmp(&b.base().unwrap().mean));
     for t in by_cost {
         let Some(s) = t.base() else { continue };
+        let mark = if undecided.contains(&t.label) { DAGGER } else { "" };
         let mut row = vec![
-            t.label.clone(),
+            format!("{}{mark}", t.label),
             s.threads.to_string(),
             s.kept.to_string(),
             s.discarded.to_string(),
@@ -166,7 +209,7 @@ fn latency_table(r: &Report) -> Table {
         title: format!("Latency per tracer (as survey {table_no}), fewest threads, cheapest first"),
         head,
         rows,
-        note: "From summary.csv. The survey's numbers come from a 2016 i7-3770 at 3.4 GHz with a 17 ns floor: compare orderings and gaps above the floor, not absolute values.".into(),
+        note: format!("From summary.csv; ns per call. Reps' means: lowest to highest repetition's mean. Survey: survey {table_no}'s Average / STD / p90 for the same tracer; its numbers come from a 2016 i7-3770 at 3.4 GHz with a 17 ns floor: compare orderings and gaps above the floor, not absolute values.{}", undecided_note(&undecided)),
     }
 }
 
@@ -175,10 +218,13 @@ fn counters_table(r: &Report) -> Option<Table> {
     if r.counters.is_empty() {
         return None;
     }
-    let mut head = vec!["Tracer".to_string(), "Latency Average (ns)".into(), "Latency STD".into()];
+    let mut head = vec!["Tracer".to_string(), "Latency Average (ns)".into(), "Latency STD (ns)".into()];
+    let mut keys: Vec<String> = ["tracer", "mean", "std"].iter().map(|s| s.to_string()).collect();
     for c in &r.counters {
         head.push(format!("{c} Average"));
         head.push(format!("{c} STD"));
+        keys.push(c.clone());
+        keys.push(format!("{c}-std"));
     }
     let mut ts: Vec<_> = r.tracers.iter().filter(|t| t.base().is_some()).collect();
     ts.sort_by(|a, b| a.base().unwrap().mean.total_cmp(&b.base().unwrap().mean));
@@ -206,11 +252,11 @@ fn counters_table(r: &Report) -> Option<Table> {
         .collect();
     Some(Table {
         file: "table6_counters".into(),
-        keys: Vec::new(),
+        keys,
         title: "Summary of the overhead per call, sorted by average latency (as survey Table 6)".into(),
         head,
         rows,
-        note: "Counter averages and STD over the kept calls of events.csv at the fewest threads.".into(),
+        note: "Counter averages and STD over the kept calls of events.csv at the fewest threads; --columns chooses with counters.tracer, counters.mean, counters.std, counters.COUNTER and counters.COUNTER-std.".into(),
     })
 }
 
@@ -222,8 +268,12 @@ fn scaling_table(r: &Report) -> Option<Table> {
         return None;
     }
     let mut head = vec!["Tracer".to_string()];
-    head.extend(threads.iter().map(|n| format!("{n} thread{} (ns)", if *n == 1 { "" } else { "s" })));
-    head.push("Growth (raw means, most / fewest threads)".into());
+    head.extend(threads.iter().map(|n| format!("{n} thr. (ns)")));
+    head.push("Growth".into());
+    let mut keys = vec!["tracer".to_string()];
+    keys.extend(threads.iter().map(|n| n.to_string()));
+    keys.push("growth".into());
+    let undecided = undecided_labels(r);
     let mut ts: Vec<_> = r.tracers.iter().filter(|t| !t.by_threads.is_empty()).collect();
     ts.sort_by(|a, b| {
         let m = |t: &crate::report::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
@@ -232,30 +282,32 @@ fn scaling_table(r: &Report) -> Option<Table> {
     let rows = ts
         .into_iter()
         .map(|t| {
-            let mut row = vec![t.label.clone()];
+            let mark = if undecided.contains(&t.label) { DAGGER } else { "" };
+            let mut row = vec![format!("{}{mark}", t.label)];
             row.extend(threads.iter().map(|n| t.by_threads.get(n).map(|s| f0(s.mean)).unwrap_or("–".into())));
             let lo = t.by_threads.values().next().unwrap().mean;
             let hi = t.by_threads.values().next_back().unwrap().mean;
-            row.push(if t.by_threads.len() > 1 { format!("x{:.2}", hi / lo) } else { "–".into() });
+            row.push(if t.by_threads.len() > 1 { format!("×{:.2}", hi / lo) } else { "–".into() });
             row
         })
         .collect();
     Some(Table {
         file: "scaling".into(),
-        keys: Vec::new(),
+        keys,
         title: "Mean latency against thread count (survey Figures 5, 6 and 8)".into(),
         head,
         rows,
-        note: "One thread per core, all tracing at once.".into(),
+        note: format!("Mean ns per call, one thread per core, all tracing at once; thr.: threads. Growth: the raw mean at the most threads over the mean at the fewest. --columns chooses with scaling.tracer, scaling.N (N threads) and scaling.growth.{}", undecided_note(&undecided)),
     })
 }
 
-/// A cell as CSV holds it: a missing value ("–") is empty.
+/// A cell as CSV holds it: a missing value ("–") is empty, a growth a plain number, a name
+/// without its mark.
 fn csv_cell(c: &str) -> &str {
     if c == "–" {
         ""
     } else {
-        c
+        c.trim_start_matches('×').trim_end_matches(DAGGER)
     }
 }
 
@@ -274,25 +326,62 @@ pub fn latex_cell(c: &str) -> String {
             '–' => out.push_str("--"),
             '<' => out.push_str("\\textless{}"),
             '>' => out.push_str("\\textgreater{}"),
+            '×' => out.push_str("$\\times$"),
+            '†' => out.push_str("$^\\dagger$"),
             _ => out.push(ch),
         }
     }
     out
 }
 
-/// `\begin{tabular}{l r ...}` with booktabs rules; the title and note as a comment above.
+/// A two-column article's column, in points (10 pt article, letter or A4): a table wider
+/// than this is scaled down to it.
+const COLUMN_PT: f64 = 229.0;
+
+/// The natural width of `t` in points at `\small` with 4 pt column separation: 4.6 pt a
+/// character (Computer Modern at 9 pt averages less), a mark 5 pt.
+fn width_pt(t: &Table) -> f64 {
+    let len = |c: &str| c.chars().map(|ch| if ch == '†' || ch == '×' { 5.0 } else { 4.6 }).sum::<f64>();
+    (0..t.head.len())
+        .map(|i| {
+            std::iter::once(&t.head).chain(&t.rows).filter_map(|r| r.get(i)).map(|c| len(c)).fold(0.0, f64::max) + 8.0
+        })
+        .sum()
+}
+
+/// `\begin{tabular}{l r ...}` with booktabs rules at `\small`, the title and note as a comment
+/// above; a table wider than a two-column article's column is scaled to it (`\resizebox`,
+/// graphicx); a dagger's meaning goes in a last row, as wide as the column.
 pub fn latex(t: &Table) -> String {
     let cols: String =
         std::iter::once('l').chain(std::iter::repeat('r').take(t.head.len().saturating_sub(1))).collect();
     let line = |cells: &[String]| cells.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & ") + " \\\\\n";
-    let mut s = format!("% {}\n% {}\n% Needs \\usepackage{{booktabs}}.\n", t.title, t.note);
+    let resize = width_pt(t) > COLUMN_PT;
+    let mut s = format!(
+        "% {}\n% {}\n% Needs \\usepackage{{booktabs}}{}.\n",
+        t.title,
+        t.note,
+        if resize { " and \\usepackage{graphicx}" } else { "" }
+    );
+    s.push_str("{\\small\\setlength{\\tabcolsep}{4pt}%\n");
+    if resize {
+        s.push_str("\\resizebox{\\columnwidth}{!}{%\n");
+    }
     s.push_str(&format!("\\begin{{tabular}}{{{cols}}}\n\\toprule\n"));
     s.push_str(&line(&t.head));
     s.push_str("\\midrule\n");
     for r in &t.rows {
         s.push_str(&line(r));
     }
-    s.push_str("\\bottomrule\n\\end{tabular}\n");
+    s.push_str("\\bottomrule\n");
+    if t.rows.iter().any(|r| r.iter().any(|c| c.contains(DAGGER))) {
+        s.push_str(&format!(
+            "\\multicolumn{{{}}}{{@{{}}p{{\\columnwidth}}@{{}}}}{{\\footnotesize $^\\dagger$ Not ordered against another tracer: the runs do not decide which costs more.}}\\\\\n",
+            t.head.len()
+        ));
+    }
+    s.push_str("\\end{tabular}");
+    s.push_str(if resize { "}%\n}\n" } else { "%\n}\n" });
     s
 }
 
@@ -340,6 +429,24 @@ mod tests {
         assert_eq!(s.head, ["STD", "Tracer"]);
         assert_eq!(s.rows[0], ["2.35", "lw"]);
         assert!(latex(&select(&t, &["mean".into()])).contains("66.0 \\\\"));
+        // The scaling table chooses with its own names; the latency table's leave it whole.
+        let sc = Table {
+            file: "scaling".into(),
+            keys: vec!["tracer".into(), "1".into(), "4".into(), "growth".into()],
+            title: "s".into(),
+            head: vec!["Tracer".into(), "1 thr. (ns)".into(), "4 thr. (ns)".into(), "Growth".into()],
+            rows: vec![vec!["lw†".into(), "60.0".into(), "66.0".into(), "×1.10".into()]],
+            note: String::new(),
+        };
+        assert_eq!(select(&sc, &["mean".into()]).head.len(), 4);
+        let s = select(&sc, &["mean".into(), "scaling.tracer".into(), "scaling.growth".into()]);
+        assert_eq!(s.head, ["Tracer", "Growth"]);
+        let tex = latex(&s);
+        assert!(tex.contains("lw$^\\dagger$ & $\\times$1.10 \\\\") && tex.contains("\\multicolumn{2}"), "{tex}");
+        assert_eq!(csv(&s).unwrap(), "Tracer,Growth\nlw,1.10\n");
+        assert!(set_columns(&["scaling.4".into(), "counters.cycles-std".into()]).is_ok());
+        set_columns(&[]).unwrap();
+        assert!(set_columns(&["scaling.four".into()]).is_err());
         let e = set_columns(&["mean".into(), "avg".into()]).unwrap_err();
         assert!(e.starts_with("--columns: no column 'avg'; the columns are tracer, threads, kept"), "{e}");
     }
