@@ -148,6 +148,7 @@ pub struct RunArgs {
     pub export: Vec<String>,
     /// Count instructions instead of timing: `singlestep` steps every call with ptrace and writes
     /// its exact user-space instruction count and kernel entries (no PMU needed, no timing).
+    /// `run` only: `scale` and `sweep` refuse it (one stepped run per value or thread count).
     #[arg(long, value_parser = ["singlestep"])]
     pub instructions: Option<String>,
     /// Every K-th timed window times an empty call (the `none` tracer) instead, written to

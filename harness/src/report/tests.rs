@@ -294,6 +294,25 @@ fn a_costlier_call_of_a_flush_is_the_flush_not_an_outlier() {
     assert!(!line.contains("outlier"), "{line}");
 }
 
+/// A tracer row with these repetitions' means and nothing else measured.
+pub(in crate::report) fn tracer_row(label: &str, spec: &str, reps: &[f64]) -> crate::report::TracerReport {
+    crate::report::TracerReport {
+        name: label.into(),
+        spec: spec.into(),
+        label: label.into(),
+        colour: 0,
+        config: serde_json::Value::Null,
+        by_threads: Default::default(),
+        rep_means: reps.to_vec(),
+        rep_by_threads: Default::default(),
+        analysis: None,
+        dated: None,
+        footprint: Vec::new(),
+        attribution: None,
+        note: None,
+    }
+}
+
 /// The analysis of sequences of latencies (one repetition each), through an in-memory events.csv.
 pub(in crate::report) fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths {
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");

@@ -93,7 +93,8 @@ fn prepare(
     let columns = plan::counter_columns(&avail);
     let cells_dir = out.path.join(".cells");
     protocol::make_cells_dir(&cells_dir)?;
-    let cells = plan.cells(&opts, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
+    let cells =
+        plan.round_cells(0..opts.repeats, 0, &opts, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
     Ok(Prepared { opts, mode, plan, out, avail, columns, cells })
 }
 

@@ -282,24 +282,12 @@ fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error
 }
 
 impl Plan {
-    /// The cells, repetitions outermost, so repeats interleave across tracers and bursts of noise
-    /// hit every tracer alike instead of one. `avail[set]` are the counters of each set that can
-    /// be read here; `columns` is the union, the events.csv columns every cell writes.
-    pub fn cells(
-        &self,
-        opts: &Options,
-        avail: &[Availability],
-        columns: &[String],
-        clock: &ClockInfo,
-        run_id: &str,
-        cells_dir: &std::path::Path,
-    ) -> Vec<(usize, CellSpec)> {
-        self.round_cells(0..opts.repeats, 0, opts, avail, columns, clock, run_id, cells_dir)
-    }
-
     /// The cells of rounds `reps` (a round: every row, set and thread count once), numbered
-    /// from `first_id` (each cell's directory is its number): `cells` for the planned rounds,
-    /// and the rounds `--budget` adds after them (runner/rounds.rs).
+    /// from `first_id` (each cell's directory is its number): the planned rounds, and the rounds
+    /// `--budget` adds after them (runner/rounds.rs). Repetitions are outermost, so repeats
+    /// interleave across tracers and bursts of noise hit every tracer alike instead of one.
+    /// `avail[set]` are the counters of each set that can be read here; `columns` is the union,
+    /// the events.csv columns every cell writes.
     #[allow(clippy::too_many_arguments)]
     pub fn round_cells(
         &self,

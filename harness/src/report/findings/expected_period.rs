@@ -177,7 +177,6 @@ pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64
 #[cfg(test)]
 mod on_lattice_tests {
     use super::on_lattice;
-    use serde_json::Value;
 
     /// LTTng-tracef at 5000 calls: a switch every 581 calls while payloads have three digits,
     /// every 579 after; the outliers on 579's best phase are said, with the slots they leave.
@@ -253,21 +252,7 @@ mod on_lattice_tests {
     /// plugin that declares no buffer (0) and a built-in row get none from it.
     #[test]
     fn a_plugins_buffer_events_is_its_expected_period() {
-        let t = |spec: &str| crate::report::TracerReport {
-            name: "ring".into(),
-            spec: spec.into(),
-            label: "ring".into(),
-            colour: 0,
-            config: Value::Null,
-            by_threads: Default::default(),
-            rep_means: Vec::new(),
-            rep_by_threads: Default::default(),
-            analysis: None,
-            dated: None,
-            footprint: Vec::new(),
-            attribution: None,
-            note: None,
-        };
+        let t = |spec: &str| crate::report::tests::tracer_row("ring", spec, &[]);
         let run = |n: u64| serde_json::json!({"tracers": [{"name": "ring", "buffer_events": n, "cells": []}]});
         let e = super::expected_period(&run(4096), &t("plugin:./libring.so")).expect("an expected period");
         assert_eq!((e.period, e.how.as_str()), (4096.0, "the plugin's buffer_events = 4096 events per buffer"));

@@ -2,21 +2,7 @@
 use super::*;
 
 fn t(label: &str, reps: &[f64]) -> TracerReport {
-    TracerReport {
-        name: label.into(),
-        spec: label.into(),
-        label: label.into(),
-        colour: 0,
-        config: Value::Null,
-        by_threads: Default::default(),
-        rep_means: reps.to_vec(),
-        rep_by_threads: Default::default(),
-        analysis: None,
-        dated: None,
-        footprint: Vec::new(),
-        attribution: None,
-        note: None,
-    }
+    crate::report::tests::tracer_row(label, label, reps)
 }
 
 /// The survey's orderings read the one comparison: ten interleaved rounds that all agree decide

@@ -29,9 +29,13 @@ fn fit(s: &str, w: usize) -> String {
     if width(s) <= w {
         return s.to_string();
     }
-    let mut t: String = s.chars().take(w.saturating_sub(3)).collect();
-    t.push_str("...");
-    t
+    let room = w.saturating_sub(3);
+    let head: String = s.chars().take(room).collect();
+    // Cut at the end of a clause (else of a word), so the line keeps whole findings: a period or
+    // a cost is never cut in half. `--explain` prints the line whole.
+    let cut = ["; ", ", ", ": ", " "].iter().find_map(|b| head.rfind(b).filter(|&i| i >= room / 2));
+    let kept = cut.map_or(head.as_str(), |i| head[..i].trim_end());
+    format!("{kept}...")
 }
 
 fn pad(s: &str, w: usize, right: bool) -> String {
@@ -241,6 +245,17 @@ mod tests {
             tables: Vec::new(),
             figures: Vec::new(),
         }
+    }
+
+    /// A line too long for the screen is cut at a clause, never inside a number.
+    #[test]
+    fn a_long_line_is_cut_at_a_clause() {
+        let s = "survey, departs: lttng-ust (116 ns) is slower than printf (105 ns; printf against lttng-ust: +11.9% \
+                 [+5.2%, +16.9%]), but the survey (Table 4) has lttng-ust 1208 ns < printf 8400 ns";
+        let t = fit(s, 100);
+        assert!(width(&t) <= 100 && t.ends_with("..."), "{t}");
+        assert_eq!(t, "survey, departs: lttng-ust (116 ns) is slower than printf (105 ns...");
+        assert_eq!(fit("short", 100), "short");
     }
 
     #[test]
