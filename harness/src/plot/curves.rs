@@ -5,7 +5,6 @@ use plotters::prelude::*;
 use super::layout::*;
 use super::*;
 
-
 /// Survey Figures 5, 6 and 8: mean latency against thread (core) count, log y, one line per
 /// tracer, with the spread of the repetitions' means as error bars.
 pub struct ScalingFigure {

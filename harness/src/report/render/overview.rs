@@ -168,9 +168,8 @@ pub fn of(
         .map(|c| Verdict1 { verdict: verdict_word(c.verdict).into(), tracers: c.tracers.clone(), text: c.text.clone() })
         .collect();
     // A machine the run's own checks found not fit is said before any decision taken on it.
-    let unfit = (!rk.unfit.is_empty()).then(|| {
-        format!("machine not fit to measure ({}): every decision below was taken on it", rk.unfit.join("; "))
-    });
+    let unfit = (!rk.unfit.is_empty())
+        .then(|| format!("machine not fit to measure ({}): every decision below was taken on it", rk.unfit.join("; ")));
     let notes =
         crate::results::interrupted_line(&r.run).into_iter().chain(unfit).chain(r.notes.iter().cloned()).collect();
     Overview {

@@ -198,7 +198,10 @@ fn an_expected_period_longer_than_the_run_is_not_called_a_miss() {
     // otf2's flush every 17476 calls cannot show in 10000: the line says so and how long a run
     // would, rather than "no periodic path found".
     let e = Expected { period: 17476.0, how: "buffer 262144 B / record 15 B = 17476".into() };
-    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice: None })]);
+    let l = say(vec![
+        fast(true),
+        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice: None }),
+    ]);
     assert!(l.contains("too few calls to show the expected period [expected: buffer 262144 B / record 15 B = 17476; -n 100000 would]"), "{l}");
     assert!(!l.contains("no periodic path found"), "{l}");
 }
@@ -216,7 +219,10 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
         slots: 8,
         extra: (1282.0, 2103.0),
     });
-    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice })]);
+    let l = say(vec![
+        fast(true),
+        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice }),
+    ]);
     assert!(
         l.contains(
             "no periodic path found [expected: sub-buffer = 579]; 6 outliers lie exactly 579 calls apart, iterations \
@@ -236,7 +242,10 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
         slots: 25,
         extra: (64.0, 5503.0),
     });
-    let l = say(vec![fast(true), Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice })]);
+    let l = say(vec![
+        fast(true),
+        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice }),
+    ]);
     assert!(l.contains("20 of the 25 slots of that phase in the run: they fill at least 80% of the slots"), "{l}");
     assert!(!l.contains("needs at least"), "{l}");
 }
