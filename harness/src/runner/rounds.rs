@@ -99,7 +99,7 @@ pub(super) fn add_until_decided(
     Ok(())
 }
 
-/// The pairs of measured rows (all but `none`, the floor) the comparison leaves undecided, from
+/// The pairs of rows the comparison leaves undecided, from
 /// each round's mean at the fewest threads (cached by cell: a cell's events do not change).
 fn open_pairs(p: &Prepared, runs: &[CellRun], cache: &mut HashMap<usize, Option<f64>>) -> Result<Vec<Open>, Error> {
     let threads = p.plan.threads.first().copied().unwrap_or(1);
@@ -135,9 +135,10 @@ fn open_pairs(p: &Prepared, runs: &[CellRun], cache: &mut HashMap<usize, Option<
             }
         }
     }
+    // Every pair of rows, the floor's too: the survey's orderings compare `none` with the others.
     let is_floor = |ri: usize| p.plan.rows[ri].spec == "none";
     let floor = (0..per_row.len()).find(|&ri| is_floor(ri)).map(|ri| per_row[ri].clone());
-    let measured: Vec<usize> = (0..per_row.len()).filter(|&ri| !is_floor(ri) && !per_row[ri].is_empty()).collect();
+    let measured: Vec<usize> = (0..per_row.len()).filter(|&ri| !per_row[ri].is_empty()).collect();
     let mut open = Vec::new();
     for (i, &a) in measured.iter().enumerate() {
         for &b in &measured[i + 1..] {
