@@ -282,7 +282,10 @@ fn sequence(
 ) -> SequenceSegments {
     let w = windows(calls, threshold);
     let x: Vec<f64> = w.iter().map(|w| w.mean).collect();
-    let seg = changepoint::segment(&x, opts);
+    let mut seg = changepoint::segment(&x, opts);
+    // A sequence with no window that kept enough calls (a row whose calls were mostly discarded)
+    // has no level to date: its one segment would be empty.
+    seg.segments.retain(|s| s.end > s.start);
     let sides = sides(&seg, &x);
     let base: Vec<f64> = sides
         .iter()
