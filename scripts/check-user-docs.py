@@ -68,51 +68,22 @@ def tracker_words(root):
 
 # ---- quoted error messages -------------------------------------------------------------------
 
+def _scanner():
+    """scripts/untested-messages.py, loaded once: its `literals` reads the sources' messages."""
+    import importlib.util
+
+    if not hasattr(_scanner, "mod"):
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = importlib.util.spec_from_file_location("untested_messages", os.path.join(here, "untested-messages.py"))
+        _scanner.mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_scanner.mod)
+    return _scanner.mod
+
+
 def rust_strings(text):
-    """The string literals of a Rust source: "..." with escapes and line continuations, r"..." and
-    r#"..."#, unescaped."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if c == "r" and i + 1 < n and text[i + 1] in '#"' and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            m = re.match(r'r(#*)"', text[i:])
-            if m:
-                close = '"' + m.group(1)
-                j = text.find(close, i + len(m.group(0)))
-                if j >= 0:
-                    out.append(text[i + len(m.group(0)):j])
-                    i = j + len(close)
-                    continue
-        if c == "'" :
-            # a char literal ('"', '\'') must not open a string; lifetimes pass through
-            m = re.match(r"'(\\.|[^\\'])'", text[i:])
-            if m:
-                i += len(m.group(0))
-                continue
-        if c == '"':
-            j, buf = i + 1, []
-            while j < n and text[j] != '"':
-                if text[j] == "\\" and j + 1 < n:
-                    e = text[j + 1]
-                    if e == "\n":  # continuation: the newline and the next line's indentation go
-                        j += 2
-                        while j < n and text[j] in " \t":
-                            j += 1
-                        continue
-                    buf.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'", "0": "\0"}.get(e, e))
-                    j += 2
-                    continue
-                buf.append(text[j])
-                j += 1
-            out.append("".join(buf))
-            i = j + 1
-            continue
-        i += 1
-    return out
+    """The string literals of a Rust source, unescaped, by the same scanner as
+    scripts/untested-messages.py."""
+    return [t for _, t in _scanner().literals(text)]
 
 
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
