@@ -56,8 +56,11 @@ fn run_writes_the_output_contract() {
         let m = lat.iter().sum::<f64>() / lat.len() as f64;
         assert!((m - s.get("tracer", t, "mean_ns")).abs() < 0.01);
     }
-    // lw does real work: it costs more than the empty call.
-    assert!(s.get("tracer", "lw", "mean_ns") > s.get("tracer", "none", "mean_ns"));
+    // lw does real work: it costs more than the empty call. Medians, not means: stalls of the
+    // host that no guest event shows are kept, and 10 us of them among 500 calls of ~15 ns raise
+    // a mean by 20 ns, lw's whole margin over none; a few slow calls cannot move a median.
+    let (lw, none) = (s.get("tracer", "lw", "p50_ns"), s.get("tracer", "none", "p50_ns"));
+    assert!(lw > none, "median lw {lw} ns is not above median none {none} ns");
     let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert!(rj["clock"]["info"]["resolution_ns"].as_f64().unwrap() > 0.0);
     assert!(rj["clock"]["floor"]["mean_ns"].as_f64().unwrap() > 0.0);
