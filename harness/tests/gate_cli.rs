@@ -1,5 +1,5 @@
 //! `tracebench gate` end to end on synthetic results directories (the output contract's
-//! repetitions.csv), and on a stand-in side command for --interleave.
+//! repetitions.csv); the interleaved gate is in gate_interleave.rs.
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -154,8 +154,34 @@ fn one_repetition_is_inconclusive_and_strict_fails() {
     judge(&a, &b)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("inconclusive").and(predicate::str::contains("at least 5 per side")));
+        .stdout(predicate::str::contains("inconclusive").and(predicate::str::contains("at least 6 per side")));
     gate().args(["gate", "--strict", "--baseline"]).arg(&a).arg("--candidate").arg(&b).assert().code(1);
+}
+
+/// `--net`: an 18 ns tracer over a 25 ns floor that gains 2 ns is +4.7% raw (unchanged at 5%)
+/// and +11% of its own cost (regressed); the method line says which the change is relative to.
+/// Without a `none` row, or on exact counts, --net is refused in one line.
+#[test]
+fn net_judges_a_tracers_own_cost_and_needs_the_floor() {
+    let t = tempfile::tempdir().unwrap();
+    let a = results(t.path(), "a", &[("none", 1, 25.0), ("lw", 1, 43.0)], 10, &[]);
+    let b = results(t.path(), "b", &[("none", 1, 25.0), ("lw", 1, 45.0)], 10, &[]);
+    judge(&a, &b).assert().code(0).stdout(predicate::str::contains("raw value").and(predicate::str::contains("unchanged")));
+    judge(&a, &b)
+        .arg("--net")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("net of the baseline's none row").and(predicate::str::contains("regressed")));
+    let c = results(t.path(), "c", &[("lw", 1, 43.0)], 10, &[]);
+    assert_one_line_exit_2(
+        gate().args(["gate", "--net", "--baseline"]).arg(&c).arg("--candidate").arg(&c),
+        "--net needs a `none` row at 1 thread(s) in the baseline",
+    );
+    let s = stepped(t.path(), "s", 34);
+    assert_one_line_exit_2(
+        gate().args(["gate", "--net", "--baseline"]).arg(&s).arg("--candidate").arg(&s),
+        "exact instruction counts (user_instructions) have no floor to subtract",
+    );
 }
 
 fn assert_one_line_exit_2(cmd: &mut Command, needle: &str) {
@@ -200,151 +226,6 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A stand-in for `tracebench run`: writes a one-repetition results dir at `$1` ns, with 1%
-/// deterministic jitter from the repetition number the gate exports.
-fn fake_run(root: &Path) -> PathBuf {
-    let p = root.join("fake-run.sh");
-    fs::write(
-        &p,
-        format!(
-            r#"#!/bin/sh
-ns=$1; shift
-[ "$ns" = fail ] && {{ echo "fake-run: no such tracer" >&2; exit 3; }}
-while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift;; --repeats) [ "$2" = 1 ] || exit 9; shift;; esac; shift; done
-mkdir -p "$out"
-m=$(awk -v n="$ns" -v r="$TRACEBENCH_GATE_REPETITION" 'BEGIN {{ printf "%.3f", n * (1 + 0.01 * ((r * 0.618034) % 1 * 2 - 1)) }}')
-printf '%s\nspin,1,0,1000,0,%s,1,1,1,1,1,1\n' '{HEAD}' "$m" > "$out/repetitions.csv"
-echo '{{}}' > "$out/run.json"
-echo "$TRACEBENCH_GATE_SIDE $TRACEBENCH_GATE_REPETITION" >> "{}/order.txt"
-"#,
-            root.display()
-        ),
-    )
-    .unwrap();
-    p
-}
-
-/// `tracebench gate --interleave` with the fake run as both sides, at `base` and `cand` ns, plus
-/// `extra` options.
-fn fake_gate(fake: &Path, base: &str, cand: &str, extra: &[&str]) -> Command {
-    let mut c = gate();
-    c.args(["gate", "--interleave"])
-        .args(extra)
-        .arg("--baseline-cmd")
-        .arg(format!("sh {} {base}", fake.display()))
-        .arg("--candidate-cmd")
-        .arg(format!("sh {} {cand}", fake.display()));
-    c
-}
-
-#[test]
-fn interleave_runs_abba_keeps_results_and_can_be_rejudged() {
-    let t = tempfile::tempdir().unwrap();
-    let fake = fake_run(t.path());
-    let out = t.path().join("gate-out");
-    fake_gate(&fake, "215", "236.5", &["--repeats", "6"])
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("regressed").and(predicate::str::contains("interleaved ABBA")));
-    let order: Vec<String> =
-        fs::read_to_string(t.path().join("order.txt")).unwrap().lines().map(str::to_string).collect();
-    assert_eq!(order[..4], ["baseline 0", "candidate 0", "candidate 1", "baseline 1"]);
-    assert_eq!(order.len(), 12);
-    for d in ["A-0", "B-5", "baseline", "candidate"] {
-        assert!(out.join(d).join("repetitions.csv").is_file(), "{d}");
-    }
-    assert!(out.join("A-0.log").is_file() && out.join("baseline/run.json").is_file());
-    let merged = fs::read_to_string(out.join("candidate/repetitions.csv")).unwrap();
-    assert_eq!(merged.lines().count(), 7, "{merged}");
-    // Re-judged from the files alone, paired as in the interleaved run: the same verdict.
-    gate()
-        .args(["gate", "--paired", "--baseline"])
-        .arg(out.join("baseline"))
-        .arg("--candidate")
-        .arg(out.join("candidate"))
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("regressed"));
-}
-
-#[test]
-fn interleave_same_command_passes_and_cleans_up() {
-    let t = tempfile::tempdir().unwrap();
-    let fake = fake_run(t.path());
-    let cmd = format!("sh {} 215", fake.display());
-    // A private TMPDIR, so that the check does not race other tests.
-    let tmp = t.path().join("tmp");
-    fs::create_dir_all(&tmp).unwrap();
-    gate()
-        .env("TMPDIR", &tmp)
-        .args(["gate", "--interleave", "--repeats", "6", "--baseline-cmd", &cmd, "--candidate-cmd", &cmd])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("unchanged"));
-    let left: Vec<_> = fs::read_dir(&tmp).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
-    assert!(left.is_empty(), "the temporary work directory must be removed: {left:?}");
-}
-
-#[test]
-fn interleave_failing_command_exits_2_with_its_last_line() {
-    let t = tempfile::tempdir().unwrap();
-    let fake = fake_run(t.path());
-    let out = fake_gate(&fake, "215", "fail", &["--repeats", "2"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    let last = err.lines().last().unwrap();
-    assert!(last.contains("candidate command (repetition 0) failed: exit status 3: fake-run: no such tracer"), "{err}");
-    // A command that writes nothing is named as such.
-    let out = gate()
-        .args(["gate", "--interleave", "--repeats", "1", "--baseline-cmd", "true", "--candidate-cmd", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no"), "{out:?}");
-}
-
-/// --max-repeats: an inconclusive first look (4 pairs, below --min-repeats 5) makes the gate run
-/// 4 more pairs, continuing the ABBA order, and judge again at the Bonferroni-split confidence.
-#[test]
-fn interleave_sequential_adds_repetitions_only_while_inconclusive() {
-    let t = tempfile::tempdir().unwrap();
-    let fake = fake_run(t.path());
-    let json = t.path().join("g.json");
-    fake_gate(&fake, "215", "236.5", &["--repeats", "4", "--max-repeats", "12"])
-        .arg("--json")
-        .arg(&json)
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("regressed").and(predicate::str::contains("sequential: 2 of 3 looks")))
-        .stdout(predicate::str::contains("99.67% CI"));
-    let order: Vec<String> =
-        fs::read_to_string(t.path().join("order.txt")).unwrap().lines().map(str::to_string).collect();
-    assert_eq!(order.len(), 16, "two looks of 4 pairs: {order:?}");
-    assert_eq!(order[8..12], ["baseline 4", "candidate 4", "candidate 5", "baseline 5"]);
-    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(j["sequential"]["looks_taken"], 2);
-    assert_eq!(j["rows"][0]["n_baseline"], 8);
-    assert!((j["confidence"].as_f64().unwrap() - (1.0 - 0.01 / 3.0)).abs() < 1e-9, "{j}");
-
-    // Without --max-repeats the same 4 pairs stay inconclusive and pass.
-    fs::remove_file(t.path().join("order.txt")).unwrap();
-    fake_gate(&fake, "215", "236.5", &["--repeats", "4"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("inconclusive"));
-    assert_eq!(fs::read_to_string(t.path().join("order.txt")).unwrap().lines().count(), 8);
-    // M below K is a usage error.
-    let out = gate()
-        .args(["gate", "--interleave", "--repeats", "4", "--max-repeats", "3", "--baseline-cmd", "true"])
-        .args(["--candidate-cmd", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-repeats 3 is below --repeats 4"), "{out:?}");
-}
-
 // --- the gate's output says what it does ---
 
 /// Writes DIR/repetitions.csv with one row per repetition of `tracer` x 1 thread at `values`.
@@ -370,28 +251,29 @@ fn help_says_what_metric_auto_does() {
     }
 }
 
-/// Paired, the change is the median of the per-pair ratios: the table shows that ratio beside
-/// it, names the side values as medians, and says when the side medians point the other way.
+/// Paired, the change is the median of the per-pair differences: the table names the side values
+/// as medians and the change as the median pair's, and says when the side medians point the other
+/// way.
 #[test]
-fn paired_table_shows_the_median_pair_ratio_and_says_which() {
+fn paired_table_says_when_the_side_medians_point_the_other_way() {
     let t = tempfile::tempdir().unwrap();
-    // Ratios 1.06, 1.06, 0.714, 1.06, 0.897: median pair +6.0%; side medians 290 -> 260 (-10.3%).
+    // Differences +6, +18, -80, +30, -30: median pair +6 ns, +2.3% of the cheaper side's median
+    // (260); side medians 290 -> 260 (-10.3%).
     let a = reps_at(t.path(), "a", &[100.0, 300.0, 280.0, 500.0, 290.0]);
     let b = reps_at(t.path(), "b", &[106.0, 318.0, 200.0, 530.0, 260.0]);
     let md = t.path().join("g.md");
     let out = judge(&a, &b).arg("--paired").arg("--markdown").arg(&md).output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
-    for want in ["baseline median", "candidate median", "median pair ratio", "change (median pair)", "x1.060", "+6.0%"]
-    {
+    for want in ["baseline median", "candidate median", "change (median pair)", "+2.3%"] {
         assert!(s.contains(want), "{want:?} not in:\n{s}");
     }
-    assert!(s.contains("the side medians differ by -10.3% but the median pair changed +6.0%"), "{s}");
+    assert!(s.contains("the side medians differ by -10.3% but the median pair changed +2.3%"), "{s}");
     let m = fs::read_to_string(&md).unwrap();
-    assert!(m.contains("| median pair ratio |") && m.contains("| x1.060 |"), "{m}");
+    assert!(m.contains("| change (median pair) |") && m.contains("| +2.3% |"), "{m}");
     // Unpaired, no pair column and no such line.
     let out = judge(&a, &b).output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
-    assert!(s.contains("baseline median") && !s.contains("pair ratio") && !s.contains("side medians"), "{s}");
+    assert!(s.contains("baseline median") && !s.contains("median pair") && !s.contains("side medians"), "{s}");
 }
 
 const STEPPED_HEAD: &str = "tracer,threads,repetition,kept,discarded,user_instructions,main_share,\
@@ -476,7 +358,7 @@ fn a_plugin_fast_in_half_of_its_processes_is_said_to_form_two_clusters() {
     };
     let md = t.path().join("gate.md");
     let out = gate()
-        .args(["gate", "--interleave", "--repeats", "12", "--max-repeats", "12", "--baseline-cmd"])
+        .args(["gate", "--interleave", "--repeats", "10", "--max-repeats", "10", "--baseline-cmd"])
         .arg(side("a", 80))
         .arg("--candidate-cmd")
         .arg(side("b", 0))
@@ -496,5 +378,5 @@ fn a_plugin_fast_in_half_of_its_processes_is_said_to_form_two_clusters() {
     assert!(said.contains("threads sharing a core"), "{said}");
     // Two levels are not settled by more repetitions, so no count of them is offered.
     assert!(!said.contains("would settle it"), "{said}");
-    assert_eq!(fs::read_to_string(t.path().join("a")).unwrap().trim(), "12", "one number per baseline process");
+    assert_eq!(fs::read_to_string(t.path().join("a")).unwrap().trim(), "10", "one number per baseline process");
 }

@@ -66,6 +66,15 @@ fn keep_alive_holds_every_tracepoint_and_the_detector_still_sees() {
     let openable = tps.iter().filter(|(n, _)| crate::counters::tracepoint_id(n).is_some()).count();
     assert_eq!(keep.held(), openable);
     let mut det = Detector::open().unwrap();
+    // Involuntary switches of this thread, so that a preemption by a neighbour (a loaded machine)
+    // is told apart from the sleep's own switch, which must not be called one.
+    let preempted = || {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+        u.ru_nivcsw
+    };
+    let iv0 = preempted();
     let h0 = det.head();
     // A fresh anonymous page: its first touch is a page fault.
     // SAFETY: a private anonymous mapping, written once and unmapped.
@@ -89,7 +98,11 @@ fn keep_alive_holds_every_tracepoint_and_the_detector_still_sees() {
     assert!(mask & (Reason::PageFault as u16) != 0, "{}", Reason::names(mask));
     // The sleep went through sched_switch with prev_state S: blocked, not a preemption.
     assert!(mask & (Reason::Blocked as u16) != 0, "{}", Reason::names(mask));
-    assert!(mask & (Reason::ContextSwitch as u16) == 0, "{}", Reason::names(mask));
+    if preempted() == iv0 {
+        assert!(mask & (Reason::ContextSwitch as u16) == 0, "{}", Reason::names(mask));
+    } else {
+        eprintln!("keep_alive test: this thread was also preempted, so a context switch is rightly named too");
+    }
     drop(det);
     drop(keep);
 }

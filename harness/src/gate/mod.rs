@@ -10,6 +10,8 @@ pub mod input;
 mod interleave;
 mod modes;
 pub use interleave::plain_words;
+mod args;
+pub use args::GateArgs;
 mod render;
 pub mod verdict;
 
@@ -22,7 +24,10 @@ use thiserror::Error;
 use crate::results;
 use crate::results::columns;
 use input::Results;
-use verdict::{Config, Estimator, Judgement, Verdict};
+
+/// The row whose cost is the harness's own call: `--net` subtracts it.
+const FLOOR: &str = "none";
+use verdict::{Config, Judgement, Verdict};
 
 #[derive(Debug, Error)]
 pub enum GateError {
@@ -60,137 +65,6 @@ impl crate::error::ExitCode for GateError {
     }
 }
 
-/// Parses "5%", "0.05" (a fraction below 1) into a fraction.
-fn parse_fraction(s: &str, what: &str, example: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => match t.parse::<f64>() {
-            Ok(v) if v < 1.0 => Ok(v),
-            Ok(_) => {
-                return Err(format!("{what} '{s}' is ambiguous: write it as a percentage ({example}%) or a fraction"))
-            }
-            Err(e) => Err(e),
-        },
-    }
-    .map_err(|_| format!("{what} '{s}' is not a number: write it as e.g. {example}%"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("{what} '{s}' must be a non-negative percentage, e.g. {example}%"));
-    }
-    Ok(v)
-}
-
-fn parse_threshold(s: &str) -> Result<f64, String> {
-    parse_fraction(s, "threshold", "5")
-}
-
-fn parse_confidence(s: &str) -> Result<f64, String> {
-    let v = parse_fraction(s, "confidence", "99")?;
-    if v <= 0.5 || v >= 1.0 {
-        return Err(format!("confidence '{s}' must lie between 50% and 100% (exclusive), e.g. 99%"));
-    }
-    Ok(v)
-}
-
-#[derive(clap::Args, Debug, Clone)]
-#[command(after_help = "Exit status: 0 pass, 1 a regression (or an inconclusive row with --strict), 2 usage or \
-                        data error.\nMethod and examples: the user guide, docs/ci-gate.md.")]
-pub struct GateArgs {
-    /// Checks a side's command line before anything runs (the CLI's `precheck_gate_command`, which
-    /// knows tracebench's own options); `Err` is the one line to print.
-    #[arg(skip)]
-    pub precheck: Option<fn(&str, &str) -> Result<(), String>>,
-    /// What an interleaved gate holds for all its runs (the CLI's `gate_hold`: each tracer's
-    /// parent-side guard, e.g. LTTng's session daemon), so that every run does not start and stop
-    /// it again: each start and stop costs tens of ms of wall time.
-    #[arg(skip)]
-    pub hold: Option<fn(&str) -> Vec<Box<dyn std::any::Any + Send>>>,
-    /// Baseline results directory (the --out of `tracebench run --repeats K`).
-    #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
-    pub baseline: Option<PathBuf>,
-    /// Candidate results directory.
-    #[arg(long, value_name = "DIR", required_unless_present = "interleave", conflicts_with = "interleave")]
-    pub candidate: Option<PathBuf>,
-    /// Smallest relative change that matters: "regressed" needs the whole confidence interval above it.
-    /// Not applied to exact counts (`--instructions singlestep`): see --count-threshold.
-    #[arg(long, default_value = "5%", value_parser = parse_threshold)]
-    pub threshold: f64,
-    /// Exact counts only (user_instructions of `run --instructions singlestep`): how many
-    /// instructions per call a change may add or remove and still be "unchanged". Default 0: any
-    /// increase, one instruction included, fails.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub count_threshold: u64,
-    /// Confidence level of the bootstrap interval.
-    #[arg(long, default_value = "99%", value_parser = parse_confidence)]
-    pub confidence: f64,
-    /// Fail (exit 1) on an inconclusive row too.
-    #[arg(long)]
-    pub strict: bool,
-    /// Per-repetition column to compare. auto: instructions_mean when both sides counted
-    /// instructions with a PMU; user_instructions for `run --instructions singlestep` results
-    /// (exact counts); else mom_ns (median of block means, which a stall the detector cannot see
-    /// does not move) when both sides have it, else mean_ns. Or any numeric column of
-    /// repetitions.csv (p50_ns, cycles_mean...).
-    #[arg(long, default_value = "auto", value_name = "COLUMN")]
-    pub metric: String,
-    /// How the per-repetition values of the two sides are compared.
-    #[arg(long, value_enum, default_value_t = Estimator::HodgesLehmann)]
-    pub estimator: Estimator,
-    /// Compare repetition i of each side with each other (median of per-pair ratios). On by
-    /// default with --interleave, where the two runs of a pair ran back to back; give it to
-    /// re-judge the merged OUT/baseline and OUT/candidate of an interleaved gate.
-    #[arg(long, conflicts_with = "unpaired")]
-    pub paired: bool,
-    /// Compare the two sides as independent samples even with --interleave.
-    #[arg(long)]
-    pub unpaired: bool,
-    /// Fewer repetitions per side than this give "inconclusive" without an interval.
-    #[arg(long, default_value_t = 5, value_name = "K", value_parser = clap::value_parser!(u64).range(2..))]
-    pub min_repeats: u64,
-    /// Bootstrap resamples.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
-    pub resamples: u64,
-    /// Seed of the bootstrap: a fixed seed makes a verdict reproducible from the files alone.
-    #[arg(long, default_value_t = 0x7472_6163_6562_6e63)]
-    pub seed: u64,
-    /// Also write the verdicts as markdown (for a PR comment).
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Also write the verdicts as JUnit XML (one test case per tracer x threads).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Also write the verdicts as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Run both sides here, alternately in ABBA order, instead of reading two directories.
-    #[arg(long, requires_all = ["baseline_cmd", "candidate_cmd"])]
-    pub interleave: bool,
-    /// Baseline command for --interleave: run as `sh -c 'CMD "$@"' -- --repeats 1 --out DIR`
-    /// (so `tracebench run --tracer X --label NAME ...`, or anything that writes a results dir).
-    #[arg(long, value_name = "CMD", requires = "interleave")]
-    pub baseline_cmd: Option<String>,
-    /// Candidate command for --interleave (invoked like --baseline-cmd).
-    #[arg(long, value_name = "CMD", requires = "interleave")]
-    pub candidate_cmd: Option<String>,
-    /// Repetitions per side for --interleave.
-    #[arg(long, default_value_t = 16, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    pub repeats: u64,
-    /// With --interleave: while a row is inconclusive after K pairs, run K more (up to M per
-    /// side) and judge again. With L = ceil(M/K) looks, each interval is computed at confidence
-    /// 1 - (1 - C)/L (Bonferroni), so that the chance of a wrong "regressed" over all looks stays
-    /// within the --confidence asked.
-    #[arg(long, value_name = "M", requires = "interleave", value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    pub max_repeats: Option<u64>,
-    /// Keep the interleaved runs in DIR (DIR/A-<i>, DIR/B-<i>, merged DIR/baseline and
-    /// DIR/candidate) instead of a temporary directory.
-    #[arg(long, short = 'o', value_name = "DIR", requires = "interleave")]
-    pub out: Option<PathBuf>,
-    /// Also write the candidate's values, with each row's verdict, for a benchmark-history
-    /// service: FORMAT=FILE with FORMAT bmf or github-benchmark; repeatable.
-    #[arg(long, value_name = "FORMAT=FILE")]
-    pub export: Vec<String>,
-}
-
 /// One judged row.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -212,8 +86,12 @@ pub struct Report {
     pub candidate: String,
     pub interleaved: bool,
     pub metric: String,
-    pub estimator: Estimator,
+    /// How the two sides' values were compared, in words (the median of paired differences with
+    /// the sign test's interval, or the Hodges-Lehmann shift with the Mann-Whitney interval).
+    pub estimator: String,
     pub paired: bool,
+    /// Changes are relative to each tracer's cost net of the baseline's `none` row (`--net`).
+    pub net: bool,
     pub threshold: f64,
     /// `--count-threshold`: instructions per call an exact count may move and stay unchanged.
     pub count_threshold: u64,
@@ -308,28 +186,47 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
     let cfg = Config {
         threshold: args.threshold,
         confidence: args.confidence,
-        estimator: args.estimator,
-        resamples: args.resamples as usize,
-        seed: args.seed,
         paired: (args.paired || interleaved) && !args.unpaired,
         min_repetitions: args.min_repeats as usize,
     };
+    let exact_metric = metric == crate::results::columns::USER_INSTRUCTIONS;
+    if args.net && exact_metric {
+        return Err(GateError::Usage(
+            "--net judges a time net of the none row; exact instruction counts (user_instructions) have no floor to \
+             subtract: drop --net"
+                .into(),
+        ));
+    }
     let mut rows = Vec::new();
     for (tracer, threads) in base.keys() {
+        if args.net && tracer == FLOOR {
+            continue;
+        }
         let b = base.values(&tracer, threads, &metric)?;
         let c = cand.values(&tracer, threads, &metric)?;
+        let floor = if args.net {
+            if !base.keys().contains(&(FLOOR.to_string(), threads)) {
+                return Err(GateError::Usage(format!(
+                    "--net needs a `none` row at {threads} thread(s) in the baseline ({}): add none to its --tracer \
+                     list, or drop --net",
+                    base.dir.display()
+                )));
+            }
+            Some(base.values(FLOOR, threads, &metric)?)
+        } else {
+            None
+        };
         // Exact counts (a stepped run's main path): any change is a verdict.
-        let exact = (metric == crate::results::columns::USER_INSTRUCTIONS)
-            .then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
+        let exact = exact_metric.then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {
             Some(Some(j)) => functions::named(j, &base.dir, &cand.dir, &tracer),
             // Counts that should be exact but are not: said, then judged statistically.
             Some(None) => {
-                let mut j = verdict::judge(&b, &c, &cfg);
+                let mut j = verdict::judge(&b, &c, None, &cfg);
                 j.why = format!("{}: {}", verdict::not_exact(&b, &c), j.why);
                 j
             }
-            None => modes::annotate(verdict::judge(&b, &c, &cfg), &b, &c, cfg.threshold),
+            None => modes::annotate(verdict::judge(&b, &c, floor.as_deref(), &cfg), &b, &c, cfg.threshold),
         };
         rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
     }
@@ -347,8 +244,13 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         candidate: cand.dir.display().to_string(),
         interleaved,
         metric,
-        estimator: args.estimator,
+        estimator: if cfg.paired {
+            "median of the paired differences, sign-test interval".into()
+        } else {
+            "Hodges-Lehmann shift, Mann-Whitney interval".into()
+        },
         paired: cfg.paired,
+        net: args.net,
         threshold: args.threshold,
         count_threshold: args.count_threshold,
         confidence: args.confidence,
@@ -438,7 +340,7 @@ fn export(specs: &[crate::export::ExportSpec], cand: &Results, report: &Report) 
                 ci: j.ci,
                 confidence: report.confidence,
                 metric: r.metric.clone(),
-                estimator: report.estimator.name().to_string(),
+                estimator: report.estimator.clone(),
                 baseline: report.baseline.clone(),
             };
             ((r.tracer.clone(), r.threads), note)
@@ -477,21 +379,4 @@ fn run_inner(args: &GateArgs) -> Result<i32, GateError> {
     }
     export(&exports, &candidate, &report)?;
     Ok(report.exit_code)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fractions() {
-        assert_eq!(parse_threshold("5%").unwrap(), 0.05);
-        assert_eq!(parse_threshold("0.05").unwrap(), 0.05);
-        assert!(parse_threshold("5").unwrap_err().contains("ambiguous"));
-        assert!(parse_threshold("x%").is_err());
-        assert!(parse_threshold("-1%").is_err());
-        assert!((parse_confidence("99%").unwrap() - 0.99).abs() < 1e-12);
-        assert!(parse_confidence("100%").is_err());
-        assert!(parse_confidence("40%").is_err());
-    }
 }

@@ -73,48 +73,38 @@ fn method(rep: &Report) -> String {
     } else {
         ""
     };
+    let c = conf(rep.confidence);
+    let change = if rep.paired {
+        format!("the median of the per-pair differences (repetition i against i, run back to back) with its {c} sign-test interval")
+    } else {
+        format!("the Hodges-Lehmann shift of candidate over baseline (median of all their differences) with its {c} Mann-Whitney interval")
+    };
+    let of = if rep.net {
+        "cost net of the baseline's none row (--net)"
+    } else {
+        "raw value (the harness's own call included; --net: the tracer's own cost)"
+    };
     let m = format!(
-        "metric {} (one value per repetition); change: {}, with a {} bootstrap interval over repetitions; \
-         threshold ±{:.1}%{exact}",
+        "metric {} (one value per repetition); change: {change}, relative to the cheaper side's {of}; threshold \
+         ±{:.1}%{exact}",
         rep.metric,
-        if rep.paired {
-            "median of the per-pair ratios (repetition i vs i, run back to back)"
-        } else {
-            match rep.estimator {
-                super::verdict::Estimator::HodgesLehmann => {
-                    "Hodges-Lehmann (median of all candidate/baseline ratios; central values are medians)"
-                }
-                super::verdict::Estimator::Median => "ratio of the medians",
-                super::verdict::Estimator::Mean => "ratio of the means",
-            }
-        },
-        conf(rep.confidence),
         rep.threshold * 100.0
     );
     m + &seq
 }
 
-/// The table's header, which says what each value is: the sides' central values (medians, or
-/// means with `--estimator mean`) and, paired, the median of the per-pair ratios beside the change
-/// it is (the change is that ratio, not the ratio of the side medians).
+/// The table's header, which says what each value is: the sides' medians, and the change with
+/// its interval (paired: the median of the per-pair differences, which need not equal the
+/// difference of the two medians).
 fn head(rep: &Report) -> Vec<String> {
-    let side = match rep.estimator {
-        super::verdict::Estimator::Mean if !rep.paired => "mean",
-        _ => "median",
-    };
     let mut h = vec![
         "tracer".to_string(),
         "threads".into(),
         if rep.paired { "pairs" } else { "reps" }.into(),
-        format!("baseline {side}"),
-        format!("candidate {side}"),
+        "baseline median".into(),
+        "candidate median".into(),
+        if rep.paired { "change (median pair)" } else { "change" }.into(),
     ];
-    if rep.paired {
-        h.push("median pair ratio".into());
-        h.push("change (median pair)".into());
-    } else {
-        h.push("change".into());
-    }
     h.push(format!("{} CI", conf(rep.confidence)));
     h.push("verdict".into());
     h
@@ -122,7 +112,7 @@ fn head(rep: &Report) -> Vec<String> {
 
 /// The row's cells; `name` renders the tracer's name (a tracer's string is data: escaped for the
 /// format, `crate::escape`).
-fn cells(rep: &Report, r: &Row, name: fn(&str) -> String) -> Vec<String> {
+fn cells(r: &Row, name: fn(&str) -> String) -> Vec<String> {
     let j = &r.judgement;
     let mut c = vec![
         name(&r.tracer),
@@ -131,9 +121,6 @@ fn cells(rep: &Report, r: &Row, name: fn(&str) -> String) -> Vec<String> {
         value(j.baseline, &r.metric),
         value(j.candidate, &r.metric),
     ];
-    if rep.paired {
-        c.push(j.pair_ratio.map_or("n/a".into(), |x| format!("x{x:.3}")));
-    }
     c.extend([pct(j.change), ci(r), j.verdict.as_str().to_string()]);
     c
 }
@@ -173,7 +160,7 @@ fn row_notes(rep: &Report, name: fn(&str) -> String) -> Vec<String> {
 pub fn terminal(rep: &Report) -> String {
     let head = head(rep);
     let last = head.len() - 1;
-    let body: Vec<Vec<String>> = rep.rows.iter().map(|r| cells(rep, r, escape::visible)).collect();
+    let body: Vec<Vec<String>> = rep.rows.iter().map(|r| cells(r, escape::visible)).collect();
     let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in &body {
         for (i, c) in r.iter().enumerate() {
@@ -237,7 +224,7 @@ pub fn markdown(rep: &Report) -> String {
         (0..head.len()).map(|i| if i == 0 || i + 1 == head.len() { "---" } else { "---:" }).collect();
     out.push_str(&format!("|{}|\n", align.join("|")));
     for r in &rep.rows {
-        let mut c = cells(rep, r, |n| escape::markdown_code(n, true));
+        let mut c = cells(r, |n| escape::markdown_code(n, true));
         if let Some(v) = c.last_mut() {
             *v = icon(r.judgement.verdict).to_string();
         }

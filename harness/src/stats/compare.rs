@@ -91,10 +91,41 @@ pub fn level(n: usize, alpha: f64) -> f64 {
     alpha / (k * (k + 1.0))
 }
 
+/// How many times a caller looks at the data, which sets each look's level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Looks {
+    /// Rounds added until decided: the look that `n` rounds are spends `alpha / (k (k + 1))`.
+    Sequential { alpha: f64 },
+    /// One look at a fixed level (a gate judging the repetitions it was given; a caller that
+    /// splits its own alpha over its looks passes each look's share).
+    Once { level: f64 },
+}
+
+impl Looks {
+    fn level(self, n: usize) -> f64 {
+        match self {
+            Looks::Sequential { alpha } => level(n, alpha),
+            Looks::Once { level } => level,
+        }
+    }
+    /// The round counts at which a caller could look again after `n`.
+    fn next(self, n: usize) -> Box<dyn Iterator<Item = usize>> {
+        match self {
+            Looks::Sequential { .. } => Box::new(looks().skip_while(move |&p| p <= n)),
+            Looks::Once { .. } => Box::new(n + 1..),
+        }
+    }
+}
+
 /// Compares A and B from their per-round values (ns). `floor`: the `none` row's values of the
 /// same rounds, when it ran with them. `paired`: the rounds were interleaved (then `a`, `b` and
 /// `floor` are in round order and of one length).
 pub fn compare(a: &[f64], b: &[f64], floor: Option<&[f64]>, paired: bool, margin: f64, alpha: f64) -> Comparison {
+    compare_with(a, b, floor, paired, margin, Looks::Sequential { alpha })
+}
+
+/// [`compare`] at the level `looks` gives the rounds seen.
+pub fn compare_with(a: &[f64], b: &[f64], floor: Option<&[f64]>, paired: bool, margin: f64, looks: Looks) -> Comparison {
     let paired = paired && a.len() == b.len() && a.len() >= 2;
     let rounds = a.len().min(b.len());
     let (ma, mb) = (median(a), median(b));
@@ -111,14 +142,8 @@ pub fn compare(a: &[f64], b: &[f64], floor: Option<&[f64]>, paired: bool, margin
         Some(r) if r > 0.0 => (r, true),
         _ => (cheap, false),
     };
-    let level = level(rounds, alpha);
-    let (estimate, interval) = if paired {
-        let mut d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
-        d.sort_by(f64::total_cmp);
-        (median_sorted(&d), sign_interval(&d, level))
-    } else {
-        shift_interval(a, b, level)
-    };
+    let level = looks.level(rounds);
+    let (estimate, interval) = difference(a, b, paired, level);
     let rel = |x: f64| x / reference;
     let estimate = rel(estimate);
     let interval = interval.map(|(lo, hi)| (rel(lo), rel(hi)));
@@ -129,9 +154,32 @@ pub fn compare(a: &[f64], b: &[f64], floor: Option<&[f64]>, paired: bool, margin
         Some((_, hi)) if hi < 0.0 => Outcome::BCheaper,
         _ => Outcome::Undecided,
     };
+    let decides = |m: f64, half: f64| half < m.abs() || m.abs() + half < margin;
     let rounds_needed =
-        (outcome == Outcome::Undecided).then(|| rounds_to_decide(a, b, paired, reference, margin, alpha)).flatten();
+        (outcome == Outcome::Undecided).then(|| rounds_until(a, b, paired, reference, looks, decides)).flatten();
     Comparison { outcome, estimate, interval, margin, rounds, paired, reference, net, level, rounds_needed }
+}
+
+/// The estimate of B - A (ns) and its interval at `level`: the median of the paired differences
+/// and the sign test's interval, or unpaired the Hodges-Lehmann shift and the Mann-Whitney
+/// interval. None where the rounds are too few for any interval at that level.
+pub fn difference(a: &[f64], b: &[f64], paired: bool, level: f64) -> (f64, Option<(f64, f64)>) {
+    if paired && a.len() == b.len() && a.len() >= 2 {
+        let mut d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
+        d.sort_by(f64::total_cmp);
+        (median_sorted(&d), sign_interval(&d, level))
+    } else {
+        shift_interval(a, b, level)
+    }
+}
+
+/// The fewest rounds (of each row) for which [`difference`] gives any interval at `level`.
+pub fn fewest_rounds(paired: bool, level: f64) -> usize {
+    let some = |n: usize| {
+        let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        difference(&v, &v, paired, level).1.is_some()
+    };
+    (2..10_000).find(|&n| some(n)).unwrap_or(10_000)
 }
 
 impl Comparison {
@@ -173,9 +221,17 @@ fn shift_interval(a: &[f64], b: &[f64], alpha: f64) -> (f64, Option<(f64, f64)>)
     (est, Some((d[c], d[d.len() - 1 - c])))
 }
 
-/// The fewest rounds, among the looks from the next one on, at which the interval would decide
-/// if the differences kept the median and spread seen so far (a projection, said as "about").
-fn rounds_to_decide(a: &[f64], b: &[f64], paired: bool, reference: f64, margin: f64, alpha: f64) -> Option<usize> {
+/// The fewest rounds, among the looks after the rounds seen, at which the interval would decide
+/// (`decides(median, half_width)`, both relative to `reference`) if the differences kept the
+/// median and spread seen so far: a projection, said as "about".
+pub fn rounds_until(
+    a: &[f64],
+    b: &[f64],
+    paired: bool,
+    reference: f64,
+    looks: Looks,
+    decides: impl Fn(f64, f64) -> bool,
+) -> Option<usize> {
     let n = a.len().min(b.len());
     let (m, sigma) = if paired {
         let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| (y - x) / reference).collect();
@@ -187,15 +243,21 @@ fn rounds_to_decide(a: &[f64], b: &[f64], paired: bool, reference: f64, margin: 
     if !(m.is_finite() && sigma.is_finite()) {
         return None;
     }
-    for p in looks().skip_while(|&p| p <= n).take_while(|&p| p <= 100_000) {
-        let lv = level(p, alpha);
+    // The quantile for each look's level, computed once per level (a fixed level looks at every
+    // count, so recomputing it would dominate).
+    let mut z = (f64::NAN, 0.0);
+    for p in looks.next(n).take_while(|&p| p <= 100_000) {
+        let lv = looks.level(p);
         // The sign test needs this many rounds for any interval at all.
         if 2.0 * 0.5f64.powi(p as i32) > lv {
             continue;
         }
+        if z.0 != lv {
+            z = (lv, normal_quantile(1.0 - lv / 2.0));
+        }
         // The median's spread over p rounds (1.2533 sigma / sqrt(p) for a normal population).
-        let half = normal_quantile(1.0 - lv / 2.0) * 1.2533 * sigma / (p as f64).sqrt();
-        if half < m.abs() || m.abs() + half < margin {
+        let half = z.1 * 1.2533 * sigma / (p as f64).sqrt();
+        if decides(m, half) {
             return Some(p);
         }
     }
