@@ -290,6 +290,45 @@ fn stepped(root: &Path, name: &str, count: u64) -> PathBuf {
     dir
 }
 
+/// A stepped side with its run.json and events.csv: `main` instructions on every call but every
+/// 4096th, which takes `wrap`.
+fn stepped_with_events(root: &Path, name: &str, main: u64, wrap: u64) -> PathBuf {
+    let dir = stepped(root, name, main);
+    fs::write(dir.join("run.json"), r#"{"tracers": [{"name": "spin", "dir": "spin"}]}"#).unwrap();
+    fs::create_dir_all(dir.join("spin")).unwrap();
+    let mut s = String::from("tracer,threads,thread,cpu,iteration,user_instructions,kernel_entries,repetition,counter_set,clock_retries\n");
+    for i in 0..100_000u64 {
+        let u = if i % 4096 == 4095 { wrap } else { main };
+        s.push_str(&format!("spin,1,0,0,{i},{u},0,0,0,0\n"));
+    }
+    fs::write(dir.join("spin/events.csv"), s).unwrap();
+    dir
+}
+
+/// The main path the same, the wrap path 30 instructions dearer: "regressed", said as the paths
+/// whose share moved; the same events on both sides stay unchanged and say the paths were
+/// compared.
+#[test]
+fn a_change_on_a_rarer_path_alone_is_a_regression() {
+    let t = tempfile::tempdir().unwrap();
+    let a = stepped_with_events(t.path(), "a", 34, 120);
+    let b = stepped_with_events(t.path(), "b", 34, 150);
+    let same = stepped_with_events(t.path(), "same", 34, 120);
+    judge(&a, &b).assert().code(1).stdout(
+        predicate::str::contains("regressed")
+            .and(predicate::str::contains("the main path is unchanged, but paths whose share moved"))
+            .and(predicate::str::contains("150 instructions 0% -> 0.024% of calls")),
+    );
+    judge(&a, &same)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("0 regressed, 0 improved, 1 unchanged"));
+    let json = t.path().join("g.json");
+    judge(&a, &same).arg("--json").arg(&json).assert().code(0);
+    let why = fs::read_to_string(&json).unwrap();
+    assert!(why.contains("no other path's share moved (100000 and 100000 calls)"), "{why}");
+}
+
 /// An exact count one percent up is "regressed" (any change in an exact count is real), and the
 /// output says the threshold in its header does not apply to it.
 #[test]

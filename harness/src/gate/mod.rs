@@ -9,6 +9,7 @@ mod functions;
 pub mod input;
 mod interleave;
 mod modes;
+mod paths;
 pub use interleave::plain_words;
 mod args;
 pub use args::GateArgs;
@@ -219,7 +220,10 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         // Exact counts (a stepped run's main path): any change is a verdict.
         let exact = exact_metric.then(|| verdict::judge_exact(&b, &c, args.count_threshold as f64));
         let judgement = match exact {
-            Some(Some(j)) => functions::named(j, &base.dir, &cand.dir, &tracer),
+            Some(Some(j)) => {
+                let j = functions::named(j, &base.dir, &cand.dir, &tracer);
+                every_path(j, base, cand, &tracer, args.count_threshold as f64)
+            }
             // Counts that should be exact but are not: said, then judged statistically.
             Some(None) => {
                 let mut j = verdict::judge(&b, &c, None, &cfg);
@@ -260,6 +264,28 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
         exit_code: if pass { 0 } else { 1 },
         sequential: None,
     })
+}
+
+/// An exact main path that did not move: the rarer paths are compared too (`paths`), where both
+/// sides kept their events.
+fn every_path(mut j: Judgement, base: &Results, cand: &Results, tracer: &str, tolerance: f64) -> Judgement {
+    if j.verdict != Verdict::Unchanged {
+        return j;
+    }
+    let (Some(b), Some(c)) = (paths::read(&base.dir, tracer), paths::read(&cand.dir, tracer)) else {
+        j.why = format!("{}; the rarer paths were not compared (a side has no stepped events.csv)", j.why);
+        return j;
+    };
+    let (moved, per_call) = paths::moved(&b, &c);
+    if moved.is_empty() {
+        j.why = format!("{}; no other path's share moved ({} and {} calls)", j.why, b.calls, c.calls);
+    } else if per_call.abs() > tolerance {
+        j.verdict = if per_call > 0.0 { Verdict::Regressed } else { Verdict::Improved };
+        j.why = format!("the main path is unchanged, but {}", paths::said(&moved, per_call));
+    } else {
+        j.why = format!("{}; {}, within --count-threshold {tolerance}", j.why, paths::said(&moved, per_call));
+    }
+    j
 }
 
 /// Runs the gate; returns the process exit code (0 pass, 1 fail, 130 interrupted). Every error

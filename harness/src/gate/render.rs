@@ -74,6 +74,15 @@ fn method(rep: &Report) -> String {
         ""
     };
     let c = conf(rep.confidence);
+    if !rep.rows.is_empty() && rep.rows.iter().all(|r| r.judgement.exact) {
+        // Exact counts have no interval to describe and no floor to subtract.
+        return format!(
+            "metric {} (one value per repetition, exact); change: the difference of the counts, relative to the \
+             cheaper side's; threshold ±{:.1}%{exact}",
+            rep.metric,
+            rep.threshold * 100.0
+        ) + &seq;
+    }
     let change = if rep.paired {
         format!("the median of the per-pair differences (repetition i against i, run back to back) with its {c} sign-test interval")
     } else {

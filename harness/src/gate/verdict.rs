@@ -186,12 +186,12 @@ pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)], tolerance: f64) -> 
         candidate: c,
         n_baseline: base.len(),
         n_candidate: cand.len(),
-        change: c / b - 1.0,
-        ci: Some((c / b - 1.0, c / b - 1.0)),
+        change: (c - b) / b.min(c),
+        ci: Some(((c - b) / b.min(c), (c - b) / b.min(c))),
         needed: None,
         why,
         exact: true,
-        reference: b,
+        reference: b.min(c),
         net: false,
     })
 }
