@@ -7,12 +7,12 @@
 //! report.html render from), report.md, and the terminal's text rendered from that overview, as
 //! `tracebench report` prints it. Each rule (rules.rs, pairs.rs) names what it compares; a
 //! contradiction is a bug of the renderer or of the findings, never of the data.
+#[cfg(test)]
+mod generated_tests;
 mod pairs;
 mod rules;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod generated_tests;
 
 use std::path::Path;
 

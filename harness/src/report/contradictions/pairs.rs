@@ -48,10 +48,19 @@ fn chain(s: &Said, text: &str, what: &str, out: &mut Vec<Contradiction>) {
             let same = links[i..j].iter().all(|l| l == "=");
             let ok = if same { p.outcome == "same" } else { cheaper(p) == Some(rows[i].as_str()) };
             if !ok {
-                found(out, "pair-order", format!(
-                    "{what} says {} {} {}, the comparison of the pair says {} ({} against {})",
-                    rows[i], if same { "=" } else { "<" }, rows[j], p.outcome, p.b, p.a
-                ));
+                found(
+                    out,
+                    "pair-order",
+                    format!(
+                        "{what} says {} {} {}, the comparison of the pair says {} ({} against {})",
+                        rows[i],
+                        if same { "=" } else { "<" },
+                        rows[j],
+                        p.outcome,
+                        p.b,
+                        p.a
+                    ),
+                );
             }
         }
     }
@@ -63,15 +72,29 @@ pub(super) fn pair_order(s: &Said, out: &mut Vec<Contradiction>) {
         if let Some(c) = t.strip_prefix("Every pair's order is decided by this run: ") {
             chain(s, c, "the ranking", out);
         }
-        for (head, want) in [("The same within the margin: ", "same"), ("Not decided against each other: ", "undecided")] {
+        for (head, want) in
+            [("The same within the margin: ", "same"), ("Not decided against each other: ", "undecided")]
+        {
             let Some(list) = t.strip_prefix(head) else { continue };
             for p in &s.overview.pairs {
-                let named = list.contains(&format!("{} and {} (", p.a, p.b)) || list.contains(&format!("{} and {} (", p.b, p.a));
+                let named = list.contains(&format!("{} and {} (", p.a, p.b))
+                    || list.contains(&format!("{} and {} (", p.b, p.a));
                 if named && p.outcome != want {
-                    found(out, "pair-order", format!("the ranking says {} of {} and {}, the comparison says {}", want, p.a, p.b, p.outcome));
+                    found(
+                        out,
+                        "pair-order",
+                        format!("the ranking says {} of {} and {}, the comparison says {}", want, p.a, p.b, p.outcome),
+                    );
                 }
                 if !named && p.outcome == want && head.starts_with("The same") {
-                    found(out, "pair-order", format!("{} and {} are the same within the margin, and the ranking's list of such pairs lacks them", p.a, p.b));
+                    found(
+                        out,
+                        "pair-order",
+                        format!(
+                            "{} and {} are the same within the margin, and the ranking's list of such pairs lacks them",
+                            p.a, p.b
+                        ),
+                    );
                 }
             }
         }
@@ -84,7 +107,11 @@ pub(super) fn pair_order(s: &Said, out: &mut Vec<Contradiction>) {
     // Undecided pairs of the overview are the comparison's undecided pairs.
     for u in &s.overview.undecided {
         if pair(s, &u.cheaper, &u.costlier).is_some_and(|p| p.outcome != "undecided") {
-            found(out, "pair-order", format!("overview.undecided lists {} and {}, which the comparison decided", u.cheaper, u.costlier));
+            found(
+                out,
+                "pair-order",
+                format!("overview.undecided lists {} and {}, which the comparison decided", u.cheaper, u.costlier),
+            );
         }
     }
 }
@@ -97,25 +124,42 @@ pub(super) fn survey_order(s: &Said, out: &mut Vec<Contradiction>) {
             let Some(p) = pair(s, x, y) else { continue };
             if t.starts_with("Departs from the survey: ") && t.contains(" is slower than ") {
                 if cheaper(p) != Some(y.as_str()) {
-                    found(out, "survey-order", format!("the survey line says {x} is slower than {y}; the comparison says {}", p.outcome));
+                    found(
+                        out,
+                        "survey-order",
+                        format!("the survey line says {x} is slower than {y}; the comparison says {}", p.outcome),
+                    );
                 }
             } else if t.contains(" cost the same (") && p.outcome != "same" {
-                found(out, "survey-order", format!("the survey line says {x} and {y} cost the same; the comparison says {}", p.outcome));
+                found(
+                    out,
+                    "survey-order",
+                    format!("the survey line says {x} and {y} cost the same; the comparison says {}", p.outcome),
+                );
             }
         }
-        if let Some(c) = t.split(": mean latency orders as ").nth(1).filter(|_| t.starts_with("Agrees with the survey")) {
+        if let Some(c) = t.split(": mean latency orders as ").nth(1).filter(|_| t.starts_with("Agrees with the survey"))
+        {
             chain(s, c, "the survey line", out);
         }
         if let Some(list) = t.strip_prefix("Not decided by this run, so not compared with the survey: ") {
             for p in &s.overview.pairs {
-                let against = |x: &str, y: &str| list.contains(&format!("{x} (")) && list.contains(&format!(" against {y} ("));
+                let against =
+                    |x: &str, y: &str| list.contains(&format!("{x} (")) && list.contains(&format!(" against {y} ("));
                 if (against(&p.a, &p.b) || against(&p.b, &p.a)) && p.outcome != "undecided" {
                     let named = list.split("; ").any(|one| {
                         (one.starts_with(&format!("{} (", p.a)) && one.contains(&format!(" against {} (", p.b)))
                             || (one.starts_with(&format!("{} (", p.b)) && one.contains(&format!(" against {} (", p.a)))
                     });
                     if named {
-                        found(out, "survey-order", format!("the survey says {} and {} are not decided; the comparison says {}", p.a, p.b, p.outcome));
+                        found(
+                            out,
+                            "survey-order",
+                            format!(
+                                "the survey says {} and {} are not decided; the comparison says {}",
+                                p.a, p.b, p.outcome
+                            ),
+                        );
                     }
                 }
             }

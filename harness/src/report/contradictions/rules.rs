@@ -27,7 +27,9 @@ pub(super) fn table_periods(r: &OverviewRow) -> (Vec<f64>, Vec<f64>) {
 /// The period a row's geometry predicts, from its findings (a periodic path's or the missing
 /// period's `expected`).
 fn expected(json: &Value, name: &str) -> Option<f64> {
-    latency_findings(json, name).into_iter().find_map(|f| f.get("expected").and_then(|e| e.get("period")).and_then(Value::as_f64))
+    latency_findings(json, name)
+        .into_iter()
+        .find_map(|f| f.get("expected").and_then(|e| e.get("period")).and_then(Value::as_f64))
 }
 
 /// Never "no periodic path" beside a path every N calls in the table.
@@ -39,20 +41,31 @@ pub(super) fn periodic_vs_none(s: &Said, out: &mut Vec<Contradiction>) {
         for t in &r.sentences {
             for said in ["no periodic path found", "shows no periodic slow path", "no periodic slow path"] {
                 if t.contains(said) && !every.is_empty() {
-                    found(out, "periodic-vs-none", &r.label, format!(
-                        "says \"{said}\" while the table shows a path every {}: {}",
-                        paths_text(r), clip(t, said)
-                    ));
+                    found(
+                        out,
+                        "periodic-vs-none",
+                        &r.label,
+                        format!(
+                            "says \"{said}\" while the table shows a path every {}: {}",
+                            paths_text(r),
+                            clip(t, said)
+                        ),
+                    );
                     break;
                 }
             }
             let at = "no periodic path at the expected period";
             if let (true, Some(e)) = (t.contains(at), e) {
                 if let Some(p) = every.iter().find(|&&p| near_expected(p, e)) {
-                    found(out, "periodic-vs-none", &r.label, format!(
-                        "says \"{at}\" ({e:.0}) while the table shows a path every {p} (within 2% of it): {}",
-                        clip(t, at)
-                    ));
+                    found(
+                        out,
+                        "periodic-vs-none",
+                        &r.label,
+                        format!(
+                            "says \"{at}\" ({e:.0}) while the table shows a path every {p} (within 2% of it): {}",
+                            clip(t, at)
+                        ),
+                    );
                 }
             }
         }
@@ -82,9 +95,12 @@ pub(super) fn survey_paths(s: &Said, out: &mut Vec<Contradiction>) {
             let p: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
             let pv: f64 = p.parse().unwrap_or(f64::NAN);
             if !exact.contains(&pv) {
-                found(out, "survey-path-vs-table", &r.label, format!(
-                    "the survey line says a slow path every {p} events; the table shows {}", paths_text(r)
-                ));
+                found(
+                    out,
+                    "survey-path-vs-table",
+                    &r.label,
+                    format!("the survey line says a slow path every {p} events; the table shows {}", paths_text(r)),
+                );
             }
             let with = f.iter().find(|x| kind(x) == "periodic_path" && x.get("expected").is_some_and(Value::is_object));
             match with {
@@ -108,16 +124,24 @@ pub(super) fn survey_paths(s: &Said, out: &mut Vec<Contradiction>) {
             let list = rest.split(" events").next().unwrap_or("");
             for p in list.split(", ") {
                 if !p.parse::<f64>().is_ok_and(|x| exact.contains(&x)) {
-                    found(out, "survey-path-vs-table", &r.label, format!(
-                        "the survey line says a periodic path every {p}; the table shows {}", paths_text(r)
-                    ));
+                    found(
+                        out,
+                        "survey-path-vs-table",
+                        &r.label,
+                        format!("the survey line says a periodic path every {p}; the table shows {}", paths_text(r)),
+                    );
                 }
             }
             if let Some(e) = expected(&s.json, &r.name) {
                 if let Some(p) = exact.iter().chain(&about).find(|&&p| near_expected(p, e)) {
-                    found(out, "survey-path-vs-table", &r.label, format!(
+                    found(
+                        out,
+                        "survey-path-vs-table",
+                        &r.label,
+                        format!(
                         "the survey line departs (no path at the expected {e:.0}), but the table shows a path every {p}"
-                    ));
+                    ),
+                    );
                 }
             }
         }
@@ -153,7 +177,8 @@ fn percent_at(s: &str) -> Option<f64> {
 
 /// The last "X of Y" or "X of the Y" in `s`.
 fn last_share(s: &str) -> Option<(f64, f64)> {
-    let w: Vec<&str> = s.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '.')).collect();
+    let w: Vec<&str> =
+        s.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '.')).collect();
     let n = |x: &str| x.parse::<f64>().ok().filter(|_| !x.ends_with('.'));
     (0..w.len()).rev().find_map(|i| {
         let x = n(w[i])?;
@@ -169,7 +194,9 @@ fn clause_thresholds(c: &str) -> Vec<(Side, f64, Option<(f64, f64)>, String)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < l.len() {
-        let hit = PHRASES.iter().find(|(p, _)| l[i..].starts_with(p) && (i == 0 || !l.as_bytes()[i - 1].is_ascii_alphanumeric()));
+        let hit = PHRASES
+            .iter()
+            .find(|(p, _)| l[i..].starts_with(p) && (i == 0 || !l.as_bytes()[i - 1].is_ascii_alphanumeric()));
         match hit {
             Some((p, side)) => {
                 if let Some(t) = percent_at(&l[i + p.len()..]) {
@@ -209,18 +236,30 @@ pub(super) fn thresholds(s: &Said, out: &mut Vec<Contradiction>) {
                     Side::Above => q > p,
                 };
                 if !holds && seen.insert(c.to_string()) {
-                    found(out, "threshold-as-applied", &row, format!(
-                        "{x} of {y} is {q:.1}%, not on the side of \"{phrase} {p}%\" the sentence says: {}", clip(c, &phrase)
-                    ));
+                    found(
+                        out,
+                        "threshold-as-applied",
+                        &row,
+                        format!(
+                            "{x} of {y} is {q:.1}%, not on the side of \"{phrase} {p}%\" the sentence says: {}",
+                            clip(c, &phrase)
+                        ),
+                    );
                 }
             }
             let l = c.to_lowercase();
             for bare in ["needs ", "need ", "requires "] {
                 for (i, _) in l.match_indices(bare) {
                     if percent_at(&l[i + bare.len()..]).is_some() && seen.insert(format!("{bare}{c}")) {
-                        found(out, "threshold-as-applied", &row, format!(
-                            "a threshold said without how it applies (at least / more than): {}", clip(c, bare)
-                        ));
+                        found(
+                            out,
+                            "threshold-as-applied",
+                            &row,
+                            format!(
+                                "a threshold said without how it applies (at least / more than): {}",
+                                clip(c, bare)
+                            ),
+                        );
                     }
                 }
             }
@@ -238,7 +277,12 @@ pub(super) fn tails(s: &Said, out: &mut Vec<Contradiction>) {
             let q = if num(t, "quantile") >= 0.999 { "p99.9" } else { "p99" };
             let total: f64 = parts.iter().map(|p| num(p, "calls")).sum();
             if total != num(t, "calls") {
-                found(out, "tail-vs-counts", &r.label, format!("what sets {q}: its parts hold {total} calls, it says {}", num(t, "calls")));
+                found(
+                    out,
+                    "tail-vs-counts",
+                    &r.label,
+                    format!("what sets {q}: its parts hold {total} calls, it says {}", num(t, "calls")),
+                );
             }
             for p in parts {
                 let what = p.get("what").and_then(Value::as_str).unwrap_or("");
@@ -264,15 +308,23 @@ pub(super) fn tails(s: &Said, out: &mut Vec<Contradiction>) {
                     "machine" => sum("machine_slow_calls", "calls"),
                     "no_path" => {
                         sum("outliers", "count")
-                            + f.iter().filter(|x| x.get("seen_as").and_then(Value::as_str) == Some("off_path")).map(|x| num(x, "calls")).sum::<f64>()
+                            + f.iter()
+                                .filter(|x| x.get("seen_as").and_then(Value::as_str) == Some("off_path"))
+                                .map(|x| num(x, "calls"))
+                                .sum::<f64>()
                     }
                     _ => continue,
                 };
                 if num(p, "calls") > allowed {
-                    found(out, "tail-vs-counts", &r.label, format!(
-                        "what sets {q} gives {} calls to {what}, which the report says has {allowed}",
-                        num(p, "calls")
-                    ));
+                    found(
+                        out,
+                        "tail-vs-counts",
+                        &r.label,
+                        format!(
+                            "what sets {q} gives {} calls to {what}, which the report says has {allowed}",
+                            num(p, "calls")
+                        ),
+                    );
                 }
             }
         }
@@ -301,7 +353,12 @@ pub(super) fn verdict_words(s: &Said, out: &mut Vec<Contradiction>) {
             _ => !agrees && !departs,
         };
         if !ok {
-            found(out, "verdict-word", &v.tracers.join(", "), format!("verdict {} on \"{}\"", v.verdict, clip(&v.text, "")));
+            found(
+                out,
+                "verdict-word",
+                &v.tracers.join(", "),
+                format!("verdict {} on \"{}\"", v.verdict, clip(&v.text, "")),
+            );
         }
     }
 }

@@ -71,7 +71,9 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
         s.overview.survey.push(Verdict1 {
             verdict: "departs".into(),
             tracers: vec![b.clone(), a.clone()],
-            text: format!("Departs from the survey: {b} (1 ns) and {a} (2 ns) cost the same (words), but the survey ..."),
+            text: format!(
+                "Departs from the survey: {b} (1 ns) and {a} (2 ns) cost the same (words), but the survey ..."
+            ),
         });
         let r = rules(&s);
         assert!(r.contains(&"pair-order") && r.contains(&"survey-order"), "{:?}", check(&s));
@@ -79,7 +81,11 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
 
     // A verdict whose sentence says the opposite.
     let (_d, mut s) = clean();
-    s.overview.survey.push(Verdict1 { verdict: "agrees".into(), tracers: vec![], text: "Departs from the survey: x.".into() });
+    s.overview.survey.push(Verdict1 {
+        verdict: "agrees".into(),
+        tracers: vec![],
+        text: "Departs from the survey: x.".into(),
+    });
     assert!(rules(&s).contains(&"verdict-word"), "{:?}", check(&s));
 
     // report.md without a row's sentence.
