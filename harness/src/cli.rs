@@ -58,6 +58,13 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// (internal) Reads the reports of DIR... (`tracebench report` written) for sentences their own
+    /// tables, findings or other sentences contradict (scripts/contradictions.sh); exit 1 on any.
+    #[command(name = "__contradictions", hide = true)]
+    Contradictions {
+        #[arg(required = true, num_args = 1..)]
+        dirs: Vec<PathBuf>,
+    },
     /// (internal) Single-step one measuring thread (`--instructions singlestep`).
     #[command(name = "__stepper", hide = true)]
     Stepper { pid: i32, tid: i32 },
@@ -218,6 +225,7 @@ fn dispatch(cli: &Cli, argv: &[String]) -> i32 {
         Command::PluginHeader => print_plugin_header(),
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
+        Command::Contradictions { dirs } => crate::report::contradictions::main(dirs),
         Command::Calibrate { runs, seed } => {
             finish(crate::analysis::calibration_battery::main(*runs, *seed).map_err(crate::report::ReportError::from))
         }

@@ -138,6 +138,9 @@ impl PeriodicPath {
 pub enum TailClass {
     /// On periodic path i (its own call, or a follower's).
     Periodic(usize),
+    /// On periodic path i's lattice and slow, but below its cut: a call on its period that does
+    /// not take it (the path's line counts it among its kept calls, not among those taking it).
+    OnPeriod(usize),
     /// Irregular path i.
     Irregular(usize),
     /// In a speed phase's mode.

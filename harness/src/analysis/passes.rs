@@ -71,6 +71,7 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
             c.periodic.iter_mut().for_each(|p| {
                 p.slots = 0;
                 p.taken = 0;
+                p.followers.iter_mut().for_each(|f| f.calls = 0);
                 p.profile = (p.phases <= 1).then(|| Profile::new(p.period));
             });
         }
@@ -91,6 +92,14 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
                         p.slots += 1;
                         if v > p.cut {
                             p.taken += 1;
+                        }
+                    }
+                    // A follower's calls are counted as the tail counts them (tails.rs).
+                    let base = c.dominant.median;
+                    for f in p.followers.iter_mut() {
+                        let lead = row.iteration >= f.offset && p.residues.iter().any(|x| x.seq == row.seq && (row.iteration - f.offset) % p.period == x.residue);
+                        if lead && v > crate::analysis::tails::follower_cut(base, f) {
+                            f.calls += 1;
                         }
                     }
                     if let Some(prof) = p.profile.as_mut().filter(|_| v.is_finite() && v <= p.cut) {

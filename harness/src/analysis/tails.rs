@@ -23,8 +23,12 @@ fn tail(
         return None;
     }
     let base = cp.dominant.median;
-    let on = |p: &PeriodicPath, seq: u64, it: u64| {
-        p.on(seq, it) || p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset))
+    // A path's own call above its cut, or a follower's call above half-way to the follower's
+    // cost: the criteria pass 3 counts them by (passes.rs), so the tail gives a path no more
+    // calls than its line says.
+    let taking = |p: &PeriodicPath, seq: u64, it: u64, v: f64| {
+        (p.on(seq, it) && v > p.cut)
+            || p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset) && v > follower_cut(base, f))
     };
     let mut members: Vec<(TailClass, f32)> = Vec::new();
     // The irregular path an explained call belongs to: the one whose mode holds it, else the
@@ -44,8 +48,11 @@ fn tail(
                 continue;
             }
             let v = e.v as f64;
-            let class = if let Some(i) = cp.periodic.iter().position(|p| on(p, *id, e.it) && v > p.cut) {
+            let class = if let Some(i) = cp.periodic.iter().position(|p| taking(p, *id, e.it, v)) {
                 TailClass::Periodic(i)
+            } else if let Some(i) = cp.periodic.iter().position(|p| p.on(*id, e.it) && v > cp.threshold) {
+                // Not an outlier: the outliers leave out every call on a path's lattice.
+                TailClass::OnPeriod(i)
             } else if e.mode.is_some_and(|k| m.modes[k].count > 0 && cp.phases.iter().any(|ph| ph.mode == m.modes[k])) {
                 TailClass::Phase
             } else if let Some(i) = explained[lo + j].then(|| irregular_of(v)).flatten() {
@@ -62,6 +69,12 @@ fn tail(
     let kept = members.len() as u64;
     members.extend((kept..total).map(|_| (TailClass::FastPath, (above - base) as f32)));
     Some(Tail { quantile: q, above, members })
+}
+
+/// The value above which a call at a follower's offset counts as the follower's: half-way from the
+/// fast path to its cost, as a path's own cut is half-way to the path's.
+pub(crate) fn follower_cut(base: f64, f: &crate::analysis::code_paths::Follower) -> f64 {
+    base + 0.5 * f.extra
 }
 
 /// The tails of the latency's code paths, after pass 3 (its paths are the ones that stay).

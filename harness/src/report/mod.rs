@@ -22,6 +22,7 @@
 //! side by side) and the synthetic results generator are in side/. This file holds the command's
 //! arguments, its error type, the report's model (`Report`, `TracerReport`) and the order of the
 //! stages (`build`).
+pub mod contradictions;
 pub mod findings;
 pub mod load;
 pub mod render;

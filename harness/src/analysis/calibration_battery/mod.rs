@@ -97,6 +97,16 @@ fn reference_of(lat: &[f64]) -> Option<Reference> {
     Reference::of(bins.into_iter().map(|(b, n)| (lo(b), lo(b + 1), n)).collect())
 }
 
+/// One seeded run of `kind` as the runner would record it: each sequence's latencies (ns) and
+/// the reference windows' (ns), for tests that write it as a results directory.
+pub fn sequences(kind: Kind, seed: u64) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1) };
+    let (seqs, _) = generate(kind, &mut g);
+    let calls = seqs.iter().map(Vec::len).sum();
+    let r = reference(kind, &mut g, calls);
+    (seqs, r)
+}
+
 /// Runs one seeded run of `kind`.
 pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReadError> {
     let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1) };

@@ -104,6 +104,17 @@ pub(crate) fn near_expected(mean: f64, expected: f64) -> bool {
     (mean - expected).abs() <= (0.02 * expected).max(2.0)
 }
 
+/// The spacings of the irregular paths among `f` that recur about every N calls (the table's
+/// "~N"): beside them, "no periodic path" would deny what the table shows.
+pub fn about_every(f: &[super::Finding]) -> Vec<f64> {
+    f.iter()
+        .filter_map(|x| match x {
+            super::Finding::IrregularPath(super::IrregularPath { spacing: Some(s), .. }) => Some(s.median),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A plugin's `buffer_events` (run.json's `tracers[].buffer_events`), when it declares a buffer.
 fn plugin_buffer(run: &Value, t: &TracerReport) -> Option<code_paths::Expected> {
     if !t.spec.starts_with("plugin:") {

@@ -177,6 +177,9 @@ pub struct MissingPeriod {
     /// that holds over part of the run only, which the search does not claim.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub on_lattice: Option<expected_period::OnLattice>,
+    /// The spacings of the paths about every N calls (no exact period; the table's "~N").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub about_every: Vec<f64>,
 }
 
 /// Slow calls on no path, scattered (interrupts and other noise).
@@ -333,7 +336,8 @@ pub fn of(
     if let Some(e) = expected.filter(|_| !said) {
         let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len, cp.sequences);
         let beside_other_periods = !cp.periodic.is_empty();
-        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), beside_other_periods, on_lattice }));
+        let about_every = expected_period::about_every(&f);
+        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), beside_other_periods, on_lattice, about_every }));
     }
     let dated = dated.and_then(DatedLevels::of);
     let owner = dated.as_ref().map_or_else(Attribution::no_sentinels, DatedLevels::owner);

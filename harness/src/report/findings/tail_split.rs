@@ -63,6 +63,10 @@ pub(super) fn tail_split(cp: &CodePaths, t: &code_paths::Tail, attr: Option<&Att
             TailClass::Periodic(i) => {
                 (TailWho::PeriodicPath, format!("the path every {}", cp.periodic[i].period_text()))
             }
+            TailClass::OnPeriod(i) => (
+                TailWho::PeriodicPath,
+                format!("calls on the period of the path every {} that do not take it", cp.periodic[i].period_text()),
+            ),
             TailClass::Irregular(i) if attr.is_some_and(|a| a.machine_path(i)) => {
                 (TailWho::Machine, "the machine's slow calls".into())
             }

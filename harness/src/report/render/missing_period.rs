@@ -4,8 +4,14 @@ use crate::report::render::numbers::signed;
 
 /// "no periodic path found [expected: ...]", and what the outliers show at that period.
 pub(super) fn missing(p: &crate::report::findings::MissingPeriod, unit: &str) -> String {
-    let what =
-        if p.beside_other_periods { "no periodic path at the expected period" } else { "no periodic path found" };
+    // A path about every N calls shows in the table as "~N": the line says what it lacks, an
+    // exact period, rather than deny a periodic path.
+    let about = p.about_every.iter().map(|m| format!("{m:.0}")).collect::<Vec<_>>().join(", ");
+    let what = match (p.beside_other_periods, about.is_empty()) {
+        (true, _) => "no periodic path at the expected period".to_string(),
+        (false, true) => "no periodic path found".to_string(),
+        (false, false) => format!("no path at an exact period found (only about every {about} events)"),
+    };
     let mut s = format!("{what} [expected: {}]", p.expected.how);
     if let Some(l) = &p.on_lattice {
         let taken = crate::decisions::periodic::TAKEN;
