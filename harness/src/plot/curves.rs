@@ -56,6 +56,12 @@ pub struct CurveFigure {
     pub undecided: Vec<Vec<bool>>,
 }
 
+/// A dash and the gap after it (logical pixels): long enough to read as dashed at a column's
+/// width, where a 1-point dash blurs into a solid line.
+fn dash_gap() -> (i32, i32) {
+    (px(5.0).max(6.0) as i32, px(3.5).max(4.0) as i32)
+}
+
 /// The legend's note on dashed segments, longest form first.
 const DASHED: [&str; 2] = ["dashed: not decided by the comparison", "dashed: not decided"];
 
@@ -144,7 +150,7 @@ impl CurveFigure {
                     for (j, seg) in s.points.windows(2).enumerate() {
                         let seg = [seg[0], seg[1]];
                         if dashed.and_then(|d| d.get(j)).copied().unwrap_or(false) {
-                            let (dash, gap) = (px(3.5).max(4.0) as i32, px(2.5).max(3.0) as i32);
+                            let (dash, gap) = dash_gap();
                             let style = c.stroke_width(lw);
                             chart.draw_series(DashedLineSeries::new(seg, dash, gap, style)).map_err(e)?;
                         } else {
@@ -199,7 +205,7 @@ where
     let yc = (row_h / 2.0) as i32;
     let (x0, x1) = (px(4.0) as i32, (px(4.0) + sw) as i32);
     let stroke = BLACK.stroke_width(px(1.0).max(2.0) as u32);
-    let (dash, gap) = (px(3.5).max(4.0) as i32, px(2.5).max(3.0) as i32);
+    let (dash, gap) = dash_gap();
     band.draw(&DashedPathElement::new([(x0, yc), (x1, yc)], dash, gap, stroke)).map_err(e)?;
     let style = TextStyle::from(font(pts)).pos(Pos::new(HPos::Left, VPos::Center));
     band.draw(&Text::new(text, (x1 + px(2.5) as i32, yc), style)).map_err(e)?;

@@ -56,25 +56,26 @@ fn step_words(from: &str, to: &str, c: Option<&Comparison>) -> String {
     }
 }
 
-/// What the steps were judged on: "10 interleaved rounds, 99.5% intervals, relative to the
-/// cheaper value's cost net of none, the same within 5%".
+/// What the steps were judged on: "10 interleaved rounds of means, 99.5% intervals, relative to
+/// the cheaper value's cost net of none, the same within 5%".
 fn basis(steps: &[&Comparison]) -> String {
     let (lo, hi) = steps.iter().fold((usize::MAX, 0), |a, c| (a.0.min(c.rounds), a.1.max(c.rounds)));
     let rounds = if lo == hi { format!("{lo}") } else { format!("{lo} to {hi}") };
     let paired = if steps.iter().all(|c| c.paired) { "interleaved " } else { "" };
     let plural = if hi == 1 { "" } else { "s" };
-    let level = match steps.iter().all(|c| c.level == steps[0].level) {
+    let with_interval = steps.iter().any(|c| c.interval.is_some());
+    let level = match with_interval && steps.iter().all(|c| c.level == steps[0].level) {
         true => format!(", {:.1}% intervals", 100.0 * (1.0 - steps[0].level)),
         false => String::new(),
     };
     let of = match (steps.iter().all(|c| c.net), steps.iter().any(|c| c.net)) {
-        (true, _) => "net of none",
-        (false, true) => "net of none where that is positive, raw otherwise",
-        (false, false) => "raw, floor included",
+        (true, _) => "cost net of none",
+        (false, true) => "cost net of none where that is positive, raw otherwise",
+        (false, false) => "raw cost",
     };
     let margin = steps.iter().map(|c| c.margin).fold(0.0, f64::max);
     format!(
-        "steps judged on {rounds} {paired}round{plural} of means{level}, relative to the cheaper value's cost {of}, \
+        "steps judged on {rounds} {paired}round{plural} of means{level}, relative to the cheaper value's {of}, \
          the same within {:.0}%",
         100.0 * margin
     )
