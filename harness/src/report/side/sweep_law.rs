@@ -81,8 +81,8 @@ fn basis(steps: &[&Comparison]) -> String {
     )
 }
 
-/// "lw: mean 40.1 / 60.3 ns at payload-size 4 / 1024: grows x1.50 from 4 to 1024 (costlier at
-/// 1024 than at 4 (+50% [+41%, +58%]); steps judged on ...)." `steps[i]` compares value i with
+/// "lw: mean 40.1 / 60.3 ns at payload-size 4 / 1024: grows x1.50 from 4 to 1024: costlier at
+/// 1024 than at 4 (+50% [+41%, +58%]) (steps judged on ...)." `steps[i]` compares value i with
 /// value i + 1. The curve grows (falls) only when every step is decided and none the other way,
 /// over numeric values; it is flat only when every step is decided the same; otherwise the page
 /// says each step's outcome, the undecided ones with the rounds that would decide them.
@@ -99,13 +99,16 @@ pub fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[Point], steps: 
     let all = |o: &[Outcome]| (0..n).all(|i| o.contains(&outcome(i)));
     let any = |o: Outcome| (0..n).any(|i| outcome(i) == o);
     let words: Vec<String> = (0..n).map(|i| step_words(vals[i], vals[i + 1], step(i))).collect();
+    // The ratio of the end means, where it agrees with the steps: the steps are judged on paired
+    // medians, so one stalled repetition can move a mean against them.
+    let ratio = |r: f64| if r > 1.0 { format!(" x{r:.2}") } else { String::new() };
     let (first, last) = (pts[0].1, pts[n].1);
     let shape = if all(&[Outcome::Same]) {
         format!("flat: {}", words.join(", "))
     } else if numeric && all(&[Outcome::ACheaper, Outcome::Same]) {
-        format!("grows x{:.2} from {} to {}: {}", last / first, vals[0], vals[n], words.join(", "))
+        format!("grows{} from {} to {}: {}", ratio(last / first), vals[0], vals[n], words.join(", "))
     } else if numeric && all(&[Outcome::BCheaper, Outcome::Same]) {
-        format!("falls x{:.2} from {} to {}: {}", first / last, vals[0], vals[n], words.join(", "))
+        format!("falls{} from {} to {}: {}", ratio(first / last), vals[0], vals[n], words.join(", "))
     } else if any(Outcome::Undecided) {
         // The decided steps first would reorder the curve; in value order a reader follows it.
         words.join("; ")

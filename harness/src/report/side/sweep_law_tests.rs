@@ -52,6 +52,9 @@ fn a_curve_grows_falls_or_is_flat_only_where_every_step_is_decided() {
     let l = latency_law("lw", "payload-size", true, &pts, &[step(1.0, 0.005), step(1.3, 0.01)]);
     assert!(l.contains("grows x1.70") && l.contains("the same at 4 and 256 within 5% ("), "{l}");
 
+    // Means that disagree with the decided steps (a stalled repetition) give no ratio.
+    let l = latency_law("lw", "payload-size", true, &[p("4", 50.0, None), p("1024", 48.0, None)], &[step(1.3, 0.01)]);
+    assert!(l.contains(": grows from 4 to 1024: costlier at 1024 than at 4"), "{l}");
     let down = [p("4", 170.0, None), p("256", 119.0, None), p("1024", 120.0, None)];
     let l = latency_law("lw", "payload-size", true, &down, &[step(0.7, 0.01), step(1.0, 0.005)]);
     assert!(l.contains(": falls x1.42 from 4 to 1024: cheaper at 256 than at 4"), "{l}");
