@@ -246,7 +246,16 @@ fn sweep_writes_one_run_per_value_and_refuses_bad_knobs() {
         assert_eq!(r[1], "threads");
         assert_eq!(r[2], r[3], "the swept value is the thread count");
         assert_eq!(r[kept].parse::<usize>().unwrap(), 300 * 2 * threads, "{r:?}");
+        // Each row against its curve's row at the previous value, judged on the 2 paired rounds.
+        let vs = |c: &str| &r[s.header.iter().position(|h| h == c).unwrap()];
+        if threads == 1 {
+            assert_eq!(vs("vs_previous"), "", "a curve's first value has no step: {r:?}");
+        } else {
+            assert!(["a_cheaper", "b_cheaper", "same", "undecided"].contains(&vs("vs_previous").as_str()), "{r:?}");
+            assert_eq!(vs("vs_previous_rounds"), "2", "{r:?}");
+        }
     }
+    assert_eq!(s.header.last().map(String::as_str), Some("vs_previous_rounds_needed"));
     for (args, needle) in [
         (vec!["--tracer", "lw", "--vary", "subbuf-size=4096,8192"], "has no such knob"),
         (vec!["--tracer", "lw", "--vary", "colour=1,2"], "unknown knob 'colour'"),

@@ -238,6 +238,10 @@ fn report_of_a_sweep_and_of_several_runs() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(text.contains("spin:400: mean ") && text.contains("at threads 1 / 2"), "{text}");
+    // One repetition per value decides no step: no curve is said to grow or fall.
+    let law = text.lines().find(|l| l.contains("spin:400: mean ")).unwrap_or_default();
+    assert!(law.contains(": not decided between 1 and 2 (") && law.contains("--repeats "), "{law}");
+    assert!(!law.contains("grows") && !law.contains("falls"), "{law}");
     for f in ["report.md", "report.html", "figures/sweep-mean.svg", "figures/sweep-p90.png"] {
         assert!(sw.join(f).is_file(), "{f}");
     }

@@ -13,8 +13,9 @@ decisions! {
     calibrated_by: "the survey's thread scaling; the unit test `report::findings::survey_check::tests::scaling_never_decides_the_wrong_way_on_seeded_repetitions`";
     pub const FLAT_MAX: f64 = 1.25;
 
-    /// A sweep's curve within this relative change is called flat, and a period ratio within it
-    /// of the value ratio proportional.
+    /// A sweep's slow-path period ratio within this relative change of the value ratio is called
+    /// proportional to the knob (of 1: independent of it). The mean's curve is judged step by step
+    /// by the comparison's own margin instead (`stats::compare::MARGIN`).
     calibrated_by: "the sweeps of docs/sweeps.md, not a fit";
     pub const SWEEP_FLAT: f64 = 0.10;
 

@@ -1,6 +1,8 @@
 //! Curves of a mean against a swept value: thread counts (survey Figures 5, 6 and 8) and a
 //! sweep's knob, with error bars where there are repetitions.
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::layout::*;
 use super::*;
@@ -30,6 +32,7 @@ impl Figure for ScalingFigure {
             log_x: false,
             x_names: None,
             series: self.series.clone(),
+            undecided: Vec::new(),
         }
         .draw_with_bars(root, &self.spread)
     }
@@ -46,7 +49,21 @@ pub struct CurveFigure {
     pub log_x: bool,
     pub x_names: Option<Vec<String>>,
     pub series: Vec<Series<(f64, f64)>>,
+    /// Per series (same order; may be shorter), per segment between point i and i + 1: whether
+    /// the comparison left that step undecided. Such a segment is dashed, and a note under the
+    /// legend says what a dash means, so the figure never draws as a trend what the page does not
+    /// claim.
+    pub undecided: Vec<Vec<bool>>,
 }
+
+/// A dash and the gap after it (logical pixels): long enough to read as dashed at a column's
+/// width, where a 1-point dash blurs into a solid line.
+fn dash_gap() -> (i32, i32) {
+    (px(5.0).max(6.0) as i32, px(3.5).max(4.0) as i32)
+}
+
+/// The legend's note on dashed segments, longest form first.
+const DASHED: [&str; 2] = ["dashed: not decided by the comparison", "dashed: not decided"];
 
 impl Figure for CurveFigure {
     fn size(&self) -> (u32, u32) {
@@ -70,6 +87,8 @@ impl CurveFigure {
         DB::ErrorType: 'static,
     {
         let area = titled_with_legend(root, &self.title, &self.series)?;
+        let any_dashed = self.undecided.iter().flatten().any(|d| *d);
+        let area = if any_dashed { dashed_note(&area)? } else { area };
         let all = || self.series.iter().flat_map(|s| s.points.iter());
         let xlo = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
         let xhi = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
@@ -127,7 +146,17 @@ impl CurveFigure {
                             chart.draw_series(LineSeries::new(cap, c.stroke_width(lw))).map_err(e)?;
                         }
                     }
-                    chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(lw))).map_err(e)?;
+                    let dashed = self.undecided.get(k);
+                    for (j, seg) in s.points.windows(2).enumerate() {
+                        let seg = [seg[0], seg[1]];
+                        if dashed.and_then(|d| d.get(j)).copied().unwrap_or(false) {
+                            let (dash, gap) = dash_gap();
+                            let style = c.stroke_width(lw);
+                            chart.draw_series(DashedLineSeries::new(seg, dash, gap, style)).map_err(e)?;
+                        } else {
+                            chart.draw_series(LineSeries::new(seg, c.stroke_width(lw))).map_err(e)?;
+                        }
+                    }
                     for p in &s.points {
                         if marker(s.colour) > 0 {
                             draw_marker(chart.plotting_area(), *p, s.colour)?;
@@ -160,6 +189,27 @@ impl CurveFigure {
                 .map_err(e)?)
         }
     }
+}
+
+/// A band under the legend: a short dashed stroke and what it means.
+fn dashed_note<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let sw = px(12.0);
+    let alts: Vec<String> = DASHED.iter().map(|s| s.to_string()).collect();
+    let (text, pts) = fit(&alts, w as f64 - 2.0 * px(4.0) - sw - px(2.5), NOTE);
+    let row_h = px(pts) * 1.3;
+    let (band, rest) = area.split_vertically((row_h + px(2.0)).ceil() as u32);
+    let yc = (row_h / 2.0) as i32;
+    let (x0, x1) = (px(4.0) as i32, (px(4.0) + sw) as i32);
+    let stroke = BLACK.stroke_width(px(1.0).max(2.0) as u32);
+    let (dash, gap) = dash_gap();
+    band.draw(&DashedPathElement::new([(x0, yc), (x1, yc)], dash, gap, stroke)).map_err(e)?;
+    let style = TextStyle::from(font(pts)).pos(Pos::new(HPos::Left, VPos::Center));
+    band.draw(&Text::new(text, (x1 + px(2.5) as i32, yc), style)).map_err(e)?;
+    Ok(rest)
 }
 
 /// An axis description and shorter forms of it: without its parenthesis's "log scale" spelled

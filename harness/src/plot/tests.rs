@@ -132,3 +132,39 @@ fn size_dpi_and_pdf_follow_the_options() {
     assert!(v.len() == 4 && (v[2] - 252.0).abs() < 0.5 && (v[3] - 180.0).abs() < 0.5, "page size: {mb}");
     assert!(text.contains("FontFile"), "font");
 }
+
+/// A sweep's curve with an undecided step, at a paper column's 3.3 x 2.5 in: that segment is
+/// dashed (more strokes than the same figure drawn solid), and the note saying what a dash means
+/// prints at 7.5 pt or more, as every other text of the figure.
+#[test]
+fn an_undecided_step_is_dashed_and_said_at_a_column_width() {
+    let fig = |undecided: Vec<Vec<bool>>| CurveFigure {
+        title: "Mean latency per call against payload-size".into(),
+        x_desc: "payload-size (bytes), log scale".into(),
+        y_desc: "mean latency (ns, log scale)".into(),
+        log_x: true,
+        x_names: None,
+        series: vec![
+            Series { name: "lw".into(), colour: 0, points: vec![(4.0, 40.9), (256.0, 46.2), (1024.0, 52.5)] },
+            Series { name: "printf".into(), colour: 1, points: vec![(4.0, 113.0), (256.0, 126.0), (1024.0, 150.0)] },
+        ],
+        undecided,
+    };
+    let opts = FigureOptions { size_in: Some((3.3, 2.5)), dpi: 300, pdf: false, titles: true };
+    let per_inch = output::logical_dpi(Some(3.3)) as f64;
+    let dashed = render_svg(&fig(vec![vec![false, true], vec![false, false]]), &opts).unwrap();
+    let solid = render_svg(&fig(Vec::new()), &opts).unwrap();
+    let strokes = |svg: &str| svg.matches("<polyline").count() + svg.matches("<line").count();
+    assert!(strokes(&dashed) > strokes(&solid) + 3, "{} against {}", strokes(&dashed), strokes(&solid));
+    assert!(!solid.contains("dashed:"), "no note without a dashed segment");
+    let mut note = false;
+    for t in dashed.split("<text").skip(1) {
+        let body = t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].trim();
+        let i = t.find(" font-size=\"").unwrap() + 12;
+        let fs: f64 = t[i..i + t[i..].find('"').unwrap()].parse().unwrap();
+        let pt = fs * 72.0 / per_inch;
+        assert!(body.is_empty() || pt >= layout::MIN_PT - 1e-6, "'{body}' at {pt:.2} pt");
+        note |= body == "dashed: not decided by the comparison";
+    }
+    assert!(note, "the note under the legend: {dashed}");
+}

@@ -74,7 +74,13 @@ pub fn summary_header(counters: &[String], repetition: bool) -> String {
 
 /// sweep.csv: one row per tracer, knob value and thread count. `slow_period`, `slow_extra_ns`
 /// and `slow_share` are the tracer's own main slow path as the report finds it (empty when none).
-pub const SWEEP: [&str; 12] = [
+/// The `vs_previous*` columns judge the row against the same curve's row at the previous value
+/// (`results::sweep_steps`, empty at a curve's first value): `a_cheaper` (the previous value
+/// costs less: the curve rises), `b_cheaper`, `same` (within the margin) or `undecided`; this
+/// value's cost over the previous one's, less one, relative to the cheaper one's cost (net of
+/// `none` when `vs_previous_net`), with its interval; the rounds compared, and when undecided
+/// the rounds that would decide at the spread seen.
+pub const SWEEP: [&str; 19] = [
     "tracer",
     "param",
     "value",
@@ -87,6 +93,13 @@ pub const SWEEP: [&str; 12] = [
     "slow_period",
     "slow_extra_ns",
     "slow_share",
+    "vs_previous",
+    "vs_previous_estimate",
+    "vs_previous_lo",
+    "vs_previous_hi",
+    "vs_previous_net",
+    "vs_previous_rounds",
+    "vs_previous_rounds_needed",
 ];
 
 // --- `run --instructions singlestep` (see `singlestep`) ---

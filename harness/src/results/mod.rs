@@ -17,6 +17,7 @@ pub mod owner;
 pub mod profile;
 pub mod read;
 pub mod rows;
+pub mod sweep_steps;
 pub mod table;
 
 use std::fs;

@@ -14,7 +14,9 @@ use super::{exit_code, warn_weak, Mode, Shared};
 use super::{export_history, finish, parent_guards, plan, prepare, probe_counters, protocol, run_cells, supervise};
 use crate::error::Error;
 use crate::results::rows::SummaryRow;
+use crate::results::sweep_steps::{judge_sweep, SweepKey};
 use crate::results::{self, columns, AtomicFile, ResultsDir};
+use crate::stats::compare::Comparison;
 
 /// The knobs `--vary` takes.
 pub const KNOBS: [&str; 8] = [
@@ -127,8 +129,17 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     for (vi, sums) in &rows {
         for row in sums {
             let slow = slow_path(&prepared[*vi].out, &prepared[*vi].plan, row);
-            csv_rows.push(SweepRow { knob: &vary.knob, value: &vary.values[*vi].1, row, slow });
+            csv_rows.push(SweepRow { knob: &vary.knob, value: &vary.values[*vi].1, row, slow, vs_previous: None });
         }
+    }
+    // Each row against its curve's row at the previous value, from the repetitions.csv `finish`
+    // wrote: the judgement the report's page states.
+    let keys: Vec<SweepKey> = csv_rows
+        .iter()
+        .map(|r| SweepKey { tracer: r.row.tracer.clone(), value: r.value.to_string(), threads: r.row.threads as u32 })
+        .collect();
+    for (r, c) in csv_rows.iter_mut().zip(judge_sweep(&root, &vary.knob, &keys)) {
+        r.vs_previous = c;
     }
     write_csv(&root.join(crate::results::SWEEP_CSV), &csv_rows)?;
     let dirs: Vec<(&Path, Option<String>)> = prepared
@@ -331,6 +342,23 @@ pub struct SweepRow<'a> {
     pub value: &'a str,
     pub row: &'a SummaryRow,
     pub slow: SlowPath,
+    /// This row against the same curve's row at the previous value.
+    pub vs_previous: Option<Comparison>,
+}
+
+/// The `vs_previous*` columns of one row (empty at a curve's first value).
+fn step_columns(c: Option<&Comparison>) -> String {
+    let Some(c) = c else { return ",,,,,,".into() };
+    let (lo, hi) =
+        c.interval.map_or((String::new(), String::new()), |(lo, hi)| (format!("{lo:.4}"), format!("{hi:.4}")));
+    format!(
+        "{},{:.4},{lo},{hi},{},{},{}",
+        c.outcome.word(),
+        c.estimate,
+        c.net,
+        c.rounds,
+        c.rounds_needed.map(|n| n.to_string()).unwrap_or_default()
+    )
 }
 
 /// Writes OUT/sweep.csv.
@@ -342,7 +370,7 @@ pub fn write_csv(path: &std::path::Path, rows: &[SweepRow]) -> Result<(), Error>
         let s = &r.row.s;
         writeln!(
             f,
-            "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{},{}",
+            "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{},{},{},{}",
             r.row.tracer,
             r.knob,
             r.value,
@@ -358,6 +386,7 @@ pub fn write_csv(path: &std::path::Path, rows: &[SweepRow]) -> Result<(), Error>
                 .unwrap_or_default(),
             r.slow.extra_ns.map(|x| format!("{x:.1}")).unwrap_or_default(),
             r.slow.share.map(|x| format!("{x:.6}")).unwrap_or_default(),
+            step_columns(r.vs_previous.as_ref()),
         )
         .map_err(io)?;
     }

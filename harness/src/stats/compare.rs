@@ -50,6 +50,18 @@ pub enum Outcome {
     Undecided,
 }
 
+impl Outcome {
+    /// The outcome as report.json's pairs and sweep.csv write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::ACheaper => "a_cheaper",
+            Outcome::BCheaper => "b_cheaper",
+            Outcome::Same => "same",
+            Outcome::Undecided => "undecided",
+        }
+    }
+}
+
 /// What the comparison of two rows found.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Comparison {

@@ -41,20 +41,11 @@ pub fn judge(a: &TracerReport, b: &TracerReport, floor: Option<&TracerReport>) -
     compare(&a.rep_means, &b.rep_means, f, paired, MARGIN, ALPHA)
 }
 
-pub fn outcome_word(o: Outcome) -> &'static str {
-    match o {
-        Outcome::ACheaper => "a_cheaper",
-        Outcome::BCheaper => "b_cheaper",
-        Outcome::Same => "same",
-        Outcome::Undecided => "undecided",
-    }
-}
-
 pub fn judged(a: &TracerReport, b: &TracerReport, c: &Comparison) -> PairJudged {
     PairJudged {
         a: a.label.clone(),
         b: b.label.clone(),
-        outcome: outcome_word(c.outcome).into(),
+        outcome: c.outcome.word().into(),
         estimate: c.estimate,
         interval: c.interval,
         margin: c.margin,
@@ -65,7 +56,8 @@ pub fn judged(a: &TracerReport, b: &TracerReport, c: &Comparison) -> PairJudged 
     }
 }
 
-fn pct(x: f64) -> String {
+/// A relative difference as the pairs' words print it: "+12%", "-3.5%".
+pub fn pct(x: f64) -> String {
     let v = 100.0 * x;
     if v.abs() >= 10.0 {
         format!("{v:+.0}%")

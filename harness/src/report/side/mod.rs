@@ -5,4 +5,5 @@ pub mod function_profile;
 pub mod side_by_side;
 pub mod single_step;
 pub mod sweep;
+pub mod sweep_law;
 pub mod synthetic;

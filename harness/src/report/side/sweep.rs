@@ -7,19 +7,21 @@
 //! and notes) and the drawing and page (`draw_figures`, `page`).
 use std::path::Path;
 
-use crate::decisions::findings::SWEEP_FLAT;
+use super::sweep_law::{latency_law, num, period_law, Point};
 use crate::plot::{self, CurveFigure, Series};
 use crate::report::render::page::Page;
 use crate::report::ReportError;
+use crate::results::sweep_steps::{judge_sweep, SweepKey};
 use crate::results::table::Table;
-
-/// (value as typed in sweep.csv, mean, p90, slow-path period, slow-path extra ns)
-type Point = (String, f64, f64, Option<f64>, Option<f64>);
+use crate::stats::compare::{Comparison, Outcome};
 
 struct Curve {
     tracer: String,
     threads: String,
     points: Vec<Point>,
+    /// `steps[i]`: point i against point i + 1 by the one comparison (None where either has no
+    /// repetitions to compare).
+    steps: Vec<Option<Comparison>>,
 }
 
 /// What a sweep's files hold: the knob, its values in file order, one curve per tracer (and
@@ -46,10 +48,6 @@ impl Sweep {
             c.tracer.clone()
         }
     }
-}
-
-fn num(s: &str) -> Option<f64> {
-    s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// Whether DIR is a sweep's output.
@@ -88,6 +86,8 @@ fn read(dir: &Path) -> Result<Sweep, ReportError> {
     let knob = t.rows.first().map(|r| r[cp].clone()).unwrap_or_default();
     let mut curves: Vec<Curve> = Vec::new();
     let mut values: Vec<String> = Vec::new();
+    // (curve, point index in it) of each row of sweep.csv.
+    let mut curve_of_row: Vec<(usize, usize)> = Vec::new();
     for r in &t.rows {
         if !values.contains(&r[cv]) {
             values.push(r[cv].clone());
@@ -97,7 +97,7 @@ fn read(dir: &Path) -> Result<Sweep, ReportError> {
         let i = match curves.iter().position(|c| (c.tracer.clone(), c.threads.clone()) == key) {
             Some(i) => i,
             None => {
-                curves.push(Curve { tracer: key.0, threads: key.1, points: Vec::new() });
+                curves.push(Curve { tracer: key.0, threads: key.1, points: Vec::new(), steps: Vec::new() });
                 curves.len() - 1
             }
         };
@@ -115,6 +115,20 @@ fn read(dir: &Path) -> Result<Sweep, ReportError> {
             num(&r[cper]),
             num(&r[cext]),
         ));
+        curve_of_row.push((i, curves[i].points.len() - 1));
+    }
+    // Each point against the curve's previous one, from the values' repetitions.csv: the same
+    // judgement the sweep wrote into sweep.csv, re-made so that a sweep written before those
+    // columns existed is judged too.
+    let keys: Vec<SweepKey> = t
+        .rows
+        .iter()
+        .map(|r| SweepKey { tracer: r[ct].clone(), value: r[cv].clone(), threads: r[cth].parse().unwrap_or(1) })
+        .collect();
+    for ((i, k), c) in curve_of_row.into_iter().zip(judge_sweep(dir, &knob, &keys)) {
+        if k > 0 {
+            curves[i].steps.push(c);
+        }
     }
     // A sweep stopped by Ctrl-C holds values measured in fewer repetitions (or not at all): their
     // points are not comparable with the others'. Said where the rows hold fewer kept calls than
@@ -152,7 +166,7 @@ fn say(s: &Sweep) -> Vec<String> {
         ));
     }
     for c in &s.curves {
-        lines.push(latency_law(&s.label(c), knob, numeric, &c.points));
+        lines.push(latency_law(&s.label(c), knob, numeric, &c.points, &c.steps));
         if let Some(l) = period_law(&s.label(c), knob, numeric, &c.points) {
             lines.push(l);
         }
@@ -181,43 +195,63 @@ fn draw_figures(dir: &Path, s: &Sweep) -> Result<Vec<(String, String)>, ReportEr
     crate::results::subdir(&fdir)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: fdir.clone(), source }))?;
     let mut figures = Vec::new();
-    let mut draw =
-        |name: &str, title: String, y: &str, pick: &dyn Fn(&Point) -> Option<f64>| -> Result<(), ReportError> {
-            let series: Vec<Series<(f64, f64)>> = s
-                .curves
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Series {
-                    name: s.label(c),
-                    colour: i,
-                    points: c.points.iter().filter_map(|p| pick(p).map(|y| (x_of(&p.0), y))).collect(),
-                })
-                .filter(|s| !s.points.is_empty())
-                .collect();
-            if series.is_empty() {
-                return Ok(());
-            }
-            let fig = CurveFigure {
-                title: title.clone(),
-                x_desc: format!("{knob}{unit}{}", if log_x { ", log scale" } else { "" }),
-                y_desc: y.into(),
-                log_x,
-                x_names: (!numeric).then(|| values.clone()),
-                series,
-            };
-            plot::save(&fig, &fdir, name)?;
-            figures.push((name.to_string(), title));
-            Ok(())
+    // The steps were judged on the repetitions' means: only the mean's figure draws them.
+    let undecided = |c: &Curve| -> Vec<bool> {
+        c.steps.iter().map(|st| st.as_ref().is_none_or(|x| x.outcome == Outcome::Undecided)).collect()
+    };
+    let mut draw = |name: &str,
+                    title: String,
+                    y: &str,
+                    pick: &dyn Fn(&Point) -> Option<f64>,
+                    judged: bool|
+     -> Result<(), ReportError> {
+        let (series, undecided): (Vec<Series<(f64, f64)>>, Vec<Vec<bool>>) = s
+            .curves
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let points: Vec<(f64, f64)> =
+                    c.points.iter().filter_map(|p| pick(p).map(|y| (x_of(&p.0), y))).collect();
+                // A step is drawn as judged only where no point of the curve is missing.
+                let dashed = if judged && points.len() == c.points.len() { undecided(c) } else { Vec::new() };
+                (Series { name: s.label(c), colour: i, points }, dashed)
+            })
+            .filter(|s| !s.0.points.is_empty())
+            .unzip();
+        if series.is_empty() {
+            return Ok(());
+        }
+        let any_dashed = undecided.iter().flatten().any(|d| *d);
+        let fig = CurveFigure {
+            title: title.clone(),
+            x_desc: format!("{knob}{unit}{}", if log_x { ", log scale" } else { "" }),
+            y_desc: y.into(),
+            log_x,
+            x_names: (!numeric).then(|| values.clone()),
+            series,
+            undecided,
         };
-    draw("sweep-mean", format!("Mean latency per call against {knob}"), "mean latency (ns, log scale)", &|p| {
-        Some(p.1)
-    })?;
-    draw("sweep-p90", format!("p90 latency per call against {knob}"), "p90 latency (ns, log scale)", &|p| Some(p.2))?;
+        plot::save(&fig, &fdir, name)?;
+        let caption = match any_dashed {
+            true => format!(
+                "{title}; dashed: a step between two values not decided by the comparison of their \
+                     repetitions (the page says how many rounds would decide it)"
+            ),
+            false => title,
+        };
+        figures.push((name.to_string(), caption));
+        Ok(())
+    };
+    let mean = |p: &Point| Some(p.1);
+    draw("sweep-mean", format!("Mean latency per call against {knob}"), "mean latency (ns, log scale)", &mean, true)?;
+    let p90 = |p: &Point| Some(p.2);
+    draw("sweep-p90", format!("p90 latency per call against {knob}"), "p90 latency (ns, log scale)", &p90, false)?;
     draw(
         "sweep-period",
         format!("Period of the main slow path against {knob} (survey 7.1)"),
         "slow-path period (calls, log scale)",
         &|p| p.3,
+        false,
     )?;
     Ok(figures)
 }
@@ -296,129 +330,21 @@ fn baseline_line(c: &Curve, curves: &[Curve], knob: &str) -> Option<String> {
     ))
 }
 
-fn fmt(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
-/// "lw: mean 40.1 / 45.2 / 60.3 ns at 4 / 256 / 1024: grows x1.50 from 4 to 1024". A curve is
-/// said to grow or fall only when it is monotonic over numeric values; otherwise the page names
-/// its lowest and highest values.
-fn latency_law(name: &str, knob: &str, numeric: bool, pts: &[Point]) -> String {
-    let means: Vec<String> = pts.iter().map(|p| fmt(p.1)).collect();
-    let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
-    let (min, max) = pts.iter().fold((f64::INFINITY, 0f64), |a, p| (a.0.min(p.1), a.1.max(p.1)));
-    let (first, last) = (pts[0].1, pts[pts.len() - 1].1);
-    let rising = pts.windows(2).all(|w| w[1].1 >= w[0].1);
-    let falling = pts.windows(2).all(|w| w[1].1 <= w[0].1);
-    let at = |v: f64| pts.iter().find(|p| p.1 == v).map(|p| p.0.as_str()).unwrap_or("?");
-    let shape = if pts.len() < 2 {
-        "one value only, so no curve".to_string()
-    } else if max <= min * (1.0 + SWEEP_FLAT) {
-        format!("flat (all within {:.0}% of each other)", 100.0 * (max / min - 1.0))
-    } else if numeric && rising {
-        format!("grows x{:.2} from {} to {}", last / first, vals[0], vals[vals.len() - 1])
-    } else if numeric && falling {
-        format!("falls x{:.2} from {} to {}", first / last, vals[0], vals[vals.len() - 1])
-    } else {
-        format!("lowest at {} ({} ns), highest at {} ({} ns, x{:.2})", at(min), fmt(min), at(max), fmt(max), max / min)
-    };
-    format!("{name}: mean {} ns at {knob} {}: {shape}.", means.join(" / "), vals.join(" / "))
-}
-
-/// "lttng-ust: slow-path period 401 / 1630 / 6545 at subbuf-size 4096 / 16384 / 65536:
-/// proportional to subbuf-size (value x4.00, x16.0; period x4.06, x16.3)".
-fn period_law(name: &str, knob: &str, numeric: bool, pts: &[Point]) -> Option<String> {
-    let with: Vec<&Point> = pts.iter().filter(|p| p.3.is_some()).collect();
-    if with.is_empty() {
-        return None;
-    }
-    let per: Vec<String> =
-        pts.iter().map(|p| p.3.map(|v| format!("{v:.0}")).unwrap_or_else(|| "none".into())).collect();
-    let vals: Vec<&str> = pts.iter().map(|p| p.0.as_str()).collect();
-    let mut s = format!("{name}: slow-path period {} at {knob} {}", per.join(" / "), vals.join(" / "));
-    let all_same = with.len() == pts.len() && with.iter().all(|p| p.3 == with[0].3);
-    if all_same && pts.len() > 1 {
-        s.push_str(": the same at every value.");
-        return Some(s);
-    }
-    if with.len() < pts.len() || with.len() < 2 || !numeric {
-        s.push_str(if with.len() < pts.len() {
-            ": no period at some values (a run too short for one, or no periodic path), so no law is stated."
-        } else {
-            "."
-        });
-        return Some(s);
-    }
-    let (v0, p0) = (num(&with[0].0).unwrap_or(1.0), with[0].3.unwrap_or(1.0));
-    let vr: Vec<f64> = with[1..].iter().map(|p| num(&p.0).unwrap_or(0.0) / v0).collect();
-    let pr: Vec<f64> = with[1..].iter().map(|p| p.3.unwrap_or(0.0) / p0).collect();
-    let fmt_r = |v: &[f64]| {
-        v.iter()
-            .map(|r| {
-                format!(
-                    "x{}",
-                    if *r >= 10.0 {
-                        format!("{r:.1}")
-                    } else if *r >= 0.1 {
-                        format!("{r:.2}")
-                    } else {
-                        format!("{r:.4}")
-                    }
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let proportional = vr.iter().zip(&pr).all(|(v, p)| (p / v - 1.0).abs() <= SWEEP_FLAT);
-    let flat = pr.iter().all(|p| (p - 1.0).abs() <= SWEEP_FLAT);
-    let law = if proportional {
-        format!("proportional to {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
-    } else if flat {
-        format!("independent of {knob} (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
-    } else if vr.windows(2).all(|w| w[1] > w[0]) && pr.iter().all(|p| *p < 1.0) && pr.windows(2).all(|w| w[1] < w[0]) {
-        // E.g. LTTng's sub-buffer switch against the payload size: fewer, bigger events per
-        // sub-buffer (survey 7.1: SUB-BUFFER_SIZE / EVENT_SIZE).
-        format!("falls as {knob} grows (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
-    } else {
-        format!("neither proportional to {knob} nor flat (value {}; period {})", fmt_r(&vr), fmt_r(&pr))
-    };
-    s.push_str(&format!(": {law}."));
-    Some(s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn p(v: &str, mean: f64, per: Option<f64>) -> (String, f64, f64, Option<f64>, Option<f64>) {
-        (v.into(), mean, mean, per, per.map(|_| 900.0))
+    fn p(v: &str, mean: f64) -> Point {
+        (v.into(), mean, mean, None, None)
     }
 
     #[test]
-    fn laws_say_what_the_numbers_show() {
-        let pts = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, Some(1630.0)), p("65536", 71.0, Some(6545.0))];
-        let l = period_law("lttng-ust", "subbuf-size", true, &pts).unwrap();
-        assert!(l.contains("proportional to subbuf-size (value x4.00, x16.0; period x4.06, x16.3)"), "{l}");
-        let l = latency_law("lttng-ust", "subbuf-size", true, &pts);
-        assert!(l.contains("flat (all within 5% of each other)"), "{l}");
-        let grow = [p("4", 40.0, None), p("1024", 60.0, None)];
-        assert!(latency_law("lw", "payload-size", true, &grow).contains("grows x1.50 from 4 to 1024"));
-        let clocks =
-            [p("local", 406.0, Some(145.0)), p("global", 439.0, Some(145.0)), p("counter", 381.0, Some(145.0))];
-        let l = latency_law("ftrace", "ftrace-clock", false, &clocks);
-        assert!(l.contains("lowest at counter (381 ns), highest at global (439 ns"), "{l}");
-        assert!(period_law("ftrace", "ftrace-clock", false, &clocks).unwrap().ends_with("the same at every value."));
-        assert!(period_law("lw", "payload-size", true, &grow).is_none());
-        let partial = [p("4096", 74.5, Some(401.0)), p("16384", 71.9, None)];
-        assert!(period_law("x", "subbuf-size", true, &partial).unwrap().contains("no law is stated"));
+    fn a_tracer_is_read_over_its_baseline_row() {
         let curve = |t: &str, m: &[f64]| Curve {
             tracer: t.into(),
             threads: "1".into(),
-            points: ["4", "1024", "4095"].iter().zip(m).map(|(v, &m)| p(v, m, None)).collect(),
+            points: ["4", "1024", "4095"].iter().zip(m).map(|(v, &m)| p(v, m)).collect(),
+            steps: Vec::new(),
         };
         let cs = [curve("open", &[1028.0, 1141.0, 1794.0]), curve("ftrace-open", &[1641.0, 1749.0, 2503.0])];
         let l = baseline_line(&cs[1], &cs, "payload-size").unwrap();
@@ -428,10 +354,5 @@ mod tests {
              +96 ns, open itself +766 ns."
         );
         assert!(baseline_line(&cs[0], &cs, "payload-size").is_none());
-        let blob = [p("4", 96.0, Some(810.0)), p("256", 243.0, Some(30.0)), p("1024", 776.0, Some(7.0))];
-        let l = period_law("lttng-ust", "payload-size", true, &blob).unwrap();
-        assert!(l.contains("falls as payload-size grows (value x64.0, x256.0; period x0.0370, x0.0086)"), "{l}");
-        let off = [p("4096", 1.0, Some(400.0)), p("16384", 1.0, Some(800.0))];
-        assert!(period_law("x", "subbuf-size", true, &off).unwrap().contains("neither proportional"));
     }
 }
