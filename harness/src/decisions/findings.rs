@@ -2,13 +2,8 @@
 //! targets the calibration battery holds the analysis to.
 
 decisions! {
-    /// A difference of two tracers' means in one repetition smaller than this share may be the
-    /// machine's speed phase when each was measured (seconds apart), not the tracers: this VM
-    /// drifts between speeds over seconds, and one tracer's mean moved by up to 2x between runs.
-    calibrated_by: "the unit tests of `report::findings::survey_check` (`an_order_is_decided_only_when_every_repetition_agrees`) and this VM's measured drift";
-    pub const ONE_REPETITION_MARGIN: f64 = 0.25;
-
-    /// The largest growth across thread counts still called flat: within 25 %. The survey's
+    /// The line between flat and contended growth across thread counts: the mean at the most
+    /// threads against 1.25 times the mean at the fewest, by the one comparison. The survey's
     /// contended tracers more than double (printf, ftrace).
     calibrated_by: "the survey's thread scaling; the unit test `report::findings::survey_check::tests::scaling_never_decides_the_wrong_way_on_seeded_repetitions`";
     pub const FLAT_MAX: f64 = 1.25;

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::comparison;
 use super::expected_period::{calls_for, expected_period};
-use crate::decisions::findings::{FLAT_MAX, ONE_REPETITION_MARGIN};
+use crate::decisions::findings::FLAT_MAX;
 use crate::report::*;
-use crate::stats::compare::Outcome;
+use crate::stats::compare::{compare, Outcome, ALPHA, MARGIN};
 
 /// One sentence of the survey check, typed for report.json (`survey_check`): what it compares,
 /// what the data say of it, the tracer rows it is about, and the sentence itself (report.md,
@@ -84,53 +84,22 @@ fn compare_timings(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
     compare_paths(r, out, emulated);
 }
 
-/// Why the data do not decide which of two values is the larger.
-#[derive(Debug, PartialEq)]
-enum Undecided {
-    /// `a` is the larger in `k` of `n` repetitions only.
-    Split { k: usize, n: usize },
-    /// The means are `apart` (a fraction) in `n` repetition(s), within [`ONE_REPETITION_MARGIN`].
-    Close { apart: f64, n: usize },
-}
-
-/// The one rule that decides an order: whether `a` is larger than `b` (`Ok(true)`), smaller
-/// (`Ok(false)`), or neither. With three or more interleaved repetitions (`ra`, `rb`, paired by
-/// index), only an order that holds in every repetition is decided; with fewer, only a difference
-/// of the means `ma`, `mb` beyond [`ONE_REPETITION_MARGIN`]. The scaling verdicts use it; orderings
-/// use the one comparison (findings/comparison.rs).
-fn larger(ra: &[f64], rb: &[f64], ma: f64, mb: f64) -> Result<bool, Undecided> {
-    if ra.len() >= 3 && ra.len() == rb.len() {
-        let larger = ra.iter().zip(rb).filter(|(x, y)| x > y).count();
-        return match larger {
-            0 => Ok(false),
-            k if k == ra.len() => Ok(true),
-            k => Err(Undecided::Split { k, n: ra.len() }),
-        };
-    }
-    let ratio = ma.max(mb) / ma.min(mb);
-    if ratio.is_finite() && ratio > 1.0 + ONE_REPETITION_MARGIN {
-        Ok(ma > mb)
-    } else {
-        Err(Undecided::Close { apart: ratio - 1.0, n: ra.len().max(1) })
-    }
-}
-
-/// A scaling ratio (the mean at the most threads over the mean at the fewest) with its interval
+/// A scaling ratio (the mean at the most threads over the mean at the fewest) with its range
 /// across repetitions, and its reading where the data decide it.
 #[derive(Debug)]
 struct Growth {
     ratio: f64,
     /// The lowest and highest per-repetition ratio (repetitions paired by index), with their count.
     interval: Option<(f64, f64, usize)>,
-    /// Flat or contended by [`larger`] against the [`FLAT_MAX`] line; `Err(why)` when
-    /// the repetitions fall on both sides of it (an interval that spans 1 among them).
+    /// Flat or contended against the [`FLAT_MAX`] line; `Err(why)` when the comparison does not
+    /// decide on which side of the line the mean at more threads lies.
     reading: Result<survey_reference::Scaling, String>,
 }
 
 /// Reads the growth from `lo` to `hi` (per-repetition means as (repetition, mean)) and the two
-/// means: contended only when the mean at more threads is above FLAT_MAX times the other in every
-/// repetition (or, with fewer than three, by more than the one-repetition margin), flat only
-/// when it is below in every one.
+/// means with the one comparison (`stats::compare`): the mean at more threads against FLAT_MAX
+/// times the mean at fewer, round by round. Above the line (decided): contended; below: flat;
+/// within the margin of the line, or not decided: no reading, with the rounds that would decide.
 fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> Growth {
     let pairs: Vec<(f64, f64)> =
         lo.iter().filter_map(|&(r, l)| hi.iter().find(|x| x.0 == r).map(|&(_, h)| (l, h))).collect();
@@ -138,18 +107,21 @@ fn growth(lo: &[(u32, f64)], hi: &[(u32, f64)], lo_mean: f64, hi_mean: f64) -> G
     let interval = (ratios.len() >= 2).then(|| {
         (ratios.iter().copied().fold(f64::INFINITY, f64::min), ratios.iter().copied().fold(0.0, f64::max), ratios.len())
     });
-    let (rh, rl): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (h, l * FLAT_MAX)).unzip();
-    let reading = match larger(&rh, &rl, hi_mean, lo_mean * FLAT_MAX) {
-        Ok(true) => Ok(survey_reference::Scaling::Contended),
-        Ok(false) => Ok(survey_reference::Scaling::Flat),
-        Err(Undecided::Split { k, n }) => {
-            Err(format!("above x{:.2} (contention) in {k} of {n} repetitions and below it in the others", FLAT_MAX))
-        }
-        Err(Undecided::Close { n, .. }) => Err(format!(
-            "in {n} repetition(s), within the {:.0}% this machine's speed phases can move a mean of the x{:.2} line \
-             between flat and contention",
-            100.0 * ONE_REPETITION_MARGIN,
-            FLAT_MAX
+    let (line, more): (Vec<f64>, Vec<f64>) = pairs.iter().map(|&(l, h)| (l * FLAT_MAX, h)).unzip();
+    let c = compare(&line, &more, None, true, MARGIN, ALPHA);
+    let n = pairs.len();
+    let reading = match c.outcome {
+        Outcome::ACheaper => Ok(survey_reference::Scaling::Contended),
+        Outcome::BCheaper => Ok(survey_reference::Scaling::Flat),
+        Outcome::Same => Err(format!(
+            "it lies on the x{FLAT_MAX:.2} line between flat and contention (within {:.0}% of it over {n} \
+             repetitions)",
+            100.0 * MARGIN
+        )),
+        Outcome::Undecided => Err(format!(
+            "{n} repetition(s) do not decide on which side of the x{FLAT_MAX:.2} line between flat and contention it \
+             lies{}",
+            c.rounds_needed.map_or(String::new(), |k| format!("; about {k} would (--repeats {k}, or --budget)"))
         )),
     };
     Growth { ratio: hi_mean / lo_mean, interval, reading }
@@ -282,8 +254,7 @@ fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
                     Verdict::Undecided,
                     &[&t.label],
                     format!(
-                        "Scaling not decided: {what}: {why}, so not compared with the survey. Run with --repeats 5 or \
-                     more (repetitions are interleaved) to decide."
+                        "Scaling not decided: {what}: {why}, so not compared with the survey."
                     ),
                 ));
                 continue;

@@ -37,28 +37,26 @@ fn scaling_on_disagreeing_repetitions_is_not_decided() {
     let (lo, hi, n) = g.interval.unwrap();
     assert!(lo < 1.0 && hi > FLAT_MAX && n == 3, "{g:?}");
     let why = g.reading.unwrap_err();
-    assert!(why.contains("in 2 of 3 repetitions"), "{why}");
+    assert!(why.contains("3 repetition(s) do not decide") && why.contains("about 10 would"), "{why}");
 }
 
+/// Ten interleaved rounds on one side of the line decide; three do not, however far.
 #[test]
-fn scaling_is_decided_when_every_repetition_agrees() {
-    let one = [100.0, 104.0, 97.0];
-    let g = growth(&reps(&one), &reps(&[380.0, 370.0, 400.0]), mean(&one), 383.3);
+fn scaling_is_decided_by_the_comparison() {
+    let one: Vec<f64> = (0..10).map(|i| 100.0 + (i % 3) as f64).collect();
+    let contended: Vec<f64> = one.iter().map(|l| 3.8 * l).collect();
+    let flat: Vec<f64> = one.iter().map(|l| 1.02 * l).collect();
+    let g = growth(&reps(&one), &reps(&contended), mean(&one), mean(&contended));
     assert_eq!(g.reading, Ok(survey_reference::Scaling::Contended));
-    let g = growth(&reps(&one), &reps(&[102.0, 99.0, 105.0]), mean(&one), 102.0);
+    let g = growth(&reps(&one), &reps(&flat), mean(&one), mean(&flat));
     assert_eq!(g.reading, Ok(survey_reference::Scaling::Flat));
-    // One repetition: contended only beyond the margin above the line, flat only below it.
-    assert_eq!(
-        growth(&reps(&[100.0]), &reps(&[378.0]), 100.0, 378.0).reading,
-        Ok(survey_reference::Scaling::Contended)
-    );
-    assert!(growth(&reps(&[100.0]), &reps(&[110.0]), 100.0, 110.0).reading.is_err());
+    assert!(growth(&reps(&one[..3]), &reps(&contended[..3]), 100.0, 380.0).reading.is_err());
     assert!(growth(&[], &[], 100.0, 140.0).reading.is_err());
 }
 
 /// Seeded: repetitions whose true growth is well inside one reading, with 10% noise per
-/// repetition, are never read as the other; ones straddling the line are never decided
-/// unless every repetition agrees.
+/// repetition, are never read as the other; ones whose growth is centred on the line are decided
+/// either way in at most the comparison's alpha of cases.
 #[test]
 fn scaling_never_decides_the_wrong_way_on_seeded_repetitions() {
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
@@ -70,18 +68,20 @@ fn scaling_never_decides_the_wrong_way_on_seeded_repetitions() {
     };
     for (truth, growth_factor) in [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)]
     {
-        for _ in 0..200 {
-            let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
+        for k in 0..200 {
+            let n = [3, 10, 14, 20][k % 4];
+            let one: Vec<f64> = (0..n).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
             let two: Vec<f64> = one.iter().map(|l| l * growth_factor * (0.9 + 0.2 * unit())).collect();
             let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
             assert!(g.reading.as_ref().map_or(true, |r| *r == truth), "{g:?}");
         }
     }
-    for _ in 0..200 {
-        let one: Vec<f64> = (0..3).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
+    let mut decided = 0;
+    for k in 0..400 {
+        let n = [10, 14, 20, 28][k % 4];
+        let one: Vec<f64> = (0..n).map(|_| 100.0 * (0.9 + 0.2 * unit())).collect();
         let two: Vec<f64> = one.iter().map(|l| l * 1.25 * (0.8 + 0.4 * unit())).collect();
-        let g = growth(&reps(&one), &reps(&two), mean(&one), mean(&two));
-        let above = one.iter().zip(&two).filter(|(l, h)| *h / *l > FLAT_MAX).count();
-        assert_eq!(g.reading.is_ok(), above == 0 || above == 3, "{g:?}");
+        decided += usize::from(growth(&reps(&one), &reps(&two), mean(&one), mean(&two)).reading.is_ok());
     }
+    assert!(decided <= 4, "growth centred on the line decided in {decided} of 400");
 }
