@@ -214,7 +214,10 @@ fn lttng_ust_sub_buffer_switch_at_two_sizes() {
             let costliest = on_e.iter().map(|f| f["extra"].as_f64().unwrap()).fold(f64::MIN, f64::max);
             assert_eq!(p["extra"].as_f64().unwrap(), costliest, "not the costliest path on {e}: {on_e:?}\n{line}");
             assert!(p["expected"]["how"].as_str().unwrap().starts_with("sub-buffer"), "{p}\n{line}");
-            assert!(line.contains(&format!("slow path every {e} events")), "expected {e}: {line}");
+            // "slow path" names the costliest path of the line: a memoryless path dearer than the
+            // switch (LTTng shows one at about +500 ns in some runs) takes that name, so the
+            // switch is checked by its period only.
+            assert!(line.contains(&format!("path every {e} events")), "expected {e}: {line}");
             assert!(line.contains("[expected: sub-buffer"), "{line}");
             assert!(stdout.contains("Agrees with the survey: lttng-ust takes a slow path every"), "{stdout}");
             Ok(())
