@@ -66,6 +66,22 @@ pub fn pct(x: f64) -> String {
     }
 }
 
+/// The confidence of an interval at `level`, as a percentage rounded down with enough decimals
+/// that it never reads 100%: a look late in a run spends a small share of alpha (99.97%), and
+/// "100.0%" would claim a certainty no interval has.
+pub fn confidence(level: f64) -> String {
+    let p = 100.0 * (1.0 - level);
+    let d = if 100.0 - p >= 0.1 {
+        1
+    } else if 100.0 - p >= 0.01 {
+        2
+    } else {
+        3
+    };
+    let f = 10f64.powi(d);
+    format!("{:.*}%", d as usize, ((p * f) + 1e-9).floor() / f)
+}
+
 /// What the comparison found, in words: "{b} costs +12% [+8%, +15%] of {a}'s cost net of the floor,
 /// over 14 interleaved rounds", and for an undecided pair what would decide it.
 pub fn words(a: &str, b: &str, c: &Comparison) -> String {
@@ -76,7 +92,7 @@ pub fn words(a: &str, b: &str, c: &Comparison) -> String {
         if c.paired { "interleaved " } else { "" },
         if c.rounds == 1 { "" } else { "s" }
     );
-    let level = format!("{:.1}%", 100.0 * (1.0 - c.level));
+    let level = confidence(c.level);
     let estimate = match c.interval {
         Some((lo, hi)) => format!(
             "{b} against {a}: {} [{}, {}] ({of}, {level} interval over {rounds})",
@@ -97,5 +113,20 @@ pub fn words(a: &str, b: &str, c: &Comparison) -> String {
                 "{estimate}: the difference sits about on the {margin} margin, so more rounds would not soon decide it"
             ),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Rounded down, never to 100%: the looks' levels of a long run (alpha / (k (k + 1))).
+    #[test]
+    fn a_confidence_never_reads_a_hundred_percent() {
+        assert_eq!(super::confidence(0.005), "99.5%");
+        assert_eq!(super::confidence(0.01 / 30.0), "99.96%");
+        assert_eq!(super::confidence(0.01 / 132.0), "99.992%");
+        for k in 1..200u32 {
+            let c = super::confidence(0.01 / f64::from(k * (k + 1)));
+            assert!(!c.starts_with("100"), "{c}");
+        }
     }
 }

@@ -65,7 +65,7 @@ fn basis(steps: &[&Comparison]) -> String {
     let plural = if hi == 1 { "" } else { "s" };
     let with_interval = steps.iter().any(|c| c.interval.is_some());
     let level = match with_interval && steps.iter().all(|c| c.level == steps[0].level) {
-        true => format!(", {:.1}% intervals", 100.0 * (1.0 - steps[0].level)),
+        true => format!(", {} intervals", crate::report::findings::comparison::confidence(steps[0].level)),
         false => String::new(),
     };
     let of = match (steps.iter().all(|c| c.net), steps.iter().any(|c| c.net)) {
