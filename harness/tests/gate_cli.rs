@@ -166,7 +166,10 @@ fn net_judges_a_tracers_own_cost_and_needs_the_floor() {
     let t = tempfile::tempdir().unwrap();
     let a = results(t.path(), "a", &[("none", 1, 25.0), ("lw", 1, 43.0)], 10, &[]);
     let b = results(t.path(), "b", &[("none", 1, 25.0), ("lw", 1, 45.0)], 10, &[]);
-    judge(&a, &b).assert().code(0).stdout(predicate::str::contains("raw value").and(predicate::str::contains("unchanged")));
+    judge(&a, &b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("raw value").and(predicate::str::contains("unchanged")));
     judge(&a, &b)
         .arg("--net")
         .assert()
@@ -296,7 +299,9 @@ fn stepped_with_events(root: &Path, name: &str, main: u64, wrap: u64) -> PathBuf
     let dir = stepped(root, name, main);
     fs::write(dir.join("run.json"), r#"{"tracers": [{"name": "spin", "dir": "spin"}]}"#).unwrap();
     fs::create_dir_all(dir.join("spin")).unwrap();
-    let mut s = String::from("tracer,threads,thread,cpu,iteration,user_instructions,kernel_entries,repetition,counter_set,clock_retries\n");
+    let mut s = String::from(
+        "tracer,threads,thread,cpu,iteration,user_instructions,kernel_entries,repetition,counter_set,clock_retries\n",
+    );
     for i in 0..100_000u64 {
         let u = if i % 4096 == 4095 { wrap } else { main };
         s.push_str(&format!("spin,1,0,0,{i},{u},0,0,0,0\n"));
@@ -319,10 +324,7 @@ fn a_change_on_a_rarer_path_alone_is_a_regression() {
             .and(predicate::str::contains("the main path is unchanged, but paths whose share moved"))
             .and(predicate::str::contains("150 instructions 0% -> 0.024% of calls")),
     );
-    judge(&a, &same)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("0 regressed, 0 improved, 1 unchanged"));
+    judge(&a, &same).assert().code(0).stdout(predicate::str::contains("0 regressed, 0 improved, 1 unchanged"));
     let json = t.path().join("g.json");
     judge(&a, &same).arg("--json").arg(&json).assert().code(0);
     let why = fs::read_to_string(&json).unwrap();

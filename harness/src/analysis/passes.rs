@@ -97,7 +97,10 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
                     // A follower's calls are counted as the tail counts them (tails.rs).
                     let base = c.dominant.median;
                     for f in p.followers.iter_mut() {
-                        let lead = row.iteration >= f.offset && p.residues.iter().any(|x| x.seq == row.seq && (row.iteration - f.offset) % p.period == x.residue);
+                        let lead = row.iteration >= f.offset
+                            && p.residues
+                                .iter()
+                                .any(|x| x.seq == row.seq && (row.iteration - f.offset) % p.period == x.residue);
                         if lead && v > crate::analysis::tails::follower_cut(base, f) {
                             f.calls += 1;
                         }

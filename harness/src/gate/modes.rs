@@ -189,7 +189,8 @@ mod tests {
         let base: Vec<(u64, f64)> =
             (0..12).map(|i| (i, if i % 2 == 0 { 26.0 } else { 100.0 } + i as f64 * 0.1)).collect();
         let cand = base.clone();
-        let cfg = super::super::verdict::Config { threshold: 0.05, confidence: 0.99, paired: false, min_repetitions: 3 };
+        let cfg =
+            super::super::verdict::Config { threshold: 0.05, confidence: 0.99, paired: false, min_repetitions: 3 };
         let j = annotate(super::super::verdict::judge(&base, &cand, None, &cfg), &base, &cand, cfg.threshold);
         assert_eq!(j.verdict, Verdict::Inconclusive, "{j:?}");
         assert!(

@@ -61,7 +61,8 @@ pub struct Moved {
 /// The counts whose share moved between the sides, and the instructions per call that adds (or,
 /// negative, removes) on average.
 pub fn moved(base: &Paths, cand: &Paths) -> (Vec<Moved>, f64) {
-    let counts: Vec<u64> = base.at.keys().chain(cand.at.keys()).copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let counts: Vec<u64> =
+        base.at.keys().chain(cand.at.keys()).copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     let z_crit = crate::stats::compare::normal_quantile(1.0 - ALPHA / (2.0 * counts.len().max(1) as f64));
     let (n1, n2) = (base.calls as f64, cand.calls as f64);
     let mut out = Vec::new();

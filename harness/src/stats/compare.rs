@@ -137,7 +137,14 @@ pub fn compare(a: &[f64], b: &[f64], floor: Option<&[f64]>, paired: bool, margin
 }
 
 /// [`compare`] at the level `looks` gives the rounds seen.
-pub fn compare_with(a: &[f64], b: &[f64], floor: Option<&[f64]>, paired: bool, margin: f64, looks: Looks) -> Comparison {
+pub fn compare_with(
+    a: &[f64],
+    b: &[f64],
+    floor: Option<&[f64]>,
+    paired: bool,
+    margin: f64,
+    looks: Looks,
+) -> Comparison {
     let paired = paired && a.len() == b.len() && a.len() >= 2;
     let rounds = a.len().min(b.len());
     let (ma, mb) = (median(a), median(b));

@@ -3,17 +3,7 @@
 use super::*;
 use crate::stats::rng::SplitMix64;
 
-struct Draw(SplitMix64);
-
-impl Draw {
-    fn unit(&mut self) -> f64 {
-        ((self.0.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.unit(), self.unit());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-}
+type Draw = SplitMix64;
 
 /// The shapes of one process's mean around its row's cost `c`.
 #[derive(Clone, Copy, Debug)]
@@ -55,7 +45,7 @@ fn rounds(g: &mut Draw, shape: Shape, n: usize, a_net: f64, diff: f64) -> (Vec<f
 /// Runs `trials` comparisons at true relative difference `diff` and counts those `bad` says
 /// are wrong, over every shape and a spread of round counts.
 fn battery(seed: u64, diff: f64, trials: usize, bad: impl Fn(&Comparison) -> bool) -> (usize, usize) {
-    let mut g = Draw(SplitMix64(seed));
+    let mut g = SplitMix64(seed);
     let mut wrong = 0;
     for t in 0..trials {
         let shape = SHAPES[t % SHAPES.len()];
@@ -102,7 +92,7 @@ fn a_change_of_exactly_the_margin_is_almost_never_called_beyond_it() {
 /// the first look, and two equal rows are said to be the same once the rounds suffice.
 #[test]
 fn clear_answers_are_given() {
-    let mut g = Draw(SplitMix64(5));
+    let mut g = SplitMix64(5);
     let (f, a, b) = rounds(&mut g, Shape::Narrow, 10, 20.0, 9.0);
     let c = compare(&a, &b, Some(&f), true, MARGIN, ALPHA);
     assert_eq!(c.outcome, Outcome::ACheaper, "{c:?}");
@@ -139,7 +129,7 @@ fn the_normal_quantile_is_right() {
 /// stays at or below the nominal rate of false "cheaper".
 #[test]
 fn unpaired_rows_hold_the_rate_too() {
-    let mut g = Draw(SplitMix64(6));
+    let mut g = SplitMix64(6);
     let (mut w, trials) = (0, 4000);
     for t in 0..trials {
         let n = [5, 10, 20, 40][t % 4];

@@ -18,6 +18,15 @@ impl SplitMix64 {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
+    /// Uniform in (0, 1), never 0 (so that its logarithm is finite).
+    pub fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box-Muller): the seeded batteries' per-process noise.
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
 }
 
 /// xorshift64* (Vigna 2016): the permutation null's positions and the calibration battery's runs.

@@ -337,7 +337,12 @@ pub fn of(
         let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len, cp.sequences);
         let beside_other_periods = !cp.periodic.is_empty();
         let about_every = expected_period::about_every(&f);
-        f.push(Finding::MissingPeriod(MissingPeriod { expected: e.clone(), beside_other_periods, on_lattice, about_every }));
+        f.push(Finding::MissingPeriod(MissingPeriod {
+            expected: e.clone(),
+            beside_other_periods,
+            on_lattice,
+            about_every,
+        }));
     }
     let dated = dated.and_then(DatedLevels::of);
     let owner = dated.as_ref().map_or_else(Attribution::no_sentinels, DatedLevels::owner);

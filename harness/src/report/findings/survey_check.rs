@@ -253,9 +253,7 @@ fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
                     Topic::Scaling,
                     Verdict::Undecided,
                     &[&t.label],
-                    format!(
-                        "Scaling not decided: {what}: {why}, so not compared with the survey."
-                    ),
+                    format!("Scaling not decided: {what}: {why}, so not compared with the survey."),
                 ));
                 continue;
             }

@@ -113,7 +113,12 @@ fn refused_periods_missing_period_and_outliers() {
     let e = Expected { period: 810.0, how: "sub-buffer = 810".into() };
     let l = say(vec![
         fast(false),
-        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice: None, about_every: vec![] }),
+        Finding::MissingPeriod(MissingPeriod {
+            expected: e,
+            beside_other_periods: false,
+            on_lattice: None,
+            about_every: vec![],
+        }),
         Finding::RefusedPeriods(r),
         Finding::Outliers(Outliers { count: 36, share: 0.00004, whose: None }),
     ]);
@@ -200,7 +205,12 @@ fn an_expected_period_longer_than_the_run_is_not_called_a_miss() {
     let e = Expected { period: 17476.0, how: "buffer 262144 B / record 15 B = 17476".into() };
     let l = say(vec![
         fast(true),
-        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice: None, about_every: vec![] }),
+        Finding::MissingPeriod(MissingPeriod {
+            expected: e,
+            beside_other_periods: false,
+            on_lattice: None,
+            about_every: vec![],
+        }),
     ]);
     assert!(l.contains("too few calls to show the expected period [expected: buffer 262144 B / record 15 B = 17476; -n 100000 would]"), "{l}");
     assert!(!l.contains("no periodic path found"), "{l}");
@@ -221,7 +231,12 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
     });
     let l = say(vec![
         fast(true),
-        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice, about_every: vec![] }),
+        Finding::MissingPeriod(MissingPeriod {
+            expected: e,
+            beside_other_periods: false,
+            on_lattice,
+            about_every: vec![],
+        }),
     ]);
     assert!(
         l.contains(
@@ -244,7 +259,12 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
     });
     let l = say(vec![
         fast(true),
-        Finding::MissingPeriod(MissingPeriod { expected: e, beside_other_periods: false, on_lattice, about_every: vec![] }),
+        Finding::MissingPeriod(MissingPeriod {
+            expected: e,
+            beside_other_periods: false,
+            on_lattice,
+            about_every: vec![],
+        }),
     ]);
     assert!(l.contains("20 of the 25 slots of that phase in the run: they fill at least 80% of the slots"), "{l}");
     assert!(!l.contains("needs at least"), "{l}");

@@ -90,17 +90,7 @@ fn a_curve_grows_falls_or_is_flat_only_where_every_step_is_decided() {
     assert!(latency_law("x", "payload-size", true, &pts[..1], &[]).ends_with("one value only, so no curve."));
 }
 
-struct Draw(SplitMix64);
-
-impl Draw {
-    fn unit(&mut self) -> f64 {
-        ((self.0.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.unit(), self.unit());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-}
+type Draw = SplitMix64;
 
 /// A sweep's repetitions of one tracer (net costs `net[v]` above a 25 ns floor) and of `none`,
 /// interleaved as the runner runs them: round k measures every value in order, and the machine's
@@ -145,7 +135,7 @@ fn law_of(net: &[f64], vals: &[Reps], floors: &[Option<Reps>]) -> String {
 /// old page said a trend from two single means whenever they differed).
 #[test]
 fn a_flat_curve_is_almost_never_said_to_grow_or_fall() {
-    let mut g = Draw(SplitMix64(0x5eed_5eed));
+    let mut g = SplitMix64(0x5eed_5eed);
     let (mut trend, mut flat, mut total) = (0usize, 0usize, 0usize);
     for trial in 0..2400 {
         let rounds = [1, 2, 3, 5, 10, 14, 20, 40][trial % 8];
@@ -173,7 +163,7 @@ fn a_flat_curve_is_almost_never_said_to_grow_or_fall() {
 /// interleaved rounds, and the curve said to grow, in nearly every seeded sweep.
 #[test]
 fn a_thirty_percent_step_is_decided_at_ten_rounds() {
-    let mut g = Draw(SplitMix64(0x30));
+    let mut g = SplitMix64(0x30);
     let mut grown = 0;
     let trials = 200;
     for trial in 0..trials {
