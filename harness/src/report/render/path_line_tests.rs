@@ -229,15 +229,7 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
         slots: 8,
         extra: (1282.0, 2103.0),
     });
-    let l = say(vec![
-        fast(true),
-        Finding::MissingPeriod(MissingPeriod {
-            expected: e,
-            beside_other_periods: false,
-            on_lattice,
-            about_every: vec![],
-        }),
-    ]);
+    let l = say_missing(e, on_lattice);
     assert!(
         l.contains(
             "no periodic path found [expected: sub-buffer = 579]; 6 outliers lie exactly 579 calls apart, iterations \
@@ -257,7 +249,15 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
         slots: 25,
         extra: (64.0, 5503.0),
     });
-    let l = say(vec![
+    let l = say_missing(e, on_lattice);
+    assert!(l.contains("20 of the 25 slots of that phase in the run: they fill at least 80% of the slots"), "{l}");
+    assert!(!l.contains("needs at least"), "{l}");
+}
+
+/// The line of a fast path and a missing expected period, with `on_lattice` its outliers on that
+/// period's phase.
+fn say_missing(e: Expected, on_lattice: Option<crate::report::findings::expected_period::OnLattice>) -> String {
+    say(vec![
         fast(true),
         Finding::MissingPeriod(MissingPeriod {
             expected: e,
@@ -265,7 +265,5 @@ fn a_missing_period_says_the_outliers_that_lie_on_it() {
             on_lattice,
             about_every: vec![],
         }),
-    ]);
-    assert!(l.contains("20 of the 25 slots of that phase in the run: they fill at least 80% of the slots"), "{l}");
-    assert!(!l.contains("needs at least"), "{l}");
+    ])
 }
