@@ -307,7 +307,7 @@ fn irregular(p: &IrregularPath, unit: &str) -> String {
 /// Whose a slow population is, with the reference windows' evidence (attribution.rs).
 fn rate_whose(t: &RateTest) -> String {
     let cost = match t.extra_hi {
-        Some(_) => "at that cost",
+        Some(_) => "at that cost or up to a call's length more",
         None => "as slow",
     };
     let seen = format!(
