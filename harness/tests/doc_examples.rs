@@ -1,4 +1,4 @@
-//! Console examples are tests (issue 41). Every ```console block of README.md and of the user
+//! Console examples are tests. Every ```console block of README.md and of the user
 //! guide's chapters is run by trycmd against the built binary, block after block in one fresh
 //! directory per page (so a page's `report demo` reads the `run -o demo` above it, and results
 //! never land in the checkout), and its whole output is compared with what the page shows.

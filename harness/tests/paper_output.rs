@@ -1,4 +1,4 @@
-//! Figures and tables as a paper prints them (issue 50): every figure of a synthetic run's
+//! Figures and tables as a paper prints them: every figure of a synthetic run's
 //! report, drawn at a column's 3.3 x 2.5 in and a page's 7 x 4.5 in, has every text at 7 pt or
 //! more and inside the page, measured from the SVG as plotters drew it (NAME.text.svg, written
 //! under TRACEBENCH_FIGURE_TEXT_SVG); every LaTeX table compiles in a two-column article

@@ -314,8 +314,8 @@ fn footprint_check_flags_slow_calls_on_every_64th_call_and_not_on_every_61st() {
 fn footprint_check_is_silent_on_a_store_heavy_tracer() {
     // tracers/examples/stores_plugin.c stores into 16 cache lines per call and has no slow path:
     // with the harness's stores drained before each window, its slow calls (the machine's) must
-    // not gather on the harness's cycles. Before the fence, 36% of them fell on three residues
-    // of 64 (issue 33).
+    // not gather on the harness's cycles. Without that fence, 36% of them fell on three residues
+    // of 64.
     let so = example_plugins::plugin("libstores_plugin.so");
     let (_d, out) = run_ok(&["--tracer", &format!("plugin:{so}"), "-n", "20000"]);
     let (line, _) = report_line(&out, "stores-plugin");
@@ -330,17 +330,10 @@ fn a_memoryless_path_is_the_tracers_and_the_machines_slow_calls_are_no_path() {
     found_in_most_runs("memoryless path", || {
         let (_d, out) = run_ok(&["--tracer", "spin:150~300:1150,spin:150,spin:25", "-n", "60000"]);
         let (line, stdout) = report_line(&out, "spin:150~300:1150");
-        // On this Intel VM a memoryless path of +60 to +70 ns at about 0.1% of calls is also
-        // claimed, on a spin row with or without the planted path, in about half the runs (3 of 6
-        // at 60000 calls; the analysis before and after the comparison work gives the same claims
-        // on the same files, so it is not new; its cause, the spin's or the machine's, is not
-        // known). The test is of the planted +1 us path and of the machine's stalls (2 us and
-        // more), so it leaves paths under SMALL out of its claims.
-        const SMALL: f64 = 200.0;
-        let small =
-            |c: &String| c.strip_prefix("memoryless +").and_then(|x| x.parse::<f64>().ok()).is_some_and(|x| x < SMALL);
+        // The machine's stalls of about +160 ns read as +40..+100 ns on a spin, which ends at a
+        // set time (analysis/attribution.rs): they must be the machine's, not a path.
         for quiet in ["spin:150", "spin:25"] {
-            let claimed: Vec<String> = claimed_paths(&out, quiet).into_iter().filter(|c| !small(c)).collect();
+            let claimed = claimed_paths(&out, quiet);
             assert!(claimed.is_empty(), "{quiet}: a path claimed where the tracer has none: {claimed:?}\n{stdout}");
         }
         // The reference windows were set to the tracer's length.
@@ -349,7 +342,7 @@ fn a_memoryless_path_is_the_tracers_and_the_machines_slow_calls_are_no_path() {
         assert!(iterations > 0, "{rf}");
         let mem: Vec<serde_json::Value> = latency_findings(&out, "spin:150~300:1150")
             .into_iter()
-            .filter(|f| f["kind"] == "memoryless_path" && f["extra"].as_f64().unwrap() >= SMALL)
+            .filter(|f| f["kind"] == "memoryless_path")
             .collect();
         let claimed = claimed_paths(&out, "spin:150~300:1150");
         assert!(claimed.iter().all(|c| c.starts_with("memoryless")), "false path claimed {claimed:?}: {line}");

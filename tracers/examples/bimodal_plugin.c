@@ -2,7 +2,7 @@
  * bimodal_plugin.c: a test tracer that is fast in half of its processes and slow in the other
  * half, as a tracer is when its cost depends on where a process lands (another core, a buffer at
  * another alignment). The gate must say that a side's repetitions form two clusters instead of
- * asking for more of them (issue 37).
+ * asking for more of them.
  *
  * Arguments (plugin:PATH:ARGS, `+` between them): state=FILE, ns=NS. Each process that measures
  * (init runs once per measuring process) takes the next number from FILE (created 0600 if

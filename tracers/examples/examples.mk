@@ -7,7 +7,7 @@
 #   target/plugins/libtwopath_plugin.so two periodic slow paths (report tests, survey section 7.1)
 #   target/plugins/libstores_plugin.so  stores into 16 cache lines per call (the footprint check)
 #   target/plugins/libbimodal_plugin.so fast in every other measuring process (the gate's two-cluster test)
-#   target/plugins/libnops_plugin.so   functions of known instruction counts (x86-64; issue 38's profile
+#   target/plugins/libnops_plugin.so   functions of known instruction counts (x86-64; the per-function profile
 #                                      tests), and libnops1_plugin.so: one store more in one function
 #   target/plugins/librust_plugin.so   a per-CPU rdtsc ring in Rust (cdylib, standalone crate)
 #   target/plugins/broken-*.so         deliberately broken plugins for the tests

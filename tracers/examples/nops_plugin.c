@@ -1,6 +1,6 @@
 /*
  * nops_plugin.c: a tracer of known functions with known instruction counts, for the per-function
- * profile of a stepped run (issue 38, docs/instructions.md): fire calls nutrace_header once
+ * profile of a stepped run (docs/instructions.md): fire calls nutrace_header once
  * (NOPS_HEADER nops and a ret: 6 instructions) and nutrace_write twice (NOPS_WRITE nops and a
  * ret: 11 instructions each, 22 per call). Their bodies are naked asm, so the compiler adds
  * nothing and the counts are exact whatever the flags.

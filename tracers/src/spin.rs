@@ -179,7 +179,7 @@ fn compensate(target: u64) -> u64 {
     let e = excess[BLOCKS / 4].max(0.0).round() as u64;
     // Bounded: the spin's own overhead is about 60 ticks here; a larger "excess" means most of
     // the calibration was disturbed, and must not shorten the spin by more than half. (A
-    // quarter, as before, left spin:50 16 ns long.)
+    // bound of a quarter left spin:50 16 ns long.)
     target.saturating_sub(e.min(target / 2))
 }
 

@@ -1,5 +1,5 @@
 //! The `otf` and `otf2` backends against the real writers (Debian's libopen-trace-format1 and
-//! libopen-trace-format2-10, issue 40): the records they write have the size they declare, the
+//! libopen-trace-format2-10): the records they write have the size they declare, the
 //! flush comes where their geometry says, and the archive is removed or kept. No mocks; a test
 //! prints `SKIP <test>: <reason>` and returns when the library is not here.
 #[path = "support/common.rs"]

@@ -110,7 +110,7 @@ impl Drop for KeepAlive {
         let mut pipe = [-1 as libc::c_int; 2];
         // SAFETY: pipe2 fills `pipe`; close-on-exec so no exec'd process keeps the write end.
         if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return; // the events close here, slowly, as before
+            return; // the events close here, slowly, in this thread
         }
         fds.push(pipe[0]);
         fds.sort_unstable();
@@ -134,7 +134,7 @@ impl Drop for KeepAlive {
             }
         }
         // Our closes: after a successful fork, only a reference each (if the fork failed, they
-        // pay the grace periods here, as before). Then the releaser may go on.
+        // pay the grace periods here, in this thread). Then the releaser may go on.
         self.events.clear();
         // SAFETY: our own write end.
         unsafe { libc::close(pipe[1]) };

@@ -306,7 +306,10 @@ fn the_report_header_lists_what_matters_bad_first() {
             "WARN: steal 3.1% during the check: expect stalls no event shows".to_string()
         ]
     );
-    assert!(crate::results::read::system_lines(&serde_json::json!({})).is_empty(), "runs before issue 25 have none");
+    assert!(
+        crate::results::read::system_lines(&serde_json::json!({})).is_empty(),
+        "runs written before the system check have none"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kbench-run bad and fuzz: invalid ioctl arguments, each with the errno it must give, and random and mutated
- * RUN/READ/INFO ioctls (issue 17).
+ * RUN/READ/INFO ioctls.
  */
 #include "kbench-run.h"
 
@@ -134,7 +134,7 @@ int cmd_bad(void)
 	return bad_failed ? 1 : 0;
 }
 
-/* ---- robustness (issue 17): random input, concurrency, SIGKILL, capability ---- */
+/* ---- robustness: random input, concurrency, SIGKILL, capability ---- */
 static __u64 rnd_state = 0x9e3779b97f4a7c15ull;
 
 static __u64 rnd(void)

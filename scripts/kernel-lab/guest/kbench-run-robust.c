@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * kbench-run busy, kill, eperm and verify: robustness tests of the module (issue 17). After each one a valid run
+ * kbench-run busy, kill, eperm and verify: robustness tests of the module. After each one a valid run
  * must still be correct, checked sample by sample (verify_run).
  */
 #include "kbench-run.h"

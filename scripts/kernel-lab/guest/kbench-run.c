@@ -11,7 +11,7 @@
  *   kbench-run loop    -t ROW -o DIR [-n N] [-w W] [-p PAYLOAD] [-C cpu,...] [-k type:config:name,...] [--bpf]
  *   kbench-run syscall -t ROW -o DIR [-n N] [-w W]       the empty ioctl timed from user space (survey 7.3)
  *   kbench-run bad                                         invalid arguments must fail cleanly
- *   kbench-run fuzz SECONDS MIN_CALLS                      random and mutated RUN/READ ioctls (issue 17)
+ *   kbench-run fuzz SECONDS MIN_CALLS                      random and mutated RUN/READ ioctls
  *   kbench-run busy | kill | eperm | verify NAME           two RUNs at once, SIGKILL mid-run, open without
  *                                                          CAP_PERFMON, a valid run checked sample by sample
  *
