@@ -24,7 +24,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure tracers, one pinned thread each (survey Table 4).
     Run(RunArgs),
-    /// Measure tracers at several thread counts, one pinned thread per core (survey Figures 5, 6, 8).
+    /// Measure tracers at several thread counts, one pinned thread per core (survey Figure 8; Figure 5
+    /// with --kernel; Figure 6 needs one run per ftrace clock: `survey` makes it).
     Scale(RunArgs),
     /// Turn one knob of the tracers into a curve: one run per value, interleaved, in OUT/KNOB=VALUE/,
     /// joined in OUT/sweep.csv (survey 7.1, 7.3 and Figure 9).

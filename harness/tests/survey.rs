@@ -37,7 +37,7 @@ fn the_quick_survey_names_each_output_after_the_survey_and_says_what_it_did_not_
     let not_made = std::fs::read_to_string(out.join("not-made.txt")).unwrap();
     // Every line says what, why and the fix; and so does the end of the run.
     for l in not_made.lines() {
-        assert!(l.contains(": not made: ") && l.contains(" (fix: "), "{l}");
+        assert!(l.contains(": not made here: ") && l.contains(" (fix: "), "{l}");
         assert!(stdout.contains(l), "not said at the end of the run: {l}");
     }
     let user =
@@ -71,7 +71,7 @@ fn the_quick_survey_names_each_output_after_the_survey_and_says_what_it_did_not_
     for (t, survey_name) in [("vampirtrace", "VampirTrace"), ("extrae", "Extrae"), ("systemtap", "SystemTap")] {
         if !have.iter().any(|h| h == t) {
             assert!(
-                not_made.contains(&format!("the {survey_name} row ({t}): not made: ")),
+                not_made.contains(&format!("the {survey_name} row ({t}): not made here: ")),
                 "{t} not listed:\n{not_made}"
             );
         }

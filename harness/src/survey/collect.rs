@@ -35,9 +35,9 @@ pub fn failed(step: &Step, why: &str) -> NotMade {
     }
 }
 
-/// `WHAT: not made: WHY (fix: FIX)`.
+/// `WHAT: not made here: WHY (fix: FIX)`.
 pub fn not_made_line(n: &NotMade) -> String {
-    format!("{}: not made: {} (fix: {})", n.what, n.why, n.fix)
+    format!("{}: not made here: {} (fix: {})", n.what, n.why, n.fix)
 }
 
 fn copy(from: &Path, to: &Path) -> Result<bool, Error> {
