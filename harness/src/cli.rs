@@ -189,8 +189,8 @@ pub struct SweepArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct SurveyArgs {
-    /// Wall time for all the experiments: 60s, 10m, 1h; a step not begun when it is spent is
-    /// listed as not made.
+    /// Wall time for all the experiments: 60s, 10m, 1h. A step runs to its end once begun; one
+    /// not begun when the budget is spent is listed as not made.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_budget)]
     pub budget: std::time::Duration,
     /// The smallest experiments (300 calls, one repetition, 1 and 2 threads): a check that every
