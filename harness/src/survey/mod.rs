@@ -59,6 +59,9 @@ pub fn run(s: &Settings, argv: &[String]) -> Result<i32, Error> {
             eprintln!("tracebench: survey: no kernel steps: {}", n.why);
         }
     }
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
     for d in [out.clone(), out.join("steps"), out.join("figures"), out.join("tables")] {
         crate::results::subdir(&d).map_err(|e| Error::io(&d, e))?;
     }
