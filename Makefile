@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs docs-examples sentinel-cost footprint bench-overhead
+.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs docs-examples sentinel-cost footprint bench-overhead survey
 
 all: build
 
@@ -24,6 +24,12 @@ BUDGET ?= 240s
 bench: setup build
 	$(BIN) run --tracer all --budget $(BUDGET) --out $(OUT)
 	@if $(BIN) --help | grep -q '^  report'; then $(BIN) report $(OUT); fi
+
+# The survey's tables and figures this machine can make, in SURVEY_BUDGET (docs/survey.md); what it
+# cannot make is listed with the reason and the fix in $(OUT)/not-made.txt.
+SURVEY_BUDGET ?= 10m
+survey: build
+	$(BIN) survey --budget $(SURVEY_BUDGET) --out $(OUT)
 
 # Measurement tests pin to the same core and time things, so they run one at a time.
 # scripts/untested-messages.py lists the user-facing messages no test names, and fails when

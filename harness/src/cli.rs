@@ -24,11 +24,16 @@ pub struct Cli {
 pub enum Command {
     /// Measure tracers, one pinned thread each (survey Table 4).
     Run(RunArgs),
-    /// Measure tracers at several thread counts, one pinned thread per core (survey Figures 5, 6, 8).
+    /// Measure tracers at several thread counts, one pinned thread per core (survey Figure 8; Figure 5
+    /// with --kernel; Figure 6 needs one run per ftrace clock: `survey` makes it).
     Scale(RunArgs),
     /// Turn one knob of the tracers into a curve: one run per value, interleaved, in OUT/KNOB=VALUE/,
     /// joined in OUT/sweep.csv (survey 7.1, 7.3 and Figure 9).
     Sweep(SweepArgs),
+    /// The survey's experiments (sections 6 and 7) this machine can make, in one command within a
+    /// time budget: its tables and figures in OUT/tables/survey-tableN.* and OUT/figures/survey-figN.*,
+    /// and what this machine cannot make, with the reason and the fix, in OUT/not-made.txt.
+    Survey(SurveyArgs),
     /// List every known tracer, whether it can run here, and if not why and how to fix it.
     List,
     /// CI regression gate: compares a baseline and a candidate (two results directories, or
@@ -182,6 +187,27 @@ pub struct SweepArgs {
     pub run: RunArgs,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct SurveyArgs {
+    /// Wall time for all the experiments: 60s, 10m, 1h. A step runs to its end once begun; one
+    /// not begun when the budget is spent is listed as not made.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_budget)]
+    pub budget: std::time::Duration,
+    /// The smallest experiments (300 calls, one repetition, 1 and 2 threads): a check that every
+    /// step runs here, in about a minute, not numbers to publish.
+    #[arg(long)]
+    pub quick: bool,
+    /// Also the kernel's Tables 3 and 5 and Figures 3-5 (needs /dev/kbench: docs/kernel-lab.md).
+    #[arg(long)]
+    pub kernel: bool,
+    /// Output directory (default: results/survey-<UTC timestamp>/).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn run() -> i32 {
     let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -212,6 +238,16 @@ fn dispatch(cli: &Cli, argv: &[String]) -> i32 {
         Command::Run(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Run, argv)),
         Command::Scale(a) => finish(crate::runner::run(&a.options(), crate::runner::Mode::Scale, argv)),
         Command::Sweep(a) => finish(crate::runner::sweep::run_sweep(&a.run.options(), &a.vary, argv)),
+        Command::Survey(a) => finish(crate::survey::run(
+            &crate::survey::Settings {
+                budget: a.budget,
+                quick: a.quick,
+                kernel: a.kernel,
+                out: a.out.clone(),
+                quiet: a.quiet,
+            },
+            argv,
+        )),
         Command::List => finish(crate::output::list()),
         Command::Gate(a) => {
             let mut a = a.clone();

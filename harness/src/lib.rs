@@ -25,5 +25,6 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod steady_state;
+pub mod survey;
 pub mod symbolize;
 pub mod system;

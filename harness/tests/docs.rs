@@ -110,7 +110,7 @@ fn not_run_here(ws: &[String], avail: &HashSet<String>, cwd: &Path) -> Option<St
     None
 }
 
-/// The command as run: -n, --repeats and --max-repeats cut down, plugin paths of the checkout made
+/// The command as run: -n, --repeats and --max-repeats cut down, a survey made --quick, plugin paths of the checkout made
 /// absolute, and an --out added to measuring commands that have none (two default
 /// results/<timestamp> directories can collide within a second).
 fn cut_down(cmd: &str, ws: &[String], k: usize) -> String {
@@ -134,7 +134,11 @@ fn cut_down(cmd: &str, ws: &[String], k: usize) -> String {
         }
     }
     let mut out = toks.join(" ").replace("plugin:target/", &format!("plugin:{}/target/", root().display()));
-    let measures = matches!(ws.get(1).map(String::as_str), Some("run" | "scale" | "sweep"));
+    let measures = matches!(ws.get(1).map(String::as_str), Some("run" | "scale" | "sweep" | "survey"));
+    // A survey's budget is minutes: its quick mode runs every step in seconds.
+    if ws.get(1).is_some_and(|w| w == "survey") && !ws.iter().any(|w| w == "--quick") {
+        out.push_str(" --quick");
+    }
     if measures && n_cap == 30 && !ws.iter().any(|w| w == "-n" || w == "--iterations") {
         out.push_str(" -n 30"); // stepping's default, 2000 calls, takes minutes
     }
