@@ -363,7 +363,7 @@ fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error>
     // t_ns's origin: the first timed window of any of the cell's threads (they start together).
     let origin = outs.iter().filter_map(|o| o.buf.first_t0).min().unwrap_or(0);
     let t_ns = |t0: u64| to_ns(t0.saturating_sub(origin), hz);
-    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), columns)?;
+    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), columns, (spec.iterations * spec.threads) as u64)?;
     for o in outs {
         for s in &o.buf.samples {
             for (v, k) in values.iter_mut().zip(&slot) {

@@ -90,14 +90,15 @@ impl Group for Acc {
 }
 
 /// Stage 4's skeleton, shared by timed and stepped runs: each tracer's cells are concatenated into
-/// its events.csv and discarded.csv (`writers` makes them in the tracer's directory), and `feed`
+/// its events.csv and discarded.csv (`writers` makes them in the tracer's directory, given the
+/// rows its cells planned: `results::events_file` picks the file's form by it), and `feed`
 /// reads one cell's events.csv into its two groups. Returns the rows per thread count and per
 /// repetition.
 pub fn concatenate<G: Group>(
     out: &ResultsDir,
     plan: &Plan,
     runs: &[CellRun],
-    writers: impl Fn(&Path) -> Result<(EventsWriter, DiscardsWriter), Error>,
+    writers: impl Fn(&Path, u64) -> Result<(EventsWriter, DiscardsWriter), Error>,
     new: impl Fn() -> G,
     mut feed: impl FnMut(&Path, &mut G, &mut G) -> Result<(), Error>,
 ) -> Result<(Vec<G::Row>, Vec<G::Row>), Error> {
@@ -107,7 +108,8 @@ pub fn concatenate<G: Group>(
         if mine.is_empty() {
             continue;
         }
-        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?)?;
+        let planned: u64 = mine.iter().map(|c| (c.spec.iterations * c.spec.threads) as u64).sum();
+        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?, planned)?;
         let mut by_threads: BTreeMap<usize, G> = BTreeMap::new();
         let mut by_rep: BTreeMap<(usize, usize), G> = BTreeMap::new();
         for c in &mine {
@@ -190,9 +192,9 @@ pub fn merge(
         out,
         plan,
         runs,
-        |dir| {
+        |dir, planned_rows| {
             Ok((
-                EventsWriter::create(&dir.join(EVENTS_CSV), columns)?,
+                EventsWriter::create(&dir.join(EVENTS_CSV), columns, planned_rows)?,
                 DiscardsWriter::create(&dir.join(DISCARDED_CSV))?,
             ))
         },

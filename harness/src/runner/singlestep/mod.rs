@@ -407,7 +407,7 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
         out,
         plan,
         runs,
-        |dir| {
+        |dir, _| {
             Ok((
                 EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?,
                 DiscardsWriter::create_stepped(&dir.join(DISCARDED_CSV))?,
