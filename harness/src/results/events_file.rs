@@ -74,6 +74,30 @@ impl<R: BufRead> std::io::Read for Zst<R> {
     }
 }
 
+/// Moves `from`'s rows (either form) to `to` (a plain name) in the same form, replacing `to`'s
+/// other form if one is there.
+pub fn rename(from: &Path, to: &Path) -> Result<(), Error> {
+    let Some(src) = on_disk(from) else { return Err(Error::io(from, "no such file (nor a .zst of it)")) };
+    let (dest, other) =
+        if src == from { (to.to_path_buf(), compressed(to)) } else { (compressed(to), to.to_path_buf()) };
+    std::fs::rename(&src, &dest).map_err(|e| Error::io(&dest, e))?;
+    match std::fs::remove_file(&other) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&other, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Removes `path` (one form, or the plain name's two) if there.
+pub fn remove(path: &Path) -> Result<(), Error> {
+    for p in [path.to_path_buf(), compressed(path)] {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&p, e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// An events file being written, plain or compressed; it appears on [`Sink::commit`] only, and
 /// then replaces the other form if an earlier run left one in the same directory.
 pub struct Sink {
@@ -178,6 +202,21 @@ mod tests {
         assert!(z * 5 < text.len() as u64, "{z} bytes compressed for {} plain", text.len());
         // The compressed file is a standard zstd frame any tool decodes.
         assert_eq!(zstd::decode_all(std::fs::File::open(compressed(&p)).unwrap()).unwrap(), text.as_bytes());
+    }
+
+    #[test]
+    fn rename_keeps_the_form_and_leaves_one_file() {
+        let d = tempfile::tempdir().unwrap();
+        let (from, to) = (d.path().join("t0.events.csv"), d.path().join("events.csv"));
+        std::fs::write(&to, "stale").unwrap();
+        let mut s = Sink::create(&from, COMPRESS_ABOVE_ROWS + 1).unwrap();
+        s.write_all(b"a,b\n1,2\n").unwrap();
+        s.commit().unwrap();
+        rename(&from, &to).unwrap();
+        assert!(!exists(&from) && !to.exists(), "the part and the stale plain file are gone");
+        assert_eq!(read_all(&to), "a,b\n1,2\n");
+        remove(&to).unwrap();
+        assert!(!exists(&to));
     }
 
     #[test]

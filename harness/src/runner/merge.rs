@@ -128,6 +128,9 @@ pub fn concatenate<G: Group>(
             *b.discarded() += discarded;
             b.add_blocked(blocked, blocked_ns);
             feed(&cell_events, a, b)?;
+            // The cell's copy is not read again: gone now, the disk holds one copy of the rows
+            // at a time, not two (the cells' directory goes only when the run ends).
+            crate::results::events_file::remove(&cell_events)?;
         }
         ev.commit()?;
         ds.commit()?;

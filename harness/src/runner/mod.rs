@@ -13,6 +13,7 @@
 pub mod affinity;
 pub mod calibrate;
 pub mod cell;
+mod drain;
 pub mod export;
 pub mod kernel_cell;
 pub mod merge;
