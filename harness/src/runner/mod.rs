@@ -17,6 +17,7 @@ mod drain;
 pub mod export;
 pub mod kernel_cell;
 pub mod merge;
+mod merge_acc;
 pub mod plan;
 pub mod protocol;
 pub mod reference;

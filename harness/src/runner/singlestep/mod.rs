@@ -413,7 +413,7 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
                 DiscardsWriter::create_stepped(&dir.join(DISCARDED_CSV))?,
             ))
         },
-        Acc::default,
+        |_| Acc::default(),
         |path, a, b| {
             rows::for_each_stepped(path, |_, u, k| {
                 a.counts.push(u);
