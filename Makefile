@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs docs-examples sentinel-cost footprint bench-overhead survey
+.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs docs-examples sentinel-cost footprint bench-overhead survey bench-scale
 
 all: build
 
@@ -96,6 +96,11 @@ sentinel-cost: build
 # one long run against the same calls split into repetitions, interleaved (docs/method.md).
 footprint: build plugins
 	BIN=$(BIN) bash scripts/footprint.sh
+
+# Run and report at 1M and 10M calls (NS="1000000 10000000 100000000" for the full check):
+# wall time, peak RSS, disk and the planted path's share at each length.
+bench-scale: build
+	BIN=$(BIN) bash scripts/bench-scale.sh
 
 # The fixed cost of a measuring process: wall time of `run -n 5000` for none, lw,
 # printf and lttng-ust against a --repeats run, the seconds per phase, the gate's pairs per second.

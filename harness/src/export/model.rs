@@ -374,7 +374,7 @@ fn data(e: crate::results::read::ReadError) -> Error {
 
 fn read_latencies(path: &Path) -> Result<HashMap<u32, Vec<f64>>, Error> {
     let mut out: HashMap<u32, Vec<f64>> = HashMap::new();
-    if !path.is_file() {
+    if !crate::results::events_file::exists(path) {
         return Ok(out);
     }
     let mut ev = crate::results::read::Events::open(path).map_err(data)?;

@@ -372,7 +372,7 @@ fn tracer_reports(
             rep_by_threads.entry(r.threads).or_default().push((r.repetition.unwrap_or(0), r.mean));
         }
         let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
-        let (analysis, note) = if events.exists() {
+        let (analysis, note) = if crate::results::events_file::exists(&events) {
             (Some(analysis::analyze(&events, base, points, iterations)?), None)
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))

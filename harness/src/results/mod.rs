@@ -7,12 +7,13 @@
 //! OUT/run.json                   what ran, where, how (host, clock, counters, tracers, cells)
 //! OUT/summary.csv                one row per tracer x thread count
 //! OUT/repetitions.csv            one row per tracer x thread count x repetition
-//! OUT/<tracer dir>/events.csv    every kept call
+//! OUT/<tracer dir>/events.csv    every kept call (events.csv.zst above a million: `events_file`)
 //! OUT/<tracer dir>/discarded.csv every discarded call, with its reasons
 //! OUT/<tracer dir>/sentinels.csv every kept sentinel window (--sentinel-every K > 0)
 //! ```
 pub mod atomic;
 pub mod columns;
+pub mod events_file;
 pub mod owner;
 pub mod profile;
 pub mod read;

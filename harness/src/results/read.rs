@@ -253,10 +253,15 @@ impl Events {
     }
 
     pub fn from_source(src: &Source) -> Result<Self, ReadError> {
-        let path = src.path();
+        // Errors name the file on disk (events.csv.zst when compressed).
+        let on_disk = match src {
+            Source::File(p) => super::events_file::on_disk(p),
+            Source::Memory { .. } => None,
+        };
+        let path = on_disk.as_deref().unwrap_or(src.path());
         let input: Box<dyn std::io::Read> = match src {
             Source::File(p) => {
-                Box::new(std::fs::File::open(p).map_err(|source| ReadError::Io { path: p.clone(), source })?)
+                Box::new(super::events_file::open(p).map_err(|source| ReadError::Io { path: p.clone(), source })?)
             }
             Source::Memory { bytes, .. } => Box::new(std::io::Cursor::new(SharedBytes(bytes.clone()))),
         };

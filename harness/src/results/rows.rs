@@ -1,9 +1,10 @@
 //! Typed rows of the CSV files and their writers. A measuring cell writes its rows here in their
 //! final form, once; the merge stage concatenates cells and computes the summaries.
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::columns;
+use super::events_file::{self, Sink};
 use super::AtomicFile;
 use crate::error::Error;
 use crate::stats::Summary;
@@ -39,15 +40,16 @@ pub struct DiscardRow<'a> {
     pub repetition: usize,
 }
 
-/// events.csv, written atomically.
+/// events.csv, written atomically; compressed when `planned_rows` is large (`events_file`).
 pub struct EventsWriter {
-    f: AtomicFile,
+    f: Sink,
     path: PathBuf,
 }
 
 impl EventsWriter {
-    pub fn create(path: &Path, counters: &[String]) -> Result<Self, Error> {
-        let mut f = AtomicFile::create(path)?;
+    /// `path` is the plain name (`DIR/events.csv`) whichever form the rows take.
+    pub fn create(path: &Path, counters: &[String], planned_rows: u64) -> Result<Self, Error> {
+        let mut f = Sink::create(path, planned_rows)?;
         writeln!(f, "{}", columns::events_header(counters)).map_err(|e| Error::io(path, e))?;
         Ok(EventsWriter { f, path: path.to_path_buf() })
     }
@@ -190,9 +192,9 @@ impl ReferenceWriter {
     }
 }
 
-fn append_body(to: &mut AtomicFile, from: &Path, to_path: &Path) -> Result<(), Error> {
-    let f = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
-    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+/// `from` in either form (`events_file::open`).
+fn append_body(to: &mut impl Write, from: &Path, to_path: &Path) -> Result<(), Error> {
+    let mut r = events_file::open(from).map_err(|e| Error::io(from, e))?;
     let mut header = String::new();
     r.read_line(&mut header).map_err(|e| Error::io(from, e))?;
     std::io::copy(&mut r, to).map_err(|e| Error::io(to_path, e))?;
@@ -203,8 +205,7 @@ fn append_body(to: &mut AtomicFile, from: &Path, to_path: &Path) -> Result<(), E
 /// summaries. `counters` are looked up by name; a counter the file lacks, or an empty field,
 /// gives None.
 pub fn for_each_event(path: &Path, counters: &[String], mut f: impl FnMut(f64, &[Option<f64>])) -> Result<(), Error> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut r = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut r = events_file::open(path).map_err(|e| Error::io(path, e))?;
     let mut line = String::new();
     r.read_line(&mut line).map_err(|e| Error::io(path, e))?;
     let header: Vec<String> = line.trim_end().split(',').map(str::to_string).collect();
@@ -299,8 +300,9 @@ pub struct StepRow<'a> {
 
 impl EventsWriter {
     /// A stepped events.csv (`columns::STEPPED_EVENTS`).
+    /// Stepped runs are thousands of calls, never compressed.
     pub fn create_stepped(path: &Path) -> Result<Self, Error> {
-        let mut f = AtomicFile::create(path)?;
+        let mut f = Sink::create(path, 0)?;
         writeln!(f, "{}", columns::STEPPED_EVENTS.join(",")).map_err(|e| Error::io(path, e))?;
         Ok(EventsWriter { f, path: path.to_path_buf() })
     }
@@ -342,7 +344,8 @@ impl DiscardsWriter {
 
 /// Streams (iteration, user_instructions, kernel_entries) of a stepped events.csv, by name.
 pub fn for_each_stepped(path: &Path, mut f: impl FnMut(u64, u64, u64)) -> Result<(), Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut text = String::new();
+    events_file::open(path).and_then(|mut r| r.read_to_string(&mut text)).map_err(|e| Error::io(path, e))?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
     let col = |n: &str| {
@@ -411,7 +414,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let counters = vec!["task-clock".to_string(), "cycles".to_string()];
         let a = d.path().join("a.csv");
-        let mut w = EventsWriter::create(&a, &counters).unwrap();
+        let mut w = EventsWriter::create(&a, &counters, 1).unwrap();
         let row = EventRow {
             tracer: "lw",
             threads: 1,
@@ -433,11 +436,12 @@ mod tests {
              lw,1,0,1,7,40.06,800,,0,1,1234\n"
         );
         let b = d.path().join("b.csv");
-        let mut w = EventsWriter::create(&b, &counters).unwrap();
+        let mut w = EventsWriter::create(&b, &counters, events_file::COMPRESS_ABOVE_ROWS + 1).unwrap();
         w.append_body_of(&a).unwrap();
         w.append_body_of(&a).unwrap();
         w.commit().unwrap();
         let mut seen = Vec::new();
+        assert!(!b.exists() && events_file::compressed(&b).is_file(), "a large file is written compressed");
         for_each_event(&b, &counters, |l, c| seen.push((l, c.to_vec()))).unwrap();
         assert_eq!(seen, vec![(40.06, vec![Some(800.0), None]); 2]);
     }

@@ -9,16 +9,16 @@ use std::sync::Barrier;
 
 use tracebench_tracers::Tracer;
 
+use super::drain::{self, Drain, Origin};
 use super::protocol::{self, CellResult, CellSpec, ThreadResult, CELL_RESULT, CELL_STOP};
 use super::reference::{self, ReferenceLoop};
 use super::timed::{self, Buffers, Sentinel, STOP};
 use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::{CounterGroup, CounterRead, NoCounters};
-use crate::disturbance::{Detector, Reason, Sources, ALL_REASONS};
+use crate::disturbance::{Detector, Sources, ALL_REASONS};
 use crate::error::Error;
-use crate::results::rows::{
-    DiscardRow, DiscardsWriter, EventRow, EventsWriter, ReferenceRow, ReferenceWriter, SentinelRow, SentinelsWriter,
-};
+use crate::results::events_file;
+use crate::results::rows::{DiscardsWriter, EventsWriter, ReferenceRow, ReferenceWriter, SentinelsWriter};
 use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, SENTINELS_CSV};
 use crate::steady_state::{self, Window};
 
@@ -132,13 +132,14 @@ pub fn main(dir: &std::path::Path) -> Result<i32, Error> {
 fn measure(spec: &CellSpec, tracer: &dyn Tracer, none: &dyn Tracer) -> Result<Vec<ThreadOut>, Error> {
     let barrier = Barrier::new(spec.threads);
     let failed = AtomicBool::new(false);
+    let origin = Origin::new(spec.threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..spec.threads)
             .map(|t| {
-                let (barrier, failed) = (&barrier, &failed);
+                let (barrier, failed, origin) = (&barrier, &failed, &origin);
                 let sentinel =
                     Sentinel { tracer: none, every: spec.sentinel_every, reference: none, reference_every: 0 };
-                s.spawn(move || thread_main(spec, tracer, sentinel, t, barrier, failed))
+                s.spawn(move || thread_main(spec, tracer, sentinel, t, barrier, failed, origin))
             })
             .collect();
         let mut outs = Vec::new();
@@ -166,6 +167,7 @@ fn thread_main(
     t: usize,
     barrier: &Barrier,
     failed: &AtomicBool,
+    origin: &Origin,
 ) -> Result<ThreadOut, Error> {
     let cpu = spec.cpus[t];
     let t_setup = std::time::Instant::now();
@@ -177,18 +179,20 @@ fn thread_main(
         tracer.thread_init(cpu)?;
         let det = Detector::open_ignoring(tolerated_mask(tracer))?;
         let group = if spec.counters.is_empty() { None } else { Some(CounterGroup::open(&spec.counters)?) };
-        // Room for a generous share of discarded rows; beyond it, reasons are still counted.
+        // One block of kept calls (`drain`), room for a generous share of discarded rows in it;
+        // beyond it, reasons are still counted.
         let every = spec.sentinel_every;
-        let buf =
-            Buffers::new(spec.iterations, spec.iterations * 2 + 1000, timed::sentinel_rows(spec.iterations, every));
+        let block = spec.iterations.min(drain::BLOCK);
+        let buf = Buffers::new(block, block * 2 + 1000, timed::sentinel_rows(block, every));
         let scratch = Buffers::new(steady_state::WINDOW, 0, timed::sentinel_rows(steady_state::WINDOW, every));
-        Ok::<_, Error>((det, group, buf, scratch))
+        let drain = Drain::create(spec, t, cpu, origin)?;
+        Ok::<_, Error>((det, group, buf, scratch, drain))
     })();
     if setup.is_err() {
         failed.store(true, Ordering::SeqCst);
     }
     barrier.wait();
-    let (mut det, mut group, mut buf, mut scratch) = setup?;
+    let (mut det, mut group, mut buf, mut scratch, mut drain) = setup?;
     if failed.load(Ordering::SeqCst) {
         // Another thread failed: still meet the second barrier.
         barrier.wait();
@@ -199,13 +203,13 @@ fn thread_main(
     macro_rules! go {
         ($clock:expr, $ctr:expr) => {{
             let ctr = $ctr;
-            let (det, buf, scratch, ph) = (&mut det, &mut buf, &mut scratch, &mut phases);
-            let r = body($clock, &ctr, spec, tracer, sentinel, &reference, det, buf, scratch, barrier, t, cpu, ph);
+            let (det, buf, scratch, ph, dr) = (&mut det, &mut buf, &mut scratch, &mut phases, &mut drain);
+            let r = body($clock, &ctr, spec, tracer, sentinel, &reference, det, buf, scratch, dr, barrier, t, cpu, ph);
             (r, ctr.method())
         }};
     }
     let rdpmc = group.as_mut().and_then(|g| g.rdpmc());
-    let (mut result, counter_read) = match (spec.clock, group.as_ref(), rdpmc) {
+    let (result, counter_read) = match (spec.clock, group.as_ref(), rdpmc) {
         (ClockKind::Tsc, None, _) => go!(&Tsc, NoCounters),
         (ClockKind::Monotonic, None, _) => go!(&Monotonic, NoCounters),
         (ClockKind::Tsc, Some(_), Some(r)) => go!(&Tsc, r),
@@ -213,6 +217,9 @@ fn thread_main(
         (ClockKind::Tsc, Some(g), None) => go!(&Tsc, g.syscall()),
         (ClockKind::Monotonic, Some(g), None) => go!(&Monotonic, g.syscall()),
     };
+    let result = result?;
+    drain.finish()?;
+    let mut result = result;
     result.counter_not_running = buf.counter_not_running[..spec.counters.len()].to_vec();
     result.counter_scheduled_fraction = group.as_ref().and_then(|g| g.scheduled_fraction());
     Ok(ThreadOut { result, buf, counter_read, sources, phases })
@@ -241,11 +248,12 @@ fn body<C: Clock, R: CounterRead>(
     det: &mut Detector,
     buf: &mut Buffers,
     scratch: &mut Buffers,
+    drain: &mut Drain,
     barrier: &Barrier,
     thread: usize,
     cpu: usize,
     phases: &mut [f64; 3],
-) -> ThreadResult {
+) -> Result<ThreadResult, Error> {
     let t_warm = std::time::Instant::now();
     let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
     let tolerated = tolerated_mask(tracer);
@@ -301,24 +309,41 @@ fn body<C: Clock, R: CounterRead>(
     // (lw, printf, lttng-ust, 10 repetitions each), a harness artifact on the first kept call
     // that the report's footprint check flagged in runs of many short repetitions. A few timed
     // windows, thrown away, re-enter the steady state first.
-    let o = timed::run(
-        clock,
-        ctr,
-        tracer,
-        sentinel,
-        det,
-        scratch,
-        REENTRY_WINDOWS,
-        0,
-        REENTRY_WINDOWS as u64 * 50,
-        false,
-        tolerated,
-    );
-    warmup_calls += o.attempts;
+    // The same after each drain (`drain`): its writes leave the lines cold as the wait does.
+    let reenter = |det: &mut Detector, scratch: &mut Buffers| {
+        let n = REENTRY_WINDOWS;
+        timed::run(clock, ctr, tracer, sentinel, det, scratch, n, 0, n as u64 * 50, false, tolerated).attempts
+    };
+    warmup_calls += reenter(det, scratch);
     let t_timed = std::time::Instant::now();
     phases[1] = (t_timed - t_warm).as_secs_f64();
     let max_attempts = spec.iterations as u64 * 50 + 100_000;
-    let o = timed::run(clock, ctr, tracer, sentinel, det, buf, spec.iterations, 0, max_attempts, true, tolerated);
+    // Block by block: each `timed::run` fills at most `drain::BLOCK` samples, written out between
+    // blocks. Iterations (and the tracer's argument) continue across blocks.
+    let (mut kept, mut attempts) = (0usize, 0u64);
+    while kept < spec.iterations && attempts < max_attempts && !STOP.load(Ordering::Relaxed) {
+        let want = (spec.iterations - kept).min(buf.samples.len());
+        let o = timed::run(
+            clock,
+            ctr,
+            tracer,
+            sentinel,
+            det,
+            buf,
+            want,
+            attempts,
+            max_attempts - attempts,
+            true,
+            tolerated,
+        );
+        drain.block(buf, o.kept, attempts)?;
+        kept += o.kept;
+        attempts += o.attempts;
+        if kept < spec.iterations && attempts < max_attempts {
+            warmup_calls += reenter(det, scratch);
+        }
+    }
+    let o = timed::Outcome { kept, attempts };
     phases[2] = t_timed.elapsed().as_secs_f64();
     let mut reasons = BTreeMap::new();
     for r in ALL_REASONS {
@@ -327,15 +352,14 @@ fn body<C: Clock, R: CounterRead>(
             reasons.insert(r.name().to_string(), n);
         }
     }
-    buf.samples.truncate(o.kept);
-    ThreadResult {
+    Ok(ThreadResult {
         thread,
         cpu,
         kept: o.kept,
         attempts: o.attempts,
         discarded: buf.discarded,
         reasons,
-        discard_rows_dropped: buf.discarded - buf.discards.len() as u64,
+        discard_rows_dropped: buf.discarded - drain.discards,
         wrap_calls: wrap,
         warmup_calls,
         steady,
@@ -344,68 +368,51 @@ fn body<C: Clock, R: CounterRead>(
         counter_scheduled_fraction: None,
         blocked: buf.blocked,
         blocked_ns: to_ns(buf.blocked_ticks, hz),
-        sentinels: buf.sentinels.len() as u64,
+        sentinels: drain.sentinels,
         sentinels_dropped: buf.sentinels_dropped,
         sentinels_unstored: buf.sentinels_unstored,
         reference_iterations: reference.iterations(),
         reference_target_ns: target_ns,
         reference_windows: buf.reference.iter().map(|&n| n as u64).sum(),
         reference_dropped: buf.reference_dropped,
-    }
+    })
 }
 
-/// The cell's rows in their final form (`results::rows`): the merge only concatenates them.
+/// The cell's rows in their final form (`results::rows`): the threads' parts (`drain`), joined in
+/// thread order; the merge only concatenates cells.
 fn write_rows(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), Error> {
-    // Where each of this cell's counters goes among the run's columns.
     let columns = if spec.columns.is_empty() { &spec.counters } else { &spec.columns };
-    let slot: Vec<Option<usize>> = columns.iter().map(|c| spec.counters.iter().position(|x| x == c)).collect();
-    let mut values: Vec<Option<u64>> = vec![None; columns.len()];
-    // t_ns's origin: the first timed window of any of the cell's threads (they start together).
-    let origin = outs.iter().filter_map(|o| o.buf.first_t0).min().unwrap_or(0);
-    let t_ns = |t0: u64| to_ns(t0.saturating_sub(origin), hz);
-    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), columns)?;
-    for o in outs {
-        for s in &o.buf.samples {
-            for (v, k) in values.iter_mut().zip(&slot) {
-                *v = k.map(|k| s.counters[k]);
-            }
-            ev.row(&EventRow {
-                tracer: &spec.label,
-                threads: spec.threads,
-                thread: o.result.thread,
-                cpu: if s.cpu == u32::MAX { o.result.cpu as u32 } else { s.cpu },
-                iteration: s.iteration,
-                latency_ns: to_ns(s.ticks, hz),
-                counters: &values,
-                repetition: spec.repetition,
-                counter_set: spec.counter_set,
-                t_ns: Some(t_ns(s.t0)),
-            })?;
+    let parts = |name: &str| outs.iter().map(|o| drain::part(&spec.dir, name, o.result.thread)).collect::<Vec<_>>();
+    let ev = parts(EVENTS_CSV);
+    if let [one] = ev.as_slice() {
+        // One thread: its part is the file (no copy of what can be gigabytes).
+        events_file::rename(one, &spec.dir.join(EVENTS_CSV))?;
+    } else {
+        let mut w = EventsWriter::create(&spec.dir.join(EVENTS_CSV), columns, (spec.iterations * spec.threads) as u64)?;
+        for p in &ev {
+            w.append_body_of(p)?;
         }
+        w.commit()?;
     }
-    ev.commit()?;
     if spec.sentinel_every > 0 {
-        write_sentinels(spec, outs, hz, &t_ns)?;
+        let mut w = SentinelsWriter::create(&spec.dir.join(SENTINELS_CSV))?;
+        for p in &parts(SENTINELS_CSV) {
+            w.append_body_of(p)?;
+        }
+        w.commit()?;
     }
     if spec.reference_every > 0 {
         write_reference(spec, outs, hz)?;
     }
     let mut ds = DiscardsWriter::create(&spec.dir.join(DISCARDED_CSV))?;
-    for o in outs {
-        for d in &o.buf.discards {
-            ds.row(&DiscardRow {
-                tracer: &spec.label,
-                threads: spec.threads,
-                thread: o.result.thread,
-                cpu: if d.cpu == u32::MAX { o.result.cpu as u32 } else { d.cpu },
-                iteration: d.iteration,
-                latency_ns: to_ns(d.ticks, hz),
-                reason: &Reason::names(d.mask),
-                repetition: spec.repetition,
-            })?;
-        }
+    for p in &parts(DISCARDED_CSV) {
+        ds.append_body_of(p)?;
     }
-    ds.commit()
+    ds.commit()?;
+    for p in ev.iter().chain(&parts(SENTINELS_CSV)).chain(&parts(DISCARDED_CSV)) {
+        events_file::remove(p)?;
+    }
+    Ok(())
 }
 
 /// The cell's reference.csv (`--reference-every R` > 0): its non-empty bins per thread.
@@ -422,26 +429,6 @@ fn write_reference(spec: &CellSpec, outs: &[ThreadOut], hz: f64) -> Result<(), E
                 latency_lo_ns: to_ns(reference::lo(b), hz),
                 latency_hi_ns: to_ns(reference::lo(b + 1), hz),
                 windows: n as u64,
-            })?;
-        }
-    }
-    w.commit()
-}
-
-/// The cell's sentinels.csv (`--sentinel-every K` > 0), on the same `t_ns` origin as its events.
-fn write_sentinels(spec: &CellSpec, outs: &[ThreadOut], hz: f64, t_ns: &dyn Fn(u64) -> f64) -> Result<(), Error> {
-    let mut w = SentinelsWriter::create(&spec.dir.join(SENTINELS_CSV))?;
-    for o in outs {
-        for s in &o.buf.sentinels {
-            w.row(&SentinelRow {
-                tracer: &spec.label,
-                threads: spec.threads,
-                thread: o.result.thread,
-                cpu: if s.cpu == u32::MAX { o.result.cpu as u32 } else { s.cpu },
-                iteration: s.iteration,
-                t_ns: t_ns(s.t0),
-                latency_ns: to_ns(s.ticks, hz),
-                repetition: spec.repetition,
             })?;
         }
     }

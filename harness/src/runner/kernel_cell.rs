@@ -145,7 +145,7 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
     let slot: Vec<Option<usize>> =
         columns.iter().map(|c| supported.iter().copied().find(|&i| &samples.counters[i].name == c)).collect();
     let mut values: Vec<Option<u64>> = vec![None; columns.len()];
-    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), &columns)?;
+    let mut ev = EventsWriter::create(&spec.dir.join(EVENTS_CSV), &columns, (spec.iterations * spec.threads) as u64)?;
     let mut ds = DiscardsWriter::create(&spec.dir.join(DISCARDED_CSV))?;
     let mut threads = Vec::new();
     for (t, c) in samples.per_cpu.iter().enumerate() {

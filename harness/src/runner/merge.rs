@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::merge_acc::Acc;
 use super::plan::Plan;
 use super::supervise::CellRun;
 use crate::error::Error;
@@ -13,52 +14,8 @@ use crate::results::rows::{self, DiscardsWriter, EventsWriter, ReferenceWriter, 
 use crate::results::{
     ResultsDir, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, REPETITIONS_CSV, SENTINELS_CSV, SUMMARY_CSV,
 };
-use crate::stats;
 
-/// Blocks of `mom_ns`: a stall must hit 5 of 10 blocks to move it.
-pub const MOM_BLOCKS: usize = 10;
-
-/// Latencies and counter sums of one group of cells.
-#[derive(Default)]
-struct Acc {
-    lat: Vec<f64>,
-    discarded: u64,
-    sums: Vec<(f64, usize)>,
-    /// Kept calls that slept inside the tracer, and their summed latency (ns).
-    blocked: u64,
-    blocked_ns: f64,
-}
-
-impl Acc {
-    fn new(counters: usize) -> Self {
-        Acc { sums: vec![(0.0, 0); counters], ..Default::default() }
-    }
-    fn add(&mut self, latency: f64, counters: &[Option<f64>]) {
-        self.lat.push(latency);
-        for (s, v) in self.sums.iter_mut().zip(counters) {
-            if let Some(v) = v {
-                s.0 += v;
-                s.1 += 1;
-            }
-        }
-    }
-    fn row(mut self, tracer: &str, threads: usize, repetition: Option<usize>) -> SummaryRow {
-        let mom = stats::median_of_means(&self.lat, MOM_BLOCKS);
-        let s = stats::summarize(&mut self.lat);
-        SummaryRow {
-            mom,
-            tracer: tracer.into(),
-            threads,
-            repetition,
-            kept: s.n,
-            discarded: self.discarded,
-            s,
-            counter_means: self.sums.iter().map(|(sum, n)| (*n > 0).then(|| sum / *n as f64)).collect(),
-            blocked: self.blocked,
-            blocked_mean_ns: (self.blocked > 0).then(|| self.blocked_ns / self.blocked as f64),
-        }
-    }
-}
+pub use super::merge_acc::MOM_BLOCKS;
 
 /// What stage 4 accumulates per group of cells (a thread count, or a thread count and a
 /// repetition): latencies and counter sums for a timed run, exact counts for a stepped one.
@@ -78,7 +35,7 @@ impl Group for Acc {
         &mut self.discarded
     }
     fn kept(&self) -> usize {
-        self.lat.len()
+        Acc::kept(self)
     }
     fn add_blocked(&mut self, calls: u64, ns: f64) {
         self.blocked += calls;
@@ -90,15 +47,16 @@ impl Group for Acc {
 }
 
 /// Stage 4's skeleton, shared by timed and stepped runs: each tracer's cells are concatenated into
-/// its events.csv and discarded.csv (`writers` makes them in the tracer's directory), and `feed`
+/// its events.csv and discarded.csv (`writers` makes them in the tracer's directory, given the
+/// rows its cells planned: `results::events_file` picks the file's form by it), and `feed`
 /// reads one cell's events.csv into its two groups. Returns the rows per thread count and per
 /// repetition.
 pub fn concatenate<G: Group>(
     out: &ResultsDir,
     plan: &Plan,
     runs: &[CellRun],
-    writers: impl Fn(&Path) -> Result<(EventsWriter, DiscardsWriter), Error>,
-    new: impl Fn() -> G,
+    writers: impl Fn(&Path, u64) -> Result<(EventsWriter, DiscardsWriter), Error>,
+    new: impl Fn(usize) -> G,
     mut feed: impl FnMut(&Path, &mut G, &mut G) -> Result<(), Error>,
 ) -> Result<(Vec<G::Row>, Vec<G::Row>), Error> {
     let (mut summary_rows, mut rep_rows) = (Vec::new(), Vec::new());
@@ -107,9 +65,17 @@ pub fn concatenate<G: Group>(
         if mine.is_empty() {
             continue;
         }
-        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?)?;
+        let planned: u64 = mine.iter().map(|c| (c.spec.iterations * c.spec.threads) as u64).sum();
+        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?, planned)?;
         let mut by_threads: BTreeMap<usize, G> = BTreeMap::new();
         let mut by_rep: BTreeMap<(usize, usize), G> = BTreeMap::new();
+        // Each group's kept calls, from the cells' results, before its rows are read.
+        let (mut n_threads, mut n_rep) = (BTreeMap::<usize, usize>::new(), BTreeMap::<(usize, usize), usize>::new());
+        for c in &mine {
+            let kept: usize = c.result.as_ref().map_or(0, |r| r.threads.iter().map(|x| x.kept).sum());
+            *n_threads.entry(c.spec.threads).or_default() += kept;
+            *n_rep.entry((c.spec.threads, c.spec.repetition)).or_default() += kept;
+        }
         for c in &mine {
             let (t, rep) = (c.spec.threads, c.spec.repetition);
             let cell_events = c.spec.dir.join(EVENTS_CSV);
@@ -119,13 +85,16 @@ pub fn concatenate<G: Group>(
             let discarded: u64 = threads.iter().map(|x| x.discarded).sum();
             let (blocked, blocked_ns) =
                 (threads.iter().map(|x| x.blocked).sum(), threads.iter().map(|x| x.blocked_ns).sum());
-            let a = by_threads.entry(t).or_insert_with(&new);
+            let a = by_threads.entry(t).or_insert_with(|| new(n_threads[&t]));
             *a.discarded() += discarded;
             a.add_blocked(blocked, blocked_ns);
-            let b = by_rep.entry((t, rep)).or_insert_with(&new);
+            let b = by_rep.entry((t, rep)).or_insert_with(|| new(n_rep[&(t, rep)]));
             *b.discarded() += discarded;
             b.add_blocked(blocked, blocked_ns);
             feed(&cell_events, a, b)?;
+            // The cell's copy is not read again: gone now, the disk holds one copy of the rows
+            // at a time, not two (the cells' directory goes only when the run ends).
+            crate::results::events_file::remove(&cell_events)?;
         }
         ev.commit()?;
         ds.commit()?;
@@ -190,13 +159,13 @@ pub fn merge(
         out,
         plan,
         runs,
-        |dir| {
+        |dir, planned_rows| {
             Ok((
-                EventsWriter::create(&dir.join(EVENTS_CSV), columns)?,
+                EventsWriter::create(&dir.join(EVENTS_CSV), columns, planned_rows)?,
                 DiscardsWriter::create(&dir.join(DISCARDED_CSV))?,
             ))
         },
-        || Acc::new(columns.len()),
+        |expected| Acc::new(columns.len(), expected),
         |path, a, b| {
             rows::for_each_event(path, columns, |lat, ctr| {
                 a.add(lat, ctr);

@@ -13,9 +13,11 @@
 pub mod affinity;
 pub mod calibrate;
 pub mod cell;
+mod drain;
 pub mod export;
 pub mod kernel_cell;
 pub mod merge;
+mod merge_acc;
 pub mod plan;
 pub mod protocol;
 pub mod reference;

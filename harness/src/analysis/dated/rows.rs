@@ -10,13 +10,13 @@ use crate::results::SENTINELS_CSV;
 
 /// An open CSV file and its header's column names.
 struct Csv {
-    reader: csv::Reader<std::fs::File>,
+    reader: csv::Reader<Box<dyn std::io::BufRead + Send>>,
     header: Vec<String>,
 }
 
-/// The file, None when it is absent.
+/// The file (an events.csv in either form, `results::events_file`), None when it is absent.
 fn open(path: &Path) -> Result<Option<Csv>, ReadError> {
-    let f = match std::fs::File::open(path) {
+    let f = match crate::results::events_file::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ReadError::Io { path: path.to_path_buf(), source }),

@@ -102,7 +102,7 @@ type Rows = Vec<(u64, u64, u64, u64)>;
 
 /// The rows, and how many calls had a vDSO clock retry left out.
 fn read_rows(path: &Path) -> Result<(Rows, u64), ReportError> {
-    let f = std::fs::File::open(path).map_err(|source| {
+    let f = crate::results::events_file::open(path).map_err(|source| {
         ReportError::Read(crate::results::read::ReadError::Io { path: path.to_path_buf(), source })
     })?;
     let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
@@ -220,7 +220,7 @@ fn read(dir: &Path) -> Result<Vec<Stepped>, ReportError> {
     let mut out = Vec::new();
     for t in tracers_of(&run) {
         let p = dir.join(&t.dir).join(crate::results::EVENTS_CSV);
-        if !p.is_file() {
+        if !crate::results::events_file::exists(&p) {
             continue;
         }
         let (data, retried) = read_rows(&p)?;

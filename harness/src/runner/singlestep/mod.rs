@@ -407,13 +407,13 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
         out,
         plan,
         runs,
-        |dir| {
+        |dir, _| {
             Ok((
                 EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?,
                 DiscardsWriter::create_stepped(&dir.join(DISCARDED_CSV))?,
             ))
         },
-        Acc::default,
+        |_| Acc::default(),
         |path, a, b| {
             rows::for_each_stepped(path, |_, u, k| {
                 a.counts.push(u);
