@@ -6,7 +6,7 @@
 #
 # INPUTS holds results directories made once (and kept outside the repository):
 #   run/    tracebench run --tracer none,lw,printf,lttng-ust -n 5000 --out INPUTS/run
-#   sweep/  tracebench sweep --vary payload-size=4,64 --tracer none,lw -n 2000 --out INPUTS/sweep
+#   sweep/  tracebench sweep --vary payload-size=4,64 --tracer lw,printf -n 2000 --out INPUTS/sweep
 #   step/   tracebench run --tracer none,lw --instructions singlestep -n 200 --out INPUTS/step
 # OUT receives a fresh copy of each, reported (a report writes into its results directory), the
 # synthetic results, the side-by-side report of two copies of run/, the seeded calibration battery,
