@@ -24,15 +24,15 @@ use crate::stats::changepoint::{self, Options};
 mod path_lock;
 mod rows;
 pub mod tracer_row;
+mod windows;
 pub use path_lock::PathLock;
-pub use rows::{load_calls, load_discards, load_sentinels};
+#[cfg(test)]
+pub use rows::load_calls;
+pub use rows::{load_discards, load_sentinels, walk_calls};
+pub use windows::{fold_call, CallSource, Window, WindowScan};
 
-// Iterations per window, and the share of them kept for a window to have a mean: the speed
-// phases' windows (64 calls average out the clock's 10 ns steps), so a level and a phase are
-// seen through the same windows.
 use crate::decisions::claims::INTERVAL_CONFIDENCE;
 use crate::decisions::dated::{LEVEL_Z, MACHINE_SHARE, MIN_SENTINELS, RESAMPLES, SENTINEL_STALL};
-use crate::decisions::phases::{WINDOW, WINDOW_KEPT};
 
 /// A sequence of calls: one repetition of one thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -70,12 +70,12 @@ pub struct LocatedPath {
 /// Everything [`segments`] needs for one tracer row at one thread count. `calls` is None when
 /// events.csv has no `t_ns`, `sentinels` None when there is no sentinels.csv (old data).
 #[derive(Debug, Clone)]
-pub struct SegmentInput {
+pub struct SegmentInput<C = BTreeMap<SeqKey, Vec<Call>>> {
     pub tracer: String,
     pub threads: u32,
     /// Calls above this latency are the row's slow paths, left out of the window means.
     pub slow_threshold: f64,
-    pub calls: Option<BTreeMap<SeqKey, Vec<Call>>>,
+    pub calls: Option<C>,
     pub sentinels: Option<Vec<Sentinel>>,
     pub paths: Vec<LocatedPath>,
 }
@@ -214,7 +214,7 @@ impl SegmentReport {
 }
 
 /// The dated segments of one tracer row at one thread count.
-pub fn segments(input: &SegmentInput) -> SegmentReport {
+pub fn segments<C: CallSource>(input: &SegmentInput<C>) -> SegmentReport {
     let report = |outcome| SegmentReport { tracer: input.tracer.clone(), threads: input.threads, outcome };
     let (Some(calls), Some(sentinels)) = (&input.calls, &input.sentinels) else {
         return report(Outcome::Untold { reason: UNTOLD.into() });
@@ -223,64 +223,31 @@ pub fn segments(input: &SegmentInput) -> SegmentReport {
     for s in sentinels {
         by_seq.entry(s.key).or_default().push(s);
     }
-    let windows: usize = calls.values().map(|c| windows(c, input.slow_threshold).len()).sum();
+    let keys = calls.keys();
+    let windows: usize = keys.iter().map(|k| calls.windows(*k, input.slow_threshold).0.len()).sum();
     let opts = Options { penalty_n: Some(windows), ..Options::default() };
-    let sequences = calls
+    let sequences = keys
         .iter()
-        .map(|(key, c)| {
+        .map(|key| {
             let paths: Vec<(u64, u64)> =
                 input.paths.iter().filter_map(|p| Some((p.period, *p.residues.get(key)?))).collect();
-            sequence(*key, c, by_seq.get(key).map(Vec::as_slice).unwrap_or(&[]), input.slow_threshold, &paths, &opts)
+            let sent = by_seq.get(key).map(Vec::as_slice).unwrap_or(&[]);
+            sequence(*key, calls, sent, input.slow_threshold, &paths, &opts)
         })
         .collect();
     report(Outcome::Dated { sequences })
 }
 
-/// One window mean: its first call's time and the iterations it covers.
-#[derive(Debug, Clone, Copy)]
-struct Window {
-    t_ns: u64,
-    first: u64,
-    end: u64,
-    mean: f64,
-}
-
-/// Means of WINDOW-iteration windows with enough kept calls (calls in iteration order).
-fn windows(calls: &[Call], threshold: f64) -> Vec<Window> {
-    let mut out = Vec::new();
-    let mut open: Option<(u64, Window, f64, u64)> = None;
-    let close = |o: Option<(u64, Window, f64, u64)>, out: &mut Vec<Window>| {
-        if let Some((_, w, sum, n)) = o.filter(|o| o.3 as f64 >= WINDOW_KEPT * WINDOW as f64) {
-            out.push(Window { mean: sum / n as f64, ..w });
-        }
-    };
-    for c in calls.iter().filter(|c| c.latency <= threshold) {
-        let k = c.iteration / WINDOW;
-        if open.as_ref().map(|o| o.0) != Some(k) {
-            close(open.take(), &mut out);
-            let w = Window { t_ns: c.t_ns, first: c.iteration, end: c.iteration + 1, mean: 0.0 };
-            open = Some((k, w, 0.0, 0));
-        }
-        if let Some(o) = open.as_mut() {
-            o.1.end = c.iteration + 1;
-            o.2 += c.latency;
-            o.3 += 1;
-        }
-    }
-    close(open, &mut out);
-    out
-}
-
 /// Segments, sides and levels of one sequence.
 fn sequence(
     key: SeqKey,
-    calls: &[Call],
+    calls: &impl CallSource,
     sent: &[&Sentinel],
     threshold: f64,
     paths: &[(u64, u64)],
     opts: &Options,
 ) -> SequenceSegments {
-    let w = windows(calls, threshold);
+    let (w, last_t) = calls.windows(key, threshold);
     let x: Vec<f64> = w.iter().map(|w| w.mean).collect();
     let mut seg = changepoint::segment(&x, opts);
     // A sequence with no window that kept enough calls (a row whose calls were mostly discarded)
@@ -294,7 +261,6 @@ fn sequence(
         .flat_map(|s| x[s.1.start..s.1.end].to_vec())
         .collect();
     let base_mean = crate::stats::mean(&base);
-    let last_t = calls.last().map(|c| c.t_ns).unwrap_or(0);
     let segments: Vec<DatedSegment> = seg
         .segments
         .iter()
@@ -316,7 +282,8 @@ fn sequence(
         .filter(|side| segments.iter().any(|s| s.side == *side))
         .map(|side| {
             let mut l = level(side, &segments, &x, &seg.segments, base_mean, &sentinels);
-            l.lock = path_lock::find(side, &segments, calls, threshold, base_mean, l.mean_ns, paths);
+            let fold = |period, residue| calls.fold(key, threshold, period, residue);
+            l.lock = path_lock::find(side, &segments, fold, base_mean, l.mean_ns, paths);
             l
         })
         .collect();

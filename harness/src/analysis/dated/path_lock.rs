@@ -2,7 +2,7 @@
 //! the path's calls, and the calls folded on the path's period show how many calls it lasts.
 use serde::Serialize;
 
-use super::{Call, DatedSegment, Side};
+use super::{DatedSegment, Side};
 use crate::analysis::periodic::stretch::Profile;
 use crate::decisions::dated::{LOCKED_SHARE, MIN_SEGMENTS};
 use crate::decisions::phases::WINDOW;
@@ -26,8 +26,7 @@ pub struct PathLock {
 pub(super) fn find(
     side: Side,
     segs: &[DatedSegment],
-    calls: &[Call],
-    threshold: f64,
+    fold_calls: impl Fn(u64, u64) -> Profile,
     base: f64,
     level: f64,
     paths: &[(u64, u64)],
@@ -51,19 +50,15 @@ pub(super) fn find(
         if (near as f64) < LOCKED_SHARE * starts.len() as f64 {
             return None;
         }
-        let (lag, length, extra) = fold(calls, threshold, period, residue, side, 0.5 * (level - base))?;
+        let (lag, length, extra) = fold(&fold_calls(period, residue), period, side, 0.5 * (level - base))?;
         Some(PathLock { period, lag_calls: lag, length_calls: length, extra_ns: extra, segments: near })
     })
 }
 
-/// Calls folded on the period from the path's call: the first run of bins, starting in the
+/// Calls folded on the period from the path's call (the periodic path's own fold, pass 3's
+/// `Profile`: the same bins, read here for a level): the first run of bins, starting in the
 /// first eighth of the period, whose mean is past half the level's shift from the typical bin.
-fn fold(calls: &[Call], threshold: f64, period: u64, residue: u64, side: Side, half: f64) -> Option<(u64, u64, f64)> {
-    // The periodic path's own fold (pass 3's `Profile`): the same bins, read here for a level.
-    let mut profile = Profile::new(period);
-    for c in calls.iter().filter(|c| c.latency <= threshold) {
-        profile.add((c.iteration + period - residue % period) % period, period, c.latency);
-    }
+fn fold(profile: &Profile, period: u64, side: Side, half: f64) -> Option<(u64, u64, f64)> {
     let (sum, n, b) = (&profile.sum, &profile.n, profile.n.len());
     let mean: Vec<f64> = (0..b).map(|k| if n[k] > 0 { sum[k] / n[k] as f64 } else { f64::NAN }).collect();
     let typical = crate::stats::median(&mean.iter().copied().filter(|m| m.is_finite()).collect::<Vec<_>>());

@@ -100,34 +100,52 @@ fn by_sequence(
 /// None when events.csv has no `t_ns` column (old data). Counter sets of one repetition and
 /// thread are one sequence: `t_ns` restarts with the cell, iterations do not collide in a run
 /// that alternates them, and a run with one set (no PMU) has no such column at all.
+#[cfg(test)]
 pub fn load_calls(
     dir: &Path,
     tracer_dir: &str,
     threads: u32,
 ) -> Result<Option<BTreeMap<SeqKey, Vec<Call>>>, ReadError> {
+    let mut out: BTreeMap<SeqKey, Vec<Call>> = BTreeMap::new();
+    let timed = walk_calls(dir, tracer_dir, threads, |key, c| out.entry(key).or_default().push(c))?;
+    Ok(timed.then_some(out))
+}
+
+/// Hands each call of `dir/tracer_dir/events.csv` at `threads` threads to `each` with its
+/// sequence, in file order, holding nothing: the memory it takes does not grow with the rows.
+/// False when events.csv has no `t_ns` column or leaves it empty (old data, a kernel cell: the
+/// calls handed so far are then not to be dated).
+pub fn walk_calls(
+    dir: &Path,
+    tracer_dir: &str,
+    threads: u32,
+    mut each: impl FnMut(SeqKey, Call),
+) -> Result<bool, ReadError> {
     let path = dir.join(tracer_dir).join(crate::results::EVENTS_CSV);
     let Some(csv) = open(&path)? else {
         return Err(ReadError::NotResults { dir: dir.join(tracer_dir), missing: crate::results::EVENTS_CSV.into() });
     };
-    let Some(ctn) = csv.header.iter().position(|n| n == T_NS) else { return Ok(None) };
+    let Some(ctn) = csv.header.iter().position(|n| n == T_NS) else { return Ok(false) };
     let (ci, cl) = (col(&csv.header, columns::ITERATION, &path)?, col(&csv.header, columns::LATENCY, &path)?);
-    let mut out: BTreeMap<SeqKey, Vec<Call>> = BTreeMap::new();
     let mut untimed = false;
     by_sequence(csv, &path, threads, |key, row| {
         // A kernel cell's rows leave t_ns empty (the module's samples carry no start time): a
         // run without times, as old data.
-        if row.rec.get(ctn).is_none_or(|s| s.trim().is_empty()) {
+        if untimed || row.rec.get(ctn).is_none_or(|s| s.trim().is_empty()) {
             untimed = true;
             return Ok(());
         }
-        out.entry(key).or_default().push(Call {
-            t_ns: row.num(ctn, T_NS)?,
-            iteration: row.num(ci, columns::ITERATION)?,
-            latency: row.num(cl, columns::LATENCY)?,
-        });
+        each(
+            key,
+            Call {
+                t_ns: row.num(ctn, T_NS)?,
+                iteration: row.num(ci, columns::ITERATION)?,
+                latency: row.num(cl, columns::LATENCY)?,
+            },
+        );
         Ok(())
     })?;
-    Ok((!untimed).then_some(out))
+    Ok(!untimed)
 }
 
 /// The iterations of the calls `dir/tracer_dir/discarded.csv` holds at `threads` threads (each

@@ -5,14 +5,16 @@
 //! The analysis's sequences are hashes of (thread, repetition, counter set); dated/mod.rs keys on
 //! (repetition, thread). So the residue of each periodic path is read again here from the calls
 //! of each sequence: the residue mod the period holding most calls above the path's cut.
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::analysis::code_paths::CodePaths;
 use crate::analysis::dated::{
-    self, load_calls, load_discards, load_sentinels, Attribution, Call, LocatedPath, Outcome, Outside, SegmentInput,
-    SegmentReport, SeqKey, SequenceSegments, Side,
+    self, fold_call, load_discards, load_sentinels, walk_calls, Attribution, Call, CallSource, LocatedPath, Outcome,
+    Outside, SegmentInput, SegmentReport, SeqKey, SequenceSegments, Side, Window, WindowScan,
 };
+use crate::analysis::periodic::stretch::Profile;
 use crate::decisions::claims::ALPHA;
 use crate::decisions::dated::{MIN_ON_RESIDUE, NEIGHBOUR_RATIO};
 use crate::results::read::ReadError;
@@ -28,12 +30,15 @@ pub fn dated(
     threads: u32,
     cp: &CodePaths,
 ) -> Result<SegmentReport, ReadError> {
-    let calls = load_calls(dir, tracer_dir, threads)?;
-    let sentinels = load_sentinels(dir, tracer_dir, threads)?;
-    let paths = calls.as_ref().map_or_else(Vec::new, |c| located_paths(c, cp));
     let slow_threshold = cp.periodic.iter().map(|p| p.cut).fold(f64::INFINITY, f64::min);
+    let (calls, paths) =
+        stream(dir, tracer_dir, threads, slow_threshold, cp)?.map_or((None, Vec::new()), |(c, p)| (Some(c), p));
+    let sentinels = load_sentinels(dir, tracer_dir, threads)?;
     let input = SegmentInput { tracer: name.into(), threads, slow_threshold, calls, sentinels, paths };
     let mut report = dated::segments(&input);
+    if let Some(e) = input.calls.and_then(|c| c.error.into_inner()) {
+        return Err(e);
+    }
     if let (Outcome::Dated { sequences }, Some(discards)) =
         (&mut report.outcome, load_discards(dir, tracer_dir, threads)?)
     {
@@ -81,25 +86,88 @@ fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {
     crate::stats::binomial::upper_tail(n, k, p)
 }
 
-/// Each periodic path of `cp` with its residue in every sequence where it can be located.
-fn located_paths(calls: &BTreeMap<SeqKey, Vec<Call>>, cp: &CodePaths) -> Vec<LocatedPath> {
-    cp.periodic
-        .iter()
-        .filter(|p| p.period > 1)
-        .map(|p| {
-            let residues = calls.iter().filter_map(|(k, c)| residue(c, p.period, p.cut).map(|r| (*k, r))).collect();
-            LocatedPath { period: p.period, residues }
-        })
-        .filter(|p| !p.residues.is_empty())
-        .collect()
+/// A row's calls read once from events.csv: each sequence's window means and last call's time
+/// (memory that grows with the windows, not the calls), and its calls read again for a fold.
+struct Streamed<'a> {
+    dir: &'a Path,
+    tracer_dir: &'a str,
+    threads: u32,
+    threshold: f64,
+    seqs: BTreeMap<SeqKey, (Vec<Window>, u64)>,
+    /// The first error met reading the calls again (`fold` cannot return it).
+    error: RefCell<Option<ReadError>>,
 }
 
-/// The residue mod `period` that most calls above `cut` share, when at least MIN_ON_RESIDUE do.
-fn residue(calls: &[Call], period: u64, cut: f64) -> Option<u64> {
-    let mut count = vec![0u32; period as usize];
-    for c in calls.iter().filter(|c| c.latency > cut) {
+impl CallSource for Streamed<'_> {
+    fn keys(&self) -> Vec<SeqKey> {
+        self.seqs.keys().copied().collect()
+    }
+    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<Window>, u64) {
+        debug_assert_eq!(threshold.to_bits(), self.threshold.to_bits());
+        self.seqs.get(&key).cloned().unwrap_or_default()
+    }
+    fn fold(&self, key: SeqKey, threshold: f64, period: u64, residue: u64) -> Profile {
+        let mut profile = Profile::new(period);
+        let read = walk_calls(self.dir, self.tracer_dir, self.threads, |k, c| {
+            if k == key {
+                fold_call(&mut profile, &c, threshold, period, residue);
+            }
+        });
+        if let Err(e) = read {
+            self.error.borrow_mut().get_or_insert(e);
+        }
+        profile
+    }
+}
+
+/// One pass over the row's calls: the window means of each sequence and each periodic path of
+/// `cp` with its residue in every sequence where it can be located; None when the calls carry
+/// no times.
+fn stream<'a>(
+    dir: &'a Path,
+    tracer_dir: &'a str,
+    threads: u32,
+    threshold: f64,
+    cp: &CodePaths,
+) -> Result<Option<(Streamed<'a>, Vec<LocatedPath>)>, ReadError> {
+    let wanted: Vec<(u64, f64)> = cp.periodic.iter().filter(|p| p.period > 1).map(|p| (p.period, p.cut)).collect();
+    let mut seqs: BTreeMap<SeqKey, (WindowScan, u64, Vec<Vec<u32>>)> = BTreeMap::new();
+    let timed = walk_calls(dir, tracer_dir, threads, |key, c| {
+        let s = seqs.entry(key).or_insert_with(|| {
+            (WindowScan::new(threshold), 0, wanted.iter().map(|&(period, _)| vec![0u32; period as usize]).collect())
+        });
+        s.0.add(&c);
+        s.1 = c.t_ns;
+        for (count, &(period, cut)) in s.2.iter_mut().zip(&wanted) {
+            count_residue(count, period, cut, &c);
+        }
+    })?;
+    if !timed {
+        return Ok(None);
+    }
+    let paths = wanted
+        .iter()
+        .enumerate()
+        .map(|(i, &(period, _))| {
+            let residues = seqs.iter().filter_map(|(k, s)| residue_of(&s.2[i]).map(|r| (*k, r))).collect();
+            LocatedPath { period, residues }
+        })
+        .filter(|p| !p.residues.is_empty())
+        .collect();
+    let seqs = seqs.into_iter().map(|(k, s)| (k, (s.0.finish(), s.1))).collect();
+    let calls = Streamed { dir, tracer_dir, threads, threshold, seqs, error: RefCell::new(None) };
+    Ok(Some((calls, paths)))
+}
+
+/// A call above `cut` counted at its residue mod `period`.
+fn count_residue(count: &mut [u32], period: u64, cut: f64, c: &Call) {
+    if c.latency > cut {
         count[(c.iteration % period) as usize] += 1;
     }
+}
+
+/// The residue that most calls above the path's cut share, when at least MIN_ON_RESIDUE do.
+fn residue_of(count: &[u32]) -> Option<u64> {
     let (r, n) = count.iter().enumerate().max_by_key(|(_, n)| **n)?;
     (*n >= MIN_ON_RESIDUE).then_some(r as u64)
 }
@@ -114,6 +182,12 @@ mod tests {
         assert!((binomial_tail(3, 4, 0.5) - 5.0 / 16.0).abs() < 1e-12);
         assert_eq!(binomial_tail(0, 7, 0.3), 1.0);
         assert!((binomial_tail(10, 10, 0.1) - 1e-10).abs() < 1e-20);
+    }
+
+    fn residue(calls: &[Call], period: u64, cut: f64) -> Option<u64> {
+        let mut count = vec![0u32; period as usize];
+        calls.iter().for_each(|c| count_residue(&mut count, period, cut, c));
+        residue_of(&count)
     }
 
     #[test]
