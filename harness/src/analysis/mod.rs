@@ -23,6 +23,7 @@ pub mod passes;
 pub mod periodic;
 pub mod phases;
 pub mod running;
+mod sample;
 mod stretch_starts;
 mod tails;
 
@@ -33,7 +34,7 @@ use crate::analysis::code_paths::*;
 use crate::analysis::passes::{count_on_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
 use crate::analysis::periodic::{fractional, permutation, search, sub_period};
-use crate::analysis::phases::{close_window, WinState, WindowMeans};
+use crate::analysis::phases::{WindowMeans, Windows};
 use crate::decisions::modes::{
     INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
     TIGHT_QUANTILE, TIGHT_WIDTHS,
@@ -43,39 +44,6 @@ use crate::decisions::phases::{PHASE_SHARE, WINDOW};
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::{find_modes, LogHistogram, Mode, NBINS};
-
-/// Windows of one metric seen two ways: by mode, and off the fast path against on it.
-struct Windows {
-    wins: HashMap<u64, WinState>,
-    major_calls: Vec<u64>,
-    stretches: Vec<u64>,
-}
-
-impl Windows {
-    fn new(n: usize) -> Self {
-        Windows { wins: HashMap::new(), major_calls: vec![0; n], stretches: vec![0; n] }
-    }
-    fn add(&mut self, seq: u64, iteration: u64, k: Option<usize>) {
-        let n = self.major_calls.len();
-        let w = self.wins.entry(seq).or_insert_with(|| WinState {
-            win: iteration / WINDOW,
-            counts: vec![0; n],
-            prev_major: None,
-        });
-        if iteration / WINDOW != w.win {
-            close_window(w, &mut self.major_calls, &mut self.stretches);
-            w.win = iteration / WINDOW;
-        }
-        if let Some(k) = k {
-            w.counts[k] += 1;
-        }
-    }
-    fn close(&mut self) {
-        for w in self.wins.values_mut() {
-            close_window(w, &mut self.major_calls, &mut self.stretches);
-        }
-    }
-}
 
 /// Per metric state of pass 2.
 struct MetricScan {
@@ -97,6 +65,11 @@ struct MetricScan {
     means: Option<WindowMeans>,
     /// Per entry: an irregular path owns it (irregular.rs), for the tails.
     explained: Vec<bool>,
+    /// Calls pass 2 would keep at most, by pass 1's histogram (sample.rs).
+    expected: u64,
+    /// The sample's calls in each mode, and their histogram (sample.rs).
+    sample_modes: Vec<u64>,
+    sample_hist: LogHistogram,
 }
 
 /// The modes and thresholds of one metric, from its histogram; None without a mode.
@@ -110,7 +83,7 @@ fn metric_scan(
     let mut modes = find_modes(h, bw.0, bw.1, MIN_MODE_FRACTION);
     modes.retain(|x| x.count >= MIN_MODE_CALLS);
     let dom = modes.iter().enumerate().max_by_key(|(_, m)| m.count).map(|(i, _)| i)?;
-    let d = &modes[dom];
+    let d = modes[dom].clone();
     // Slow: clearly above the fast path, four kernel widths past its median, and never past
     // the valley that separates it from the next mode up.
     let above = |widths: f64| d.median + (widths * bw.0 * d.median).max(widths * bw.1);
@@ -130,6 +103,7 @@ fn metric_scan(
     let tight = (q90 + TIGHT_WIDTHS * bw.1).min(low);
     keep_above = keep_above.min(tight);
     let n = modes.len();
+    let expected = sample::expected_kept(h, &d, keep_above, h.total());
     Some(MetricScan {
         name: name.into(),
         unit,
@@ -144,6 +118,9 @@ fn metric_scan(
         off_calls: 0,
         means: col.is_none().then(WindowMeans::default),
         explained: Vec::new(),
+        expected,
+        sample_modes: vec![0; n],
+        sample_hist: LogHistogram::new(),
     })
 }
 
@@ -154,26 +131,32 @@ pub(crate) struct Sequences {
     pub extents: Vec<(u64, u64)>,
 }
 
-/// Pass 2: the slow calls (and those of the non-dominant modes) with their iteration, and the
-/// phase windows.
-fn pass2(path: &Source, threads: u32, scans: &mut [MetricScan], row: &mut Event) -> Result<Sequences, ReadError> {
-    let mut ranges: HashMap<u64, (u64, u64)> = HashMap::new();
+/// Pass 2: the slow calls (and those of the non-dominant modes) of the sample with their
+/// iteration, and the phase windows of every call. The sequences are the sample's.
+fn pass2(
+    path: &Source,
+    threads: u32,
+    scans: &mut [MetricScan],
+    row: &mut Event,
+    region: &mut sample::Region,
+) -> Result<Sequences, ReadError> {
     let mut ev = Events::from_source(path)?;
     let mut stored = 0usize;
     while ev.next_into(row)? {
         if row.threads != threads {
             continue;
         }
-        let r = ranges.entry(row.seq).or_insert((row.iteration, row.iteration));
-        r.0 = r.0.min(row.iteration);
-        r.1 = r.1.max(row.iteration);
+        if stored + scans.len() > MAX_SLOW_INDICES {
+            region.close();
+        }
+        let kept = region.admit(row.seq, row.iteration);
         for m in scans.iter_mut() {
             let v = match m.col {
                 None => row.latency,
                 Some(i) => row.counters[i],
             };
             if v.is_finite() {
-                observe(m, row.seq, row.iteration, v, &mut stored);
+                observe(m, row.seq, row.iteration, v, kept, &mut stored);
             }
         }
     }
@@ -181,14 +164,15 @@ fn pass2(path: &Source, threads: u32, scans: &mut [MetricScan], row: &mut Event)
         m.by_mode.close();
         m.off.close();
     }
+    let ranges = std::mem::take(&mut region.taken);
     let mut ids: Vec<u64> = ranges.keys().copied().collect();
     ids.sort_unstable();
     let extents = ids.iter().map(|id| ranges[id]).collect();
     Ok(Sequences { ids, ranges, extents })
 }
 
-/// One call of pass 2 for one metric.
-fn observe(m: &mut MetricScan, seq: u64, it: u64, v: f64, stored: &mut usize) {
+/// One call of pass 2 for one metric (`kept`: it is in the sample).
+fn observe(m: &mut MetricScan, seq: u64, it: u64, v: f64, kept: bool, stored: &mut usize) {
     let k = m.modes.iter().position(|x| x.contains(v));
     m.by_mode.add(seq, it, k);
     // Off the fast path: above the slow threshold, or in another mode.
@@ -198,7 +182,14 @@ fn observe(m: &mut MetricScan, seq: u64, it: u64, v: f64, stored: &mut usize) {
     if let Some(w) = m.means.as_mut().filter(|_| v <= m.th.slow) {
         w.add(seq, it, v);
     }
-    if (v > m.th.keep_above || k.is_some_and(|k| k != m.dom)) && *stored < MAX_SLOW_INDICES {
+    if !kept {
+        return;
+    }
+    if let Some(k) = k {
+        m.sample_modes[k] += 1;
+    }
+    m.sample_hist.add(v);
+    if v > m.th.keep_above || k.is_some_and(|k| k != m.dom) {
         m.entries.push(Entry { seq, it, v: v as f32, mode: k });
         *stored += 1;
     }
@@ -221,7 +212,7 @@ pub fn analyze_source(
     points: usize,
     iterations: usize,
 ) -> Result<TracerAnalysis, ReadError> {
-    let (mut a, mut row) = pass1(path, threads, points, iterations)?;
+    let (mut a, mut row, ranges) = pass1(path, threads, points, iterations)?;
     if a.rows == 0 {
         return Ok(a);
     }
@@ -231,25 +222,27 @@ pub fn analyze_source(
     if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
         scans.extend(metric_scan("instructions", "instructions", Some(i), &a.counters[i].hist, INS_BW));
     }
-    let seqs = pass2(path, a.threads, &mut scans, &mut row)?;
+    let mut region = sample::Region::plan(&ranges, scans.iter().map(|m| m.expected).sum());
+    let seqs = pass2(path, a.threads, &mut scans, &mut row, &mut region)?;
+    let sampled = region.partial(a.rows);
+    let rows = if sampled { region.rows } else { a.rows };
     for m in scans.iter_mut() {
-        let cp = code_paths(m, &seqs, a.rows);
+        let cp = code_paths(m, &seqs, rows, sampled);
         a.code_paths.push(cp);
     }
     // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
-    count_on_lattices(path, &mut a, &mut row)?;
+    count_on_lattices(path, &mut a, &mut row, &seqs.ranges)?;
     for (m, cp) in scans.iter().zip(a.code_paths.iter_mut()) {
         if m.col.is_none() {
-            cp.tails = tails::of(m, &seqs, cp, &a.latency);
+            cp.tails = tails::of(m, &seqs, cp, if sampled { &m.sample_hist } else { &a.latency });
         }
     }
     Ok(a)
 }
 
-/// The code paths of one metric from its pass-2 state.
-fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
-    let dom = m.modes[m.dom].clone();
-    let base = dom.median;
+/// The code paths of one metric from its pass-2 state, of `rows` calls (`sampled`: the sample's).
+fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) -> CodePaths {
+    // Speed phases are of every call (their windows are); the paths are of the sample's calls.
     let phase: Vec<bool> = m
         .modes
         .iter()
@@ -258,6 +251,14 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64) -> CodePaths {
             k != m.dom && x.count >= 2 * WINDOW && m.by_mode.major_calls[k] as f64 >= PHASE_SHARE * x.count as f64
         })
         .collect();
+    if sampled {
+        for (x, &c) in m.modes.iter_mut().zip(&m.sample_modes) {
+            x.count = c;
+            x.fraction = c as f64 / rows.max(1) as f64;
+        }
+    }
+    let dom = m.modes[m.dom].clone();
+    let base = dom.median;
     m.entries.sort_by_key(|e| (e.seq, e.it));
     let sp = Space { extents: seqs.extents.clone(), rows, base, bw: m.bw, th: m.th };
     let (periodic, rejected) = periodic_paths(m, &sp, seqs, &phase);

@@ -1,5 +1,7 @@
 //! The two simple streaming passes of the code-path analysis over events.csv (pass 2, which finds
 //! the paths, is `analysis/mod.rs`): fixed-size state whatever the number of rows.
+use std::collections::HashMap;
+
 use crate::analysis::code_paths::{CounterStats, TracerAnalysis};
 use crate::analysis::periodic::stretch::Profile;
 use crate::analysis::running::{Reservoir, Running};
@@ -7,14 +9,18 @@ use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::LogHistogram;
 
+/// Each sequence's first and last iteration.
+pub(crate) type Ranges = HashMap<u64, (u64, u64)>;
+
 /// Pass 1: histograms and running moments of latency and each counter, the scatter reservoir,
-/// and the first iterations of one sequence, for the calls of one thread count.
+/// the first iterations of one sequence and each sequence's range, for the calls of one thread
+/// count.
 pub(crate) fn pass1(
     path: &Source,
     threads: Option<u32>,
     points: usize,
     iterations: usize,
-) -> Result<(TracerAnalysis, Event), ReadError> {
+) -> Result<(TracerAnalysis, Event, Ranges), ReadError> {
     let mut ev = Events::from_source(path)?;
     let names: Vec<String> = ev.cols.counters.iter().map(|c| c.1.clone()).collect();
     let mut a = TracerAnalysis {
@@ -37,11 +43,15 @@ pub(crate) fn pass1(
     let mut row = Event::default();
     let mut first_seq: Option<u64> = None;
     let mut want = threads;
+    let mut ranges = Ranges::new();
     while ev.next_into(&mut row)? {
         let t = *want.get_or_insert(row.threads);
         if row.threads != t {
             continue;
         }
+        let r = ranges.entry(row.seq).or_insert((row.iteration, row.iteration));
+        r.0 = r.0.min(row.iteration);
+        r.1 = r.1.max(row.iteration);
         a.rows += 1;
         a.latency.add(row.latency);
         a.latency_running.add(row.latency);
@@ -58,12 +68,18 @@ pub(crate) fn pass1(
     }
     a.threads = want.unwrap_or(0);
     a.first_iterations.sort_by_key(|p| p.0);
-    Ok((a, row))
+    Ok((a, row, ranges))
 }
 
 /// Pass 3: how many kept calls sit on each lattice, so the report can say "6 of 6 calls on that
-/// period were slow" (discarded calls leave slots empty).
-pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut Event) -> Result<(), ReadError> {
+/// period were slow" (discarded calls leave slots empty). Only the calls within `within` (each
+/// sequence's first and last iteration analysed: the sample of a long run, sample.rs) count.
+pub(crate) fn count_on_lattices(
+    path: &Source,
+    a: &mut TracerAnalysis,
+    row: &mut Event,
+    within: &Ranges,
+) -> Result<(), ReadError> {
     // (only when a lattice was found): how many kept calls sit on each lattice, so the
     // report can say "6 of 6 calls on that period were slow" (discarded calls leave slots empty).
     if a.code_paths.iter().any(|c| !c.periodic.is_empty()) {
@@ -77,7 +93,7 @@ pub(crate) fn count_on_lattices(path: &Source, a: &mut TracerAnalysis, row: &mut
         }
         let mut ev = Events::from_source(path)?;
         while ev.next_into(row)? {
-            if row.threads != a.threads {
+            if row.threads != a.threads || within.get(&row.seq).is_none_or(|r| row.iteration > r.1) {
                 continue;
             }
             for c in a.code_paths.iter_mut() {

@@ -2,6 +2,7 @@
 //! seconds, so a mode whose calls come in long contiguous stretches is a phase. Calls are counted
 //! in windows of WINDOW consecutive iterations; a mode that holds the majority of its windows for
 //! most of its calls is a phase.
+use std::collections::HashMap;
 
 use crate::decisions::phases::{
     CALLS_PER_WINDOW, LEVEL_GAP, LEVEL_MIN_SHARE, LEVEL_SPREADS, MIN_QUARTER_WINDOWS, MIN_WINDOWS, STRETCHED, WINDOW,
@@ -144,6 +145,39 @@ impl WindowMeans {
             high_share: p,
             stretches,
         })
+    }
+}
+
+/// Windows of one metric seen two ways: by mode, and off the fast path against on it.
+pub(crate) struct Windows {
+    wins: HashMap<u64, WinState>,
+    pub major_calls: Vec<u64>,
+    pub stretches: Vec<u64>,
+}
+
+impl Windows {
+    pub fn new(n: usize) -> Self {
+        Windows { wins: HashMap::new(), major_calls: vec![0; n], stretches: vec![0; n] }
+    }
+    pub fn add(&mut self, seq: u64, iteration: u64, k: Option<usize>) {
+        let n = self.major_calls.len();
+        let w = self.wins.entry(seq).or_insert_with(|| WinState {
+            win: iteration / WINDOW,
+            counts: vec![0; n],
+            prev_major: None,
+        });
+        if iteration / WINDOW != w.win {
+            close_window(w, &mut self.major_calls, &mut self.stretches);
+            w.win = iteration / WINDOW;
+        }
+        if let Some(k) = k {
+            w.counts[k] += 1;
+        }
+    }
+    pub fn close(&mut self) {
+        for w in self.wins.values_mut() {
+            close_window(w, &mut self.major_calls, &mut self.stretches);
+        }
     }
 }
 

@@ -46,10 +46,16 @@ decisions! {
     calibrated_by: "ftrace-open's +130 ns page crossing on 1262 ns";
     pub const TIGHT_WIDTHS: f64 = 2.0;
 
-    /// Cap on stored slow-path indices per tracer: bounded memory whatever the file size (2M
-    /// entries of 40 bytes, about 80 MB). Runs below it are analysed whole.
-    calibrated_by: "the memory bound, not a fit";
-    pub const MAX_SLOW_INDICES: usize = 2_000_000;
+    /// Bound on the slow calls pass 2 keeps per tracer (40 bytes each, about 40 MB, and as much
+    /// again while the paths are read from them): the report's memory whatever the run's length.
+    /// A run whose slow calls would pass it is read in a sample (analysis/sample.rs).
+    calibrated_by: "the memory bound (a 10M-call report within 256 MB), not a fit";
+    pub const MAX_SLOW_INDICES: usize = 1_000_000;
+
+    /// A sampled run's sample is planned to hold this share of MAX_SLOW_INDICES by pass 1's
+    /// histogram, leaving the rest for slow calls that come denser in its first part.
+    calibrated_by: "headroom for a phase twice as dense early on, not a fit";
+    pub const SAMPLE_FILL: f64 = 0.5;
 
     reexported:
     /// Histogram bins per decade: 2.3 % wide bins, finer than any code-path gap worth reporting.
