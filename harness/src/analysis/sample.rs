@@ -73,3 +73,20 @@ pub(crate) fn expected_kept(h: &LogHistogram, dom: &Mode, keep_above: f64, rows:
     };
     rows.saturating_sub(fast)
 }
+
+impl crate::analysis::code_paths::TracerAnalysis {
+    /// What the report says of a row whose code paths were read in a sample: of how many calls,
+    /// and which; None when they were read from every call.
+    pub fn sample_note(&self, row: &str) -> Option<String> {
+        let cp = self.code_paths.first().filter(|cp| cp.rows < self.rows)?;
+        Some(format!(
+            "{row}: code paths read from a sample, the first {} of its {} calls at {} thread(s) ({:.0}%, the first \
+             part of each sequence: a run this long has its slow calls kept in bounded memory); their counts and \
+             shares are of the sample's calls, the quantiles, figures and speed phases of every call",
+            cp.rows,
+            self.rows,
+            self.threads,
+            100.0 * cp.rows as f64 / self.rows as f64
+        ))
+    }
+}

@@ -25,6 +25,7 @@
 pub mod contradictions;
 pub mod findings;
 pub mod load;
+mod progress;
 pub mod render;
 pub mod side;
 #[cfg(test)]
@@ -254,7 +255,9 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
         );
     }
     let t0 = Instant::now();
+    let progress = progress::Progress::start();
     let report = build(dir, args.points as usize, args.iterations as usize)?;
+    drop(progress);
     // What the terminal says renders from report.json alone, so it says what report.html says.
     let overview = render::load_overview(dir)?;
     let lines = match &args.explain {
@@ -373,7 +376,9 @@ fn tracer_reports(
         }
         let events = dir.join(&m.dir).join(crate::results::EVENTS_CSV);
         let (analysis, note) = if crate::results::events_file::exists(&events) {
-            (Some(analysis::analyze(&events, base, points, iterations)?), None)
+            let a = analysis::analyze(&events, base, points, iterations)?;
+            let note = a.sample_note(&m.name);
+            (Some(a), note)
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };

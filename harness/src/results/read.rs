@@ -227,12 +227,36 @@ impl Source {
     }
 }
 
+/// Rows read from events files by this process, for a progress bar (`rows_read`).
+static ROWS_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Rows of events files read so far by this process (in steps of `RowTally::STEP`).
+pub fn rows_read() -> u64 {
+    ROWS_READ.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A reader's count of its rows, added to `rows_read` in steps, so counting costs nothing a row.
+#[derive(Default)]
+pub struct RowTally(u64);
+
+impl RowTally {
+    const STEP: u64 = 1 << 16;
+    pub fn tick(&mut self) {
+        self.0 += 1;
+        if self.0 == Self::STEP {
+            ROWS_READ.fetch_add(Self::STEP, std::sync::atomic::Ordering::Relaxed);
+            self.0 = 0;
+        }
+    }
+}
+
 /// A streaming events.csv reader: one reused record, no per-row allocation.
 pub struct Events {
     pub path: PathBuf,
     pub cols: EventCols,
     reader: csv::Reader<Box<dyn std::io::Read>>,
     rec: csv::ByteRecord,
+    tally: RowTally,
 }
 
 /// One parsed events row (counters in `EventCols::counters` order; NaN where empty).
@@ -282,7 +306,7 @@ impl Events {
             counter_set,
             counters,
         };
-        Ok(Events { path: path.to_path_buf(), cols, reader, rec: csv::ByteRecord::new() })
+        Ok(Events { path: path.to_path_buf(), cols, reader, rec: csv::ByteRecord::new(), tally: RowTally::default() })
     }
 
     /// Reads the next row into `ev`; false at the end.
@@ -290,6 +314,7 @@ impl Events {
         if !self.reader.read_byte_record(&mut self.rec).map_err(|e| csv_err(&self.path, e))? {
             return Ok(false);
         }
+        self.tally.tick();
         let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
         let field = |i: usize| std::str::from_utf8(self.rec.get(i).unwrap_or(b"")).unwrap_or("");
         let p = &self.path;

@@ -82,7 +82,9 @@ fn by_sequence(
     let (cth, ct) = (col(&h, columns::THREADS, path)?, col(&h, columns::THREAD, path)?);
     let cr = h.iter().position(|n| n == columns::REPETITION);
     let mut rec = csv::StringRecord::new();
+    let mut tally = crate::results::read::RowTally::default();
     while r.read_record(&mut rec).map_err(|e| csv_err(path, e))? {
+        tally.tick();
         let row = Row { rec: &rec, path };
         if row.num::<u32>(cth, columns::THREADS)? != threads {
             continue;
