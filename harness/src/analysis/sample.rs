@@ -90,3 +90,38 @@ impl crate::analysis::code_paths::TracerAnalysis {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_within_the_bound_is_read_whole_and_a_longer_one_in_each_sequences_first_part() {
+        let ranges: HashMap<u64, (u64, u64)> = [(1, (0, 999)), (2, (10, 1009))].into_iter().collect();
+        let mut whole = Region::plan(&ranges, (SAMPLE_FILL * MAX_SLOW_INDICES as f64) as u64);
+        assert!((0..1000).all(|i| whole.admit(1, i) && whole.admit(2, 10 + i)));
+        assert!(!whole.partial(2000));
+        // Four times the planned fill: a quarter of each sequence, counted exactly.
+        let mut part = Region::plan(&ranges, 2 * MAX_SLOW_INDICES as u64);
+        let taken =
+            (0..1000).filter(|&i| part.admit(1, i)).count() + (0..1000).filter(|&i| part.admit(2, 10 + i)).count();
+        assert_eq!((taken as u64, part.rows), (502, 502));
+        assert_eq!((part.taken[&1], part.taken[&2]), ((0, 250), (10, 260)));
+        assert!(part.partial(2000));
+        // The bound reached: no call more, in any sequence.
+        part.close();
+        assert!(!part.admit(1, 0) && !part.admit(3, 0));
+    }
+
+    #[test]
+    fn the_expected_count_leaves_out_the_fast_paths_bins_below_the_keep_threshold() {
+        let mut h = LogHistogram::new();
+        (0..900).for_each(|_| h.add(100.0));
+        (0..100).for_each(|_| h.add(1000.0));
+        let b = LogHistogram::bin_of(100.0).unwrap();
+        let dom = Mode { first_bin: b, end_bin: b + 1, zero: false, median: 100.0, count: 900, fraction: 0.9 };
+        assert_eq!(expected_kept(&h, &dom, 200.0, 1000), 100);
+        // A keep threshold inside the fast path's bin keeps it all: an upper bound.
+        assert_eq!(expected_kept(&h, &dom, 100.0, 1000), 1000);
+    }
+}
