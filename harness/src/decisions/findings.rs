@@ -28,4 +28,10 @@ decisions! {
     /// the tracer's, on runs that hold no path at all, per null kind.
     calibrated_by: "the target `make calibrate` is held to";
     pub const MAX_IRREGULAR: f64 = 0.01;
+
+    /// The share of the generative battery's random compositions allowed any false claim (a
+    /// path, period or phase that was not planted, or a path said twice): the 95 % upper bound
+    /// of the measured share must stay below it.
+    calibrated_by: "the target `make calibrate`'s generative battery is held to";
+    pub const MAX_FALSE_RUNS: f64 = 0.01;
 }
