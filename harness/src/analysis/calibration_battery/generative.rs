@@ -35,6 +35,8 @@ pub struct Score {
     pub labels: Vec<&'static str>,
     pub calls: u64,
     pub secs: f64,
+    /// The run's components and its false claims, when it has any.
+    pub why: String,
 }
 
 impl Score {
@@ -50,7 +52,7 @@ fn cost_matches(e: f64, (lo, hi): (f64, f64)) -> bool {
 }
 
 /// The claims of one run, scored.
-fn judge(run: &Run, cp: &CodePaths, attr: &Attributions) -> [u32; 7] {
+fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) -> [u32; 7] {
     let c = &run.components;
     let mut f = [0u32; 7];
     let mut uses = vec![0u32; c.len()];
@@ -75,6 +77,7 @@ fn judge(run: &Run, cp: &CodePaths, attr: &Attributions) -> [u32; 7] {
         };
         if name(&ok, &mut f).is_none() {
             f[0] += 1;
+            why.push(format!("period {} x{} +{:.0} ns, {} of {} slots", p.period, p.phases, p.extra, p.hits, p.slots));
         }
     }
     let tracer_cost = |e: f64| {
@@ -89,11 +92,13 @@ fn judge(run: &Run, cp: &CodePaths, attr: &Attributions) -> [u32; 7] {
         }
         if name(&tracer_cost(p.delta), &mut f).is_none() {
             f[1] += 1;
+            why.push(format!("irregular path +{:.0} ns, {} calls", p.delta, p.calls));
         }
     }
     for b in attr.bands.iter().filter(|b| b.test.attribution == Attribution::Tracer) {
         if name(&tracer_cost(b.extra), &mut f).is_none() {
             f[2] += 1;
+            why.push(format!("band +{:.0} ns, {} calls", b.extra, b.calls));
         }
     }
     let timed = c.iter().any(|x| {
@@ -108,11 +113,15 @@ fn judge(run: &Run, cp: &CodePaths, attr: &Attributions) -> [u32; 7] {
                 let every = |x: &Component| matches!(x, Component::Periodic { period, stretch: Some(_), .. } if (e - *period as f64).abs() <= 0.02 * *period as f64);
                 if !c.iter().any(every) {
                     f[3] += 1;
+                    why.push(format!("stretches every {e:.0}"));
                 }
             }
             None if !timed => f[4] += 1,
             None => {}
         }
+    }
+    for (k, &n) in uses.iter().enumerate().filter(|x| *x.1 > 1) {
+        why.push(format!("{} named {n} times", c[k].label()));
     }
     let tracer_tail = c.iter().any(|x| {
         x.cost_range().is_some()
@@ -150,6 +159,16 @@ fn named(x: &Component, cp: &CodePaths, attr: &Attributions) -> Option<bool> {
     }
 }
 
+/// A component in a line (keyed positions left out).
+fn short(c: &Component) -> String {
+    match c {
+        Component::Keyed { share, extra, at } => {
+            format!("Keyed {{ share: {share:.4}, extra: {extra:.0}, calls: {} }}", at.len())
+        }
+        x => format!("{x:?}"),
+    }
+}
+
 /// One composed run, analysed and scored.
 pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
     let t0 = std::time::Instant::now();
@@ -160,7 +179,27 @@ pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
     let mut s = Score { calls, labels: run.components.iter().map(Component::label).collect(), ..Score::default() };
     if let Some(cp) = a.code_paths.iter().find(|c| c.metric == "latency") {
         let attr = attribute(cp, r.as_ref()).unwrap_or_default();
-        s.false_claims = judge(&run, cp, &attr);
+        let mut why = Vec::new();
+        s.false_claims = judge(&run, cp, &attr, &mut why);
+        if s.any_false() {
+            let paths: Vec<String> = cp
+                .periodic
+                .iter()
+                .map(|p| format!("{}@{} +{:.0}", p.period, p.phase, p.extra))
+                .chain(cp.irregular.iter().map(|p| format!("irr +{:.0} ({})", p.delta, p.calls)))
+                .chain(
+                    attr.bands.iter().map(|b| format!("band +{:.0} ({}, {:?})", b.extra, b.calls, b.test.attribution)),
+                )
+                .collect();
+            s.why = format!(
+                "seed {seed}: {} calls, base {}\n  planted {:?}\n  false: {}\n  all: {}",
+                calls,
+                run.base,
+                run.components.iter().map(short).collect::<Vec<_>>(),
+                why.join("; "),
+                paths.join("; ")
+            );
+        }
         s.named = run.components.iter().filter_map(|x| named(x, cp, &attr).map(|n| (x.label(), n))).collect();
     }
     s.secs = t0.elapsed().as_secs_f64();
@@ -219,7 +258,7 @@ impl Tally {
 
 /// Runs composition `0..runs` from `seed` on every core, stopping early (at whole runs) once
 /// `budget_s` seconds have passed; the runs done are the table's.
-pub fn run(runs: u32, seed: u64, max_calls: u64, budget_s: f64) -> Result<Tally, ReadError> {
+pub fn run(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) -> Result<Tally, ReadError> {
     let t0 = std::time::Instant::now();
     let next = std::sync::atomic::AtomicU32::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -249,6 +288,9 @@ pub fn run(runs: u32, seed: u64, max_calls: u64, budget_s: f64) -> Result<Tally,
     let mut t = Tally::default();
     for (_, s) in &all {
         t.add(s);
+        if explain && s.any_false() {
+            eprintln!("{}", s.why);
+        }
     }
     Ok(t)
 }
@@ -309,9 +351,9 @@ pub fn table(t: &Tally, seed: u64, wall_s: f64) -> (String, bool) {
 }
 
 /// `tracebench __calibrate --generative N`: the table on stdout; exit 1 when the target is missed.
-pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64) -> Result<i32, ReadError> {
+pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) -> Result<i32, ReadError> {
     let t0 = std::time::Instant::now();
-    let t = run(runs, seed, max_calls, budget_s)?;
+    let t = run(runs, seed, max_calls, budget_s, explain)?;
     let (s, ok) = table(&t, seed, t0.elapsed().as_secs_f64());
     print!("{s}");
     Ok(if ok { 0 } else { 1 })

@@ -119,11 +119,6 @@ impl Component {
             _ => None,
         }
     }
-
-    /// Whether the machine does it (it reaches the reference windows too).
-    pub fn machine(&self) -> bool {
-        matches!(self, Component::Phases { .. } | Component::Stalls { .. } | Component::CoTenant { .. })
-    }
 }
 
 /// One composed run: its sequences, reference windows and components.
