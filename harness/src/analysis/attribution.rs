@@ -31,7 +31,7 @@ use serde::Serialize;
 use crate::analysis::code_paths::{CodePath, CodePaths, MainSlowPath};
 use crate::analysis::dated::Attribution;
 use crate::decisions::claims::{ALPHA, INTERVAL_CONFIDENCE};
-use crate::decisions::tails::{BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
+use crate::decisions::tails::{BAND_DIP, BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
 use crate::results::columns;
 use crate::results::read::{col, csv_err, headers, num, ReadError};
 use crate::results::REFERENCE_CSV;
@@ -265,6 +265,22 @@ fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
     crate::stats::binomial::upper_tail(n as u64, near as u64, p) < ALPHA
 }
 
+/// Whether a band of `calls` outliers from `lo` (extra ns) up stands as a mode of its own, not
+/// a stretch of one tail: the outliers per ns in the band's width just below it (the part of it
+/// above `floor`, the slow threshold's extra, where outliers are seen) are at most BAND_DIP of
+/// the band's own. A tail that falls from the fast path on (a Pareto excess) is densest next to
+/// it, so every band of it has as many calls per ns below it as in it; a band whose lower
+/// neighbour lies wholly under the threshold cannot be told from such a tail.
+fn separate(outliers: &[(f32, u64, u64)], calls: u64, lo: f64, floor: f64) -> bool {
+    let below = (lo / BAND_FACTOR as f64).max(floor);
+    if below >= lo {
+        return false;
+    }
+    let n = outliers.iter().filter(|c| (c.0 as f64) >= below && (c.0 as f64) < lo).count() as f64;
+    let band_width = lo * (BAND_FACTOR as f64 - 1.0);
+    n / (lo - below) <= BAND_DIP * calls as f64 / band_width
+}
+
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
 pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attributions> {
     let r = reference?;
@@ -292,6 +308,11 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
             continue;
         }
         let (lo, hi) = (left[i].0 as f64, left[i].0 as f64 * BAND_FACTOR as f64);
+        if !separate(&cp.outlier_calls, (j - i) as u64, lo, cp.threshold - base) {
+            // Part of one tail that falls from the fast path on: left among the outliers.
+            left.drain(i..j);
+            continue;
+        }
         let test = t((j - i) as u64, (lo, Some(hi)));
         if matches!(test.attribution, Attribution::Undecided { .. }) {
             break;

@@ -358,3 +358,34 @@ pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) 
     print!("{s}");
     Ok(if ok { 0 } else { 1 })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decisions::findings::GENERATIVE_CEILING;
+
+    /// Forty seeded compositions of at most 8,000 calls: the share of runs with any false claim
+    /// stays below the ceiling, and the table says the target (MAX_FALSE_RUNS) as met or missed.
+    #[test]
+    fn a_seeded_subset_stays_below_the_ceiling() {
+        let t = run(40, 7, 8000, f64::INFINITY, false).unwrap();
+        let (table, ok) = table(&t, 7, 0.0);
+        eprintln!("{table}");
+        assert_eq!(t.runs, 40);
+        assert!(
+            (t.false_runs as f64) <= GENERATIVE_CEILING * t.runs as f64,
+            "{} of {} runs made a false claim:\n{table}",
+            t.false_runs,
+            t.runs
+        );
+        assert_eq!(ok, upper95(t.false_runs, t.runs) <= MAX_FALSE_RUNS);
+    }
+
+    /// The Clopper-Pearson bound: 0 of 300 runs bounds the rate at about 1 % (3/n).
+    #[test]
+    fn the_upper_bound_of_none_in_n_is_about_three_over_n() {
+        let u = upper95(0, 300);
+        assert!((u - 0.00994).abs() < 2e-4, "{u}");
+        assert!(upper95(5, 100) > 0.05 && upper95(5, 100) < 0.12);
+    }
+}

@@ -178,7 +178,11 @@ pub fn compose(seed: u64, max_calls: u64) -> Run {
             0 | 1 => {
                 // At least three calls of the path in the run.
                 let period = g.log(8.0, (n as f64 / 3.0).min(20000.0)).round().max(4.0) as u64;
-                let phases = (0..reps).map(|_| g.rng.below(period)).collect();
+                // A buffer that starts empty in every repetition takes its path on the same
+                // iterations in each; one kept across them, at its own phase in each.
+                let same = g.chance(0.5);
+                let first = g.rng.below(period);
+                let phases = (0..reps).map(|_| if same { first } else { g.rng.below(period) }).collect();
                 let cost = match g.rng.below(3) {
                     0 => Cost::Fixed,
                     1 => Cost::Jittered,
