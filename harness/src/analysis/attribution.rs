@@ -261,19 +261,24 @@ fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
             (i > 0 && close(i - 1)) || (i + 1 < n && close(i + 1))
         })
         .count();
-    let p = (2.0 * NEAR as f64 * n as f64 / rows.max(1) as f64).min(1.0);
+    // The chance that a call at a random position has another of the band within NEAR calls on
+    // either side (not its first-order bound 2 NEAR n / rows, which reaches 1 for a band of a
+    // sixteenth of the calls and then calls no burst a burst).
+    let p = 1.0 - (1.0 - (n as f64 / rows.max(1) as f64).min(1.0)).powi(2 * NEAR as i32);
     crate::stats::binomial::upper_tail(n as u64, near as u64, p) < ALPHA
 }
 
 /// Whether a band of `calls` outliers from `lo` (extra ns) up stands as a mode of its own, not
 /// a stretch of one tail: the outliers per ns in the band's width just below it (the part of it
-/// above `floor`, the slow threshold's extra, where outliers are seen) are at most BAND_DIP of
-/// the band's own. A tail that falls from the fast path on (a Pareto excess) is densest next to
+/// above `floor`, the slow threshold's extra, where outliers are seen, and at least half of it)
+/// are at most BAND_DIP of the band's own. A tail that falls from the fast path on (a Pareto excess) is densest next to
 /// it, so every band of it has as many calls per ns below it as in it; a band whose lower
 /// neighbour lies wholly under the threshold cannot be told from such a tail.
 fn separate(outliers: &[(f32, u64, u64)], calls: u64, lo: f64, floor: f64) -> bool {
     let below = (lo / BAND_FACTOR as f64).max(floor);
-    if below >= lo {
+    // Half the lower neighbour seen at least: a sliver above the threshold holds too few calls
+    // to tell a dip from a tail.
+    if lo - below < 0.5 * (lo - lo / BAND_FACTOR as f64) {
         return false;
     }
     let n = outliers.iter().filter(|c| (c.0 as f64) >= below && (c.0 as f64) < lo).count() as f64;
