@@ -77,7 +77,10 @@ fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) 
         };
         if name(&ok, &mut f).is_none() {
             f[0] += 1;
-            why.push(format!("period {} x{} +{:.0} ns, {} of {} slots", p.period, p.phases, p.extra, p.hits, p.slots));
+            why.push(format!(
+                "period {} x{} +{:.0} ns, {} of {} slots {:?}",
+                p.period, p.phases, p.extra, p.hits, p.slots, p.residues
+            ));
         }
     }
     let tracer_cost = |e: f64| {
