@@ -64,10 +64,13 @@ ci-replay: build
 mutants:
 	bash scripts/mutants.sh $(MUTANTS_ARGS)
 
-# Calibration of the code-path analysis (docs/code-paths.md): seeded null and planted runs,
-# false discoveries and power; the last lines are the summary table.
+# Calibration of the code-path analysis (docs/code-paths.md): seeded null and planted runs of the
+# listed kinds (false discoveries and power), then the generative battery: random compositions
+# of cost components, as many of COMPOSITIONS as fit in BUDGET_S seconds, every claim scored
+# against what was planted (the table says how many ran).
 calibrate: build
 	$(BIN) __calibrate --runs $(or $(RUNS),56)
+	$(BIN) __calibrate --generative $(or $(COMPOSITIONS),10000) --budget-s $(or $(BUDGET_S),100)
 
 # The user guide (docs/, an mdBook) into target/book/, and actionlint on the example workflows.
 # mdbook is installed from crates.io when missing; nothing here is on `make bench`'s path.

@@ -62,6 +62,19 @@ pub enum Command {
         runs: u32,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Instead of the listed kinds, N runs composed at random from the grammar of cost
+        /// components (the generative battery), as many as fit in --budget-s seconds.
+        #[arg(long)]
+        generative: Option<u32>,
+        /// The generative battery's longest run (calls); most runs are much shorter.
+        #[arg(long, default_value_t = 200_000)]
+        max_calls: u64,
+        /// The generative battery's wall-time budget (seconds): it stops at whole runs.
+        #[arg(long, default_value_t = 110.0)]
+        budget_s: f64,
+        /// Print each generative run that made a false claim (its components and claims) on stderr.
+        #[arg(long)]
+        explain: bool,
     },
     /// (internal) Reads the reports of DIR... (`tracebench report` written) for sentences their own
     /// tables, findings or other sentences contradict (scripts/contradictions.sh); exit 1 on any.
@@ -262,8 +275,14 @@ fn dispatch(cli: &Cli, argv: &[String]) -> i32 {
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
         Command::Contradictions { dirs } => crate::report::contradictions::main(dirs),
-        Command::Calibrate { runs, seed } => {
-            finish(crate::analysis::calibration_battery::main(*runs, *seed).map_err(crate::report::ReportError::from))
+        Command::Calibrate { runs, seed, generative, max_calls, budget_s, explain } => {
+            let b = match generative {
+                Some(n) => {
+                    crate::analysis::calibration_battery::generative::main(*n, *seed, *max_calls, *budget_s, *explain)
+                }
+                None => crate::analysis::calibration_battery::main(*runs, *seed),
+            };
+            finish(b.map_err(crate::report::ReportError::from))
         }
     }
 }

@@ -31,7 +31,7 @@ use serde::Serialize;
 use crate::analysis::code_paths::{CodePath, CodePaths, MainSlowPath};
 use crate::analysis::dated::Attribution;
 use crate::decisions::claims::{ALPHA, INTERVAL_CONFIDENCE};
-use crate::decisions::tails::{BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
+use crate::decisions::tails::{BAND_DIP, BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
 use crate::results::columns;
 use crate::results::read::{col, csv_err, headers, num, ReadError};
 use crate::results::REFERENCE_CSV;
@@ -261,8 +261,29 @@ fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
             (i > 0 && close(i - 1)) || (i + 1 < n && close(i + 1))
         })
         .count();
-    let p = (2.0 * NEAR as f64 * n as f64 / rows.max(1) as f64).min(1.0);
+    // The chance that a call at a random position has another of the band within NEAR calls on
+    // either side (not its first-order bound 2 NEAR n / rows, which reaches 1 for a band of a
+    // sixteenth of the calls and then calls no burst a burst).
+    let p = 1.0 - (1.0 - (n as f64 / rows.max(1) as f64).min(1.0)).powi(2 * NEAR as i32);
     crate::stats::binomial::upper_tail(n as u64, near as u64, p) < ALPHA
+}
+
+/// Whether a band of `calls` outliers from `lo` (extra ns) up stands as a mode of its own, not
+/// a stretch of one tail: the outliers per ns in the band's width just below it (the part of it
+/// above `floor`, the slow threshold's extra, where outliers are seen, and at least half of it)
+/// are at most BAND_DIP of the band's own. A tail that falls from the fast path on (a Pareto excess) is densest next to
+/// it, so every band of it has as many calls per ns below it as in it; a band whose lower
+/// neighbour lies wholly under the threshold cannot be told from such a tail.
+fn separate(outliers: &[(f32, u64, u64)], calls: u64, lo: f64, floor: f64) -> bool {
+    let below = (lo / BAND_FACTOR as f64).max(floor);
+    // Half the lower neighbour seen at least: a sliver above the threshold holds too few calls
+    // to tell a dip from a tail.
+    if lo - below < 0.5 * (lo - lo / BAND_FACTOR as f64) {
+        return false;
+    }
+    let n = outliers.iter().filter(|c| (c.0 as f64) >= below && (c.0 as f64) < lo).count() as f64;
+    let band_width = lo * (BAND_FACTOR as f64 - 1.0);
+    n / (lo - below) <= BAND_DIP * calls as f64 / band_width
 }
 
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
@@ -292,6 +313,11 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
             continue;
         }
         let (lo, hi) = (left[i].0 as f64, left[i].0 as f64 * BAND_FACTOR as f64);
+        if !separate(&cp.outlier_calls, (j - i) as u64, lo, cp.threshold - base) {
+            // Part of one tail that falls from the fast path on: left among the outliers.
+            left.drain(i..j);
+            continue;
+        }
         let test = t((j - i) as u64, (lo, Some(hi)));
         if matches!(test.attribution, Attribution::Undecided { .. }) {
             break;

@@ -136,7 +136,9 @@ pub(crate) fn count_on_lattices(
             // fills a lattice of 2156 for a while and then drifts off it.
             c.periodic.retain(|p| p.slots == 0 || p.taken as f64 >= crate::decisions::periodic::TAKEN * p.slots as f64);
             dedup_same_lattice(&mut c.periodic);
+            merge_sequences(&mut c.periodic);
             drop_coincidences(&mut c.periodic);
+            drop_within_footprints(&mut c.periodic, c.seq_len);
         }
     }
     Ok(())
@@ -180,5 +182,71 @@ pub(crate) fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::Per
     paths.retain(|_| {
         i += 1;
         !coincident[i - 1]
+    });
+}
+
+/// Lattices of one period in different sequences, at costs within SAME_COST of each other, are
+/// one path (each repetition starts its buffer at its own phase): said once, its calls counted
+/// once.
+pub(crate) fn merge_sequences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
+    use crate::decisions::periodic::SAME_COST;
+    paths.sort_by(|a, b| b.hits.cmp(&a.hits));
+    let mut kept: Vec<crate::analysis::code_paths::PeriodicPath> = Vec::with_capacity(paths.len());
+    for p in paths.drain(..) {
+        let one = kept.iter_mut().find(|k| {
+            k.period == p.period
+                && k.phases <= 1
+                && p.phases <= 1
+                && (k.extra - p.extra).abs() <= SAME_COST * k.extra.abs().max(p.extra.abs())
+                && !k.residues.iter().any(|x| p.residues.iter().any(|y| y.seq == x.seq))
+        });
+        match one {
+            Some(k) => {
+                k.hits += p.hits;
+                k.slots += p.slots;
+                k.taken += p.taken;
+                k.residues.extend(p.residues);
+                k.residues.sort();
+            }
+            None => kept.push(p),
+        }
+    }
+    kept.sort_by_key(|p| p.period);
+    *paths = kept;
+}
+
+/// A lattice whose points lie, in the share TAKEN of them, within a costlier path's footprint
+/// (its own call, its followers and the slower stretch after it, in the same sequence) is that
+/// path's calls met again: a lattice of a nearby period slides through a long stretch for many
+/// periods, and a lattice of the same period sits inside it. Not a path of its own.
+pub(crate) fn drop_within_footprints(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>, seq_len: u64) {
+    use crate::analysis::code_paths::PeriodicPath;
+    let reach = |a: &PeriodicPath| {
+        let f = a.followers.iter().map(|f| f.offset).max().unwrap_or(0);
+        a.stretch.as_ref().map_or(0, |s| s.calls).max(f)
+    };
+    let inside = |q: &PeriodicPath, a: &PeriodicPath| {
+        if a.phases > 1 || q.phases > 1 || a.extra <= q.extra || q.period < 2 {
+            return false;
+        }
+        let r = reach(a);
+        let (mut on, mut all) = (0u64, 0u64);
+        for x in &q.residues {
+            let Some(ra) = a.residues.iter().find(|y| y.seq == x.seq).map(|y| y.residue) else { continue };
+            let mut it = x.residue;
+            while it < seq_len.max(x.residue + 1) {
+                all += 1;
+                on += ((it + a.period - ra % a.period) % a.period <= r) as u64;
+                it += q.period;
+            }
+        }
+        all > 0 && on as f64 >= crate::decisions::periodic::TAKEN * all as f64
+    };
+    let drop: Vec<bool> =
+        paths.iter().enumerate().map(|(i, q)| paths.iter().enumerate().any(|(j, a)| j != i && inside(q, a))).collect();
+    let mut i = 0;
+    paths.retain(|_| {
+        i += 1;
+        !drop[i - 1]
     });
 }

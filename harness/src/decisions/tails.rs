@@ -21,6 +21,12 @@ decisions! {
     calibrated_by: "`make calibrate`'s planted memoryless kind";
     pub const BAND_MIN_CALLS: usize = 10;
 
+    /// A band is a mode of its own, and so a path, only where the outliers per ns just below it
+    /// (one band width down, the part above the slow threshold) are at most this share of the
+    /// band's own; otherwise it is a stretch of one tail that falls from the fast path.
+    calibrated_by: "`make calibrate --generative`'s heavy-tailed spreads (false paths) and memoryless paths (power)";
+    pub const BAND_DIP: f64 = 0.5;
+
     /// Bands tested per row, at most (the densest first).
     calibrated_by: "the Bonferroni cost of more tests against the battery's planted kinds";
     pub const MAX_BANDS: usize = 3;

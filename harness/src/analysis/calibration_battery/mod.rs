@@ -18,6 +18,8 @@ use crate::results::read::ReadError;
 use crate::results::read::Source;
 use crate::stats::rng::XorShift64Star as Rng;
 
+pub mod generative;
+mod grammar;
 mod kinds;
 use kinds::{generate, reference, Gen, Planted};
 pub use kinds::{Kind, NO_PATH_KINDS, NULL_KINDS, PLANTED_KINDS};

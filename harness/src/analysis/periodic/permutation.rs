@@ -2,7 +2,8 @@
 //! periods from the data, at several thresholds and cost bands, on each metric, and keeps its
 //! strongest evidence, so no fixed-lattice bound says how often it finds a lattice by chance.
 //! This reruns the whole search (search.rs) on the same slow calls, their costs kept, at
-//! positions drawn uniformly at random within each sequence, and compares the strongest evidence
+//! positions drawn uniformly at random (one draw for all sequences of the same span, so calls on
+//! the same iteration in several repetitions stay together), and compares the strongest evidence
 //! each null rerun finds with each lattice found in the data (a max-statistic permutation test:
 //! one null distribution for every lattice of the search, so the family is covered).
 //!
@@ -63,8 +64,40 @@ fn distinct_positions(rng: &mut Rng, first: u64, last: u64, k: usize, out: &mut 
     out.sort_unstable();
 }
 
-/// The same calls at random positions within each sequence, their costs shuffled over them.
+/// The same calls at random positions, their costs kept. Where the sequences span the same
+/// iterations, one random map of the iterations moves every sequence's calls alike: a call slow
+/// on the same iteration in every repetition (keyed to the call's index or value, not to chance)
+/// stays so in the null, and a chance progression of such iterations, repeated in each
+/// repetition, is no stronger there than in the null. Otherwise each sequence draws its own.
 fn permuted(rng: &mut Rng, sp: &Space, seqs: &[Vec<Call>]) -> Vec<Vec<Call>> {
+    let mut pos = Vec::new();
+    if let Some(&(first, last)) = sp.extents.first().filter(|e| sp.extents.iter().all(|x| x == *e)) {
+        let mut at: Vec<u64> = seqs.iter().flatten().map(|c| c.it).filter(|&i| i >= first && i <= last).collect();
+        at.sort_unstable();
+        at.dedup();
+        if at.len() as u64 > last - first + 1 {
+            return independently(rng, sp, seqs);
+        }
+        distinct_positions(rng, first, last, at.len(), &mut pos);
+        for i in (1..pos.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            pos.swap(i, j);
+        }
+        return seqs
+            .iter()
+            .map(|s| {
+                let mut v: Vec<Call> =
+                    s.iter().filter_map(|c| at.binary_search(&c.it).ok().map(|k| Call { it: pos[k], ..*c })).collect();
+                v.sort_by_key(|c| c.it);
+                v
+            })
+            .collect();
+    }
+    independently(rng, sp, seqs)
+}
+
+/// The calls of each sequence at positions drawn within it alone, their costs shuffled over them.
+fn independently(rng: &mut Rng, sp: &Space, seqs: &[Vec<Call>]) -> Vec<Vec<Call>> {
     let mut pos = Vec::new();
     seqs.iter()
         .zip(&sp.extents)
