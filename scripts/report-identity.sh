@@ -56,6 +56,12 @@ for d in run sweep step scale; do
     cp -a "$inputs/$d" "$d"
     "$bin" report "$d" 2>&1 | blank > "$d.stdout" || echo "rc=$?" >> "$d.stdout"
 done
+# --explain: every row's sentences, one row's, and a row the report does not have.
+if [ -d run ]; then
+    for e in "" lw nosuch; do
+        { "$bin" report run --explain $e 2>&1; echo "rc=$?"; } | blank > "run-explain-${e:-all}.stdout" || true
+    done
+fi
 if [ -d "$inputs/run" ]; then
     cp -a "$inputs/run" side-a; cp -a "$inputs/run" side-b
     "$bin" report side-a side-b --out side 2>&1 | blank > side.stdout || true
