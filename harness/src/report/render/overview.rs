@@ -6,10 +6,11 @@
 //! another tool sees exactly what a reader sees.
 use serde::{Deserialize, Serialize};
 
-use crate::report::findings::{ranking, survey_check::Verdict, Attribution, Finding, LevelShape, TracerFindings};
+use crate::report::findings::Report;
+use crate::report::findings::{ranking, survey_check::SurveyVerdict, Attribution, Finding, LevelShape, TracerFindings};
+use crate::report::model::{FigureRef, TracerReport};
 use crate::report::render::numbers::{percent, sig3, signed_duration};
 use crate::report::render::path_line::{self, Markup};
-use crate::report::Report;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Overview {
@@ -23,7 +24,7 @@ pub struct Overview {
     pub pairs: Vec<crate::report::findings::comparison::PairJudged>,
     /// The ranking's sentences (report.md's "Which tracer costs least here").
     pub ranking: Vec<String>,
-    pub survey: Vec<Verdict1>,
+    pub survey: Vec<SurveySentence>,
     /// Blocked calls, missing events, an interrupted run: said before the table.
     pub notes: Vec<String>,
     /// Synthetic data or an interrupted run, said first on the page.
@@ -33,7 +34,7 @@ pub struct Overview {
     /// The tables of report.md and report.html (tables.rs).
     pub tables: Vec<crate::report::render::tables::Table>,
     /// The figures under figures/ (NAME.png and .svg).
-    pub figures: Vec<crate::report::FigureRef>,
+    pub figures: Vec<FigureRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,7 +125,7 @@ pub struct UndecidedPair {
 
 /// One survey-check sentence with its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict1 {
+pub struct SurveySentence {
     pub verdict: String,
     pub tracers: Vec<String>,
     pub text: String,
@@ -165,7 +166,11 @@ pub fn of(
     let survey = r
         .survey_checks
         .iter()
-        .map(|c| Verdict1 { verdict: verdict_word(c.verdict).into(), tracers: c.tracers.clone(), text: c.text.clone() })
+        .map(|c| SurveySentence {
+            verdict: verdict_word(c.verdict).into(),
+            tracers: c.tracers.clone(),
+            text: c.text.clone(),
+        })
         .collect();
     // A machine the run's own checks found not fit is said before any decision taken on it.
     let unfit = (!rk.unfit.is_empty())
@@ -187,20 +192,20 @@ pub fn of(
     }
 }
 
-fn verdict_word(v: Verdict) -> &'static str {
+fn verdict_word(v: SurveyVerdict) -> &'static str {
     match v {
-        Verdict::Agrees => "agrees",
-        Verdict::AgreesInPart => "agrees in part",
-        Verdict::Departs => "departs",
-        Verdict::Undecided => "undecided",
-        Verdict::NotCompared => "not compared",
-        Verdict::Found => "found",
-        Verdict::Mismatch => "mismatch",
-        Verdict::Note => "note",
+        SurveyVerdict::Agrees => "agrees",
+        SurveyVerdict::AgreesInPart => "agrees in part",
+        SurveyVerdict::Departs => "departs",
+        SurveyVerdict::Undecided => "undecided",
+        SurveyVerdict::NotCompared => "not compared",
+        SurveyVerdict::Found => "found",
+        SurveyVerdict::Mismatch => "mismatch",
+        SurveyVerdict::Note => "note",
     }
 }
 
-fn row(r: &Report, t: &crate::report::TracerReport, f: Option<&TracerFindings>) -> OverviewRow {
+fn row(r: &Report, t: &TracerReport, f: Option<&TracerFindings>) -> OverviewRow {
     let base = t.base();
     let latency = f.and_then(|f| f.metrics.iter().find(|m| m.metric == "latency"));
     let paths = latency.map(|m| paths(&m.findings, m.calls)).unwrap_or_default();
@@ -263,7 +268,7 @@ fn tail(m: &crate::report::findings::MetricFindings) -> Vec<TailShort> {
 }
 
 /// The row's latency folded on its costliest periodic path's period.
-fn folded(r: &Report, t: &crate::report::TracerReport) -> Option<crate::report::render::folded::Folded> {
+fn folded(r: &Report, t: &TracerReport) -> Option<crate::report::render::folded::Folded> {
     let a = t.analysis.as_ref()?;
     let cp = a.code_paths.iter().find(|c| c.metric == "latency")?;
     let main = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra))?;

@@ -6,8 +6,10 @@ use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::report::findings::{survey_reference, Report};
+use crate::report::model::ReportError;
 use crate::report::render::numbers::sig3;
-use crate::report::{findings::survey_reference, write_atomic, Report, ReportError};
+use crate::results::write_atomic_io as write_atomic;
 
 /// A table: header and rows of cells, rendered to both formats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -276,7 +278,7 @@ fn scaling_table(r: &Report) -> Option<Table> {
     let undecided = undecided_labels(r);
     let mut ts: Vec<_> = r.tracers.iter().filter(|t| !t.by_threads.is_empty()).collect();
     ts.sort_by(|a, b| {
-        let m = |t: &crate::report::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
+        let m = |t: &crate::report::model::TracerReport| t.by_threads.values().next().map_or(f64::NAN, |s| s.mean);
         m(a).total_cmp(&m(b))
     });
     let rows = ts
