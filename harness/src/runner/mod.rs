@@ -38,7 +38,7 @@ use crate::clock::ClockInfo;
 use crate::counters::{self, Availability};
 use crate::error::Error;
 use crate::host::{self, CpuTimes, Host};
-use crate::results::rows::SummaryRow;
+use crate::results::rows::MergedRow;
 use crate::results::{self, ResultsDir};
 
 /// What every run of one invocation shares: its id, the clock and its floor, the host.
@@ -107,7 +107,7 @@ fn finish(
     shared: &Shared,
     argv: &[String],
     t: &mut timings::Timings,
-) -> Result<Vec<SummaryRow>, Error> {
+) -> Result<Vec<MergedRow>, Error> {
     // --instructions singlestep: its own columns and table (`crate::runner::singlestep`).
     let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
     let summaries = if stepped.is_some() {
