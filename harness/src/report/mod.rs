@@ -105,7 +105,7 @@ pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
         pdf: args.pdf,
         titles: !args.no_titles,
     });
-    render::tables::set_columns(&args.columns).map_err(ReportError::Usage)?;
+    render::table_files::set_columns(&args.columns).map_err(ReportError::Usage)?;
     // A results directory made under sudo and read without it: say so, not "not a results
     // directory".
     if let Some(why) = args.dirs.iter().find_map(|d| crate::results::owner::unreadable(d)) {

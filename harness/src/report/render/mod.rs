@@ -3,6 +3,7 @@
 #[cfg(test)]
 mod browser_test;
 pub mod figures;
+pub mod finding_rows;
 pub mod folded;
 pub mod format;
 pub mod html;
@@ -16,6 +17,7 @@ pub mod page;
 pub mod path_line;
 #[cfg(test)]
 mod path_line_tests;
+pub mod table_files;
 pub mod tables;
 pub mod terminal;
 
@@ -206,7 +208,7 @@ pub fn write_report(r: &Report) -> Result<(), ReportError> {
         crate::results::interrupted_line(&r.run)
     };
     let tables = tables(r);
-    crate::report::render::tables::write_files(&r.dir, &tables)?;
+    crate::report::render::table_files::write_files(&r.dir, &tables)?;
     let o = overview::of(r, banner, run_facts(&r.run), tables);
     let view = View { report: r, overview: &o };
     format::emit(&markdown::Markdown, &view)?;
