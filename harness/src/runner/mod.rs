@@ -95,8 +95,7 @@ fn prepare(
     let columns = plan::counter_columns(&avail);
     let cells_dir = out.path.join(".cells");
     protocol::make_cells_dir(&cells_dir)?;
-    let cells =
-        plan.round_cells(0..opts.repeats, 0, &opts, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
+    let cells = plan.round_cells(0..opts.repeats, 0, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
     Ok(Prepared { opts, mode, plan, out, avail, columns, cells })
 }
 
@@ -175,7 +174,7 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
     t.mark("prepare");
-    let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    let guards = parent_guards(&prepared.plan, shared.clock.tsc_hz, &shared.run_id)?;
     t.mark("guards");
     let mut runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
     if let Some(budget) = opts.budget {
@@ -278,16 +277,11 @@ fn probe_counters(sets: &[Vec<String>]) -> Result<Vec<Availability>, Error> {
 }
 
 /// Each backend's parent-side guard (e.g. LTTng's session daemon), held for the whole run.
-fn parent_guards(
-    opts: &Options,
-    rows: &[plan::Row],
-    tsc_hz: f64,
-    run_id: &str,
-) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
-    let copts = opts.tracer_opts().create_options(tsc_hz, run_id, opts.payload_size);
+fn parent_guards(plan: &plan::Plan, tsc_hz: f64, run_id: &str) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
+    let copts = plan.cell.tracer.create_options(tsc_hz, run_id, plan.cell.payload_size);
     let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
-    if !opts.kernel {
-        for r in rows {
+    if !plan.cell.kernel {
+        for r in &plan.rows {
             guards.push(Box::new(tracebench_tracers::registry::parent_guard(&r.spec, &copts)?));
         }
     }

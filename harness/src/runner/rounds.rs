@@ -73,7 +73,6 @@ pub(super) fn add_until_decided(
             let cells = p.plan.round_cells(
                 rounds..rounds + 1,
                 rounds * per_round,
-                &p.opts,
                 &p.avail,
                 &p.columns,
                 &shared.clock,

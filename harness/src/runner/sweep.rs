@@ -101,7 +101,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         prepared.push(prepare(o, Mode::Run, p, avail.clone(), &shared)?);
     }
     supervise::install_handlers();
-    let guards = parent_guards(&prepared[0].opts, &prepared[0].plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    let guards = parent_guards(&prepared[0].plan, shared.clock.tsc_hz, &shared.run_id)?;
     // Interleave: repetition r of every value before repetition r+1 of any.
     let mut order: Vec<(usize, usize, protocol::CellSpec)> = Vec::new();
     for (vi, p) in prepared.iter_mut().enumerate() {
