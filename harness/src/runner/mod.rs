@@ -30,7 +30,6 @@ pub mod timed;
 pub mod timings;
 
 use std::path::Path;
-use std::time::Duration;
 
 pub use plan::{Mode, Options};
 
@@ -108,11 +107,12 @@ fn finish(
     t: &mut timings::Timings,
 ) -> Result<Vec<MergedRow>, Error> {
     // --instructions singlestep: its own columns and table (`crate::runner::singlestep`).
-    let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
+    let stepped =
+        if p.plan.cell.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
     let summaries = if stepped.is_some() {
         Vec::new()
     } else {
-        merge::merge(&p.out, &p.plan, runs, &p.columns, p.opts.effective_sentinel_every() > 0)?
+        merge::merge(&p.out, &p.plan, runs, &p.columns, p.plan.cell.sentinel_every > 0)?
     };
     t.mark("merge");
     let facts = export::RunFacts {
@@ -143,7 +143,7 @@ fn finish(
     let run_json = export::write_run_json(&p.out, &facts)?;
     let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));
     t.mark("run_json");
-    match (&stepped, p.opts.quiet) {
+    match (&stepped, p.plan.quiet) {
         (_, true) => {}
         (Some(rows), false) => crate::runner::singlestep::print(&p.out.path, rows),
         (None, false) => export::print(&p.out, &facts, &run_json, &summaries),
@@ -176,7 +176,7 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     t.mark("prepare");
     let guards = parent_guards(&prepared.plan, shared.clock.tsc_hz, &shared.run_id)?;
     t.mark("guards");
-    let mut runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
+    let mut runs = run_cells(std::mem::take(&mut prepared.cells), &prepared.plan)?;
     if let Some(budget) = opts.budget {
         rounds::add_until_decided(&mut prepared, &mut runs, &shared, budget, t.began())?;
     }
@@ -289,15 +289,15 @@ fn parent_guards(plan: &plan::Plan, tsc_hz: f64, run_id: &str) -> Result<Vec<Box
 }
 
 /// The cells one after another (each is pinned; running two at once would measure contention).
-fn run_cells(cells: Vec<(usize, protocol::CellSpec)>, opts: &Options) -> Result<Vec<supervise::CellRun>, Error> {
-    let pb = progress(cells.len(), opts.quiet);
+fn run_cells(cells: Vec<(usize, protocol::CellSpec)>, plan: &plan::Plan) -> Result<Vec<supervise::CellRun>, Error> {
+    let pb = progress(cells.len(), plan.quiet);
     let mut runs = Vec::new();
     for (ri, spec) in cells {
         if supervise::stopped() {
             break;
         }
         pb.set_message(format!("{} x{} rep {}", spec.label, spec.threads, spec.repetition + 1));
-        let run = supervise::run_cell(ri, spec, Duration::from_secs(opts.timeout))?;
+        let run = supervise::run_cell(ri, spec, plan.timeout)?;
         if let Some(e) = &run.error {
             pb.suspend(|| eprintln!("tracebench: tracer {} {e}", run.spec.label));
         }

@@ -107,6 +107,9 @@ pub struct Plan {
     pub out: PathBuf,
     /// What every cell is told beside its row, thread count and counters.
     pub cell: CellSettings,
+    /// How the cells are run: no progress bar (`--quiet`), and how long one may take.
+    pub quiet: bool,
+    pub timeout: std::time::Duration,
 }
 
 /// The options every cell of a run measures with, read from `Options` once, by `plan`.
@@ -272,7 +275,8 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         sentinel_every: args.effective_sentinel_every(),
         reference_every: args.effective_reference_every(),
     };
-    Ok(Plan { rows, threads, cpus, sets, out, cell })
+    let (quiet, timeout) = (args.quiet, std::time::Duration::from_secs(args.timeout));
+    Ok(Plan { rows, threads, cpus, sets, out, cell, quiet, timeout })
 }
 
 /// Every tracer option against what each row's backend accepts here (LTTng's sub-buffer geometry,

@@ -79,7 +79,7 @@ pub(super) fn add_until_decided(
                 &shared.run_id,
                 &p.out.path.join(".cells"),
             );
-            runs.extend(run_cells(cells, &p.opts)?);
+            runs.extend(run_cells(cells, &p.plan)?);
             rounds += 1;
             added = true;
         }

@@ -138,6 +138,8 @@ mod tests {
                 sentinel_every: 32,
                 reference_every: 2,
             },
+            quiet: true,
+            timeout: std::time::Duration::from_secs(300),
         }
     }
 

@@ -114,7 +114,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     let mut runs: Vec<Vec<supervise::CellRun>> = prepared.iter().map(|_| Vec::new()).collect();
     let flat = order.into_iter().map(|(_, ri, c)| (ri, c)).collect();
     // run_cells returns the cells it ran, in order (fewer after a stop).
-    for (vi, r) in values.into_iter().zip(run_cells(flat, opts)?) {
+    for (vi, r) in values.into_iter().zip(run_cells(flat, &prepared[0].plan)?) {
         runs[vi].push(r);
     }
     t.mark("cells");
