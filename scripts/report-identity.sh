@@ -8,9 +8,15 @@
 #   run/    tracebench run --tracer none,lw,printf,lttng-ust -n 5000 --out INPUTS/run
 #   sweep/  tracebench sweep --vary payload-size=4,64 --tracer lw,printf -n 2000 --out INPUTS/sweep
 #   step/   tracebench run --tracer none,lw --instructions singlestep -n 200 --out INPUTS/step
+#   scale/  tracebench scale --tracer none,lw -n 2000 --threads 1,2 --repeats 2 --out INPUTS/scale
+#   gate-a/, gate-b/  tracebench run --tracer none,lw,printf -n 2000 --repeats 6 --out INPUTS/gate-X
 # OUT receives a fresh copy of each, reported (a report writes into its results directory), the
 # synthetic results, the side-by-side report of two copies of run/, the seeded calibration battery,
-# and each command's standard output (the elapsed time blanked out).
+# the gate's verdicts on fixed directories (terminal, Markdown, JUnit, JSON), `system show` with
+# what it measures live blanked out, and each command's standard output (the elapsed time blanked
+# out). The scale's verdicts are the report of scale/ (its scaling table and figures). A `run`'s
+# own summary is not here: it is printed by the run that measures, and no command recomputes it
+# from a results directory; the report of the same directory prints the same rows.
 #
 # Then: scripts/report-identity.sh --compare OUT_BEFORE OUT_AFTER, which is diff -r (figures are
 # drawn from the same numbers; a difference there is a difference) except that report.json may
@@ -23,6 +29,8 @@ if [ "${1:-}" = "--compare" ]; then
         python3 - "$a/$f" "$b/$f" <<'PY' || rc=1
 import json, sys
 a, b = (open(p).read() for p in sys.argv[1:3])
+if a == b:
+    sys.exit(0)
 nb = json.loads(b)
 nb.pop("survey_check", None)
 # The same bytes once the added field is taken out: serialise both the same way.
@@ -39,12 +47,21 @@ rm -rf "$out"; mkdir -p "$out"; out=$(realpath "$out")
 cd "$out"
 blank() { sed -E "s# in [0-9]+\.[0-9]+ s\$# in X s#; s#$out#OUT#g"; }
 # The battery's table says how long it took: those columns are blanked, the verdicts kept.
-blank_times() { sed -E 's/, [0-9]+\.[0-9]+ s;/, X s;/; s/^([A-Za-z]+ +[0-9]+ .*[^ ]) +[0-9]+\.[0-9]+$/\1 X/'; }
-for d in run sweep step; do
+blank_times() {
+    sed -E 's/, [0-9]+\.[0-9]+ s;/, X s;/; s/^([A-Za-z]+ +[0-9]+ .*[^ ]) +[0-9]+\.[0-9]+$/\1 X/
+        s/^([A-Za-z]+ +[0-9]+ .*[^ ]) +[0-9]+\.[0-9]+(  (<=|>=|-) )/\1 X\2/'
+}
+for d in run sweep step scale; do
     [ -d "$inputs/$d" ] || continue
     cp -a "$inputs/$d" "$d"
     "$bin" report "$d" 2>&1 | blank > "$d.stdout" || echo "rc=$?" >> "$d.stdout"
 done
+# --explain: every row's sentences, one row's, and a row the report does not have.
+if [ -d run ]; then
+    for e in "" lw nosuch; do
+        { "$bin" report run --explain $e 2>&1; echo "rc=$?"; } | blank > "run-explain-${e:-all}.stdout" || true
+    done
+fi
 if [ -d "$inputs/run" ]; then
     cp -a "$inputs/run" side-a; cp -a "$inputs/run" side-b
     "$bin" report side-a side-b --out side 2>&1 | blank > side.stdout || true
@@ -58,4 +75,29 @@ if [ -d "$inputs/run" ]; then cp -a "$inputs/run/." bad-events/; echo "x,y" > ba
 for d in absent bad-summary bad-events; do
     { "$bin" report "$d" > /dev/null 2>&1; echo "rc=$?"; "$bin" report "$d" 2>&1 >/dev/null | blank; } > "error-$d.txt" || true
 done
+# The gate: one verdict per row, on directories measured once; exit codes kept.
+gate() {
+    local name=$1; shift
+    { "$bin" gate "$@" 2>&1; echo "rc=$?"; } | blank > "gate-$name.txt" || true
+}
+if [ -d "$inputs/gate-a" ] && [ -d "$inputs/gate-b" ]; then
+    gate net --baseline "$inputs/gate-a" --candidate "$inputs/gate-b" --net \
+        --markdown gate-net.md --junit gate-net.xml --json gate-net.json
+    gate tight --baseline "$inputs/gate-a" --candidate "$inputs/gate-b" --threshold 0.5% --confidence 90% \
+        --strict --metric p50_ns --markdown gate-tight.md --json gate-tight.json
+    gate paired --baseline "$inputs/gate-a" --candidate "$inputs/gate-b" --paired --markdown gate-paired.md
+fi
+[ -d "$inputs/scale" ] && gate scale --baseline "$inputs/scale" --candidate "$inputs/scale" --net
+[ -d "$inputs/step" ] && gate step --baseline "$inputs/step" --candidate "$inputs/step" --junit gate-step.xml
+gate missing --baseline absent --candidate absent
+sed -i "s#$inputs#IN#g" gate-*.* 2>/dev/null || true
+# `system show` checks the machine now, while other work may run: its checks and their words are
+# kept; what it measures live (the numbers, the interrupts taken, whether the CPU was busy during the
+# check, so also the verdict and the exit code) is blanked out.
+{ "$bin" system show 2>&1; echo "rc=$?"; } | sed -E '
+    s/(taken on cpu [0-9]+ during the check:).*/\1 X/
+    s/^[A-Z]+ +(cpu +cpu [0-9]+) (idle|busy) .*/X    \1 idle or busy: X/
+    s/^[A-Z]+ +((clock +TSC|virtualization +steal|interrupts +taken))/X    \1/
+    s/^(verdict:|rc=).*/\1 X/
+    s/[0-9]+(\.[0-9]+)?/N/g' > system-show.txt || true
 echo "reported into $out"

@@ -6,13 +6,13 @@ use std::path::Path;
 use crate::clock::ClockInfo;
 use crate::clock::Floor;
 use crate::error::Error;
-use crate::results::rows::SummaryRow;
+use crate::results::rows::MergedRow;
 
 pub fn print_table(
     out: &Path,
     clock: &ClockInfo,
     floor: &Floor,
-    rows: &[SummaryRow],
+    rows: &[MergedRow],
     reasons: &BTreeMap<String, BTreeMap<String, u64>>,
 ) {
     println!(

@@ -13,6 +13,7 @@ use crate::decisions::irregular::{
     SPACING_TOLERANCE, UNEXPLAINED_SHARE,
 };
 use crate::decisions::modes::MIN_MODE_CALLS;
+use crate::stats::binomial::upper_tail;
 use crate::stats::hist::Mode;
 use crate::stats::period::spacing;
 
@@ -121,11 +122,6 @@ fn typical_spacing(its: &[Vec<u64>]) -> Option<(f64, f64)> {
     Some((med, near as f64 / g.len() as f64))
 }
 
-/// P(Binomial(n, p) >= k): the one tail of `stats::binomial`.
-fn binom_tail(n: usize, k: usize, p: f64) -> f64 {
-    crate::stats::binomial::upper_tail(n as u64, k as u64, p)
-}
-
 /// The spacing of calls that recur at a nearly fixed spacing with interlopers among them: the
 /// window of +-10 % that holds most consecutive gaps, when it holds half of them or more, at
 /// least `min_gaps`, and more than random gaps would put in any window (binomial tail, times
@@ -149,7 +145,7 @@ pub(crate) fn regular_spacing(its: &[Vec<u64>], min_gaps: usize) -> Option<(f64,
     }
     let k = best.1 - best.0;
     let n = g.len();
-    let chance = binom_tail(n, k, RANDOM_IN_WINDOW) * n as f64;
+    let chance = upper_tail(n as u64, k as u64, RANDOM_IN_WINDOW) * n as f64;
     let med = g[(best.0 + best.1) / 2];
     (2 * k >= n && chance < ALPHA && med >= REGULAR_MIN_SPACING).then_some((med, k as f64 / n as f64))
 }

@@ -4,7 +4,7 @@
 //! change to look at without stepping anything again.
 use std::path::Path;
 
-use super::verdict::{Judgement, Verdict};
+use super::verdict::{ChangeVerdict, Judgement};
 use crate::analysis::function_profile::{self as fp, PathFunctions};
 use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::read::{read_run_json, tracers_of};
@@ -23,7 +23,7 @@ fn main_path(dir: &Path, tracer: &str) -> Option<PathFunctions> {
 /// An exact count's judgement, with the functions that moved it when it moved and both sides
 /// were profiled.
 pub fn named(mut j: Judgement, base: &Path, cand: &Path, tracer: &str) -> Judgement {
-    if j.verdict != Verdict::Unchanged {
+    if j.verdict != ChangeVerdict::Unchanged {
         if let Some(f) = change(base, cand, tracer) {
             j.why = format!("{}; {f}", j.why);
         }

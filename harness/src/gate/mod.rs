@@ -28,7 +28,7 @@ use input::Results;
 
 /// The row whose cost is the harness's own call: `--net` subtracts it.
 const FLOOR: &str = "none";
-use verdict::{Config, Judgement, Verdict};
+use verdict::{ChangeVerdict, Config, Judgement};
 
 #[derive(Debug, Error)]
 pub enum GateError {
@@ -240,8 +240,8 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
             why: "no rows: the run measured nothing (did every cell fail?)".into(),
         });
     }
-    let regressed = rows.iter().any(|r| r.judgement.verdict == Verdict::Regressed);
-    let inconclusive = rows.iter().any(|r| r.judgement.verdict == Verdict::Inconclusive);
+    let regressed = rows.iter().any(|r| r.judgement.verdict == ChangeVerdict::Regressed);
+    let inconclusive = rows.iter().any(|r| r.judgement.verdict == ChangeVerdict::Inconclusive);
     let pass = !regressed && !(args.strict && inconclusive);
     Ok(Report {
         baseline: base.dir.display().to_string(),
@@ -269,7 +269,7 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
 /// An exact main path that did not move: the rarer paths are compared too (`paths`), where both
 /// sides kept their events.
 fn every_path(mut j: Judgement, base: &Results, cand: &Results, tracer: &str, tolerance: f64) -> Judgement {
-    if j.verdict != Verdict::Unchanged {
+    if j.verdict != ChangeVerdict::Unchanged {
         return j;
     }
     let (Some(b), Some(c)) = (paths::read(&base.dir, tracer), paths::read(&cand.dir, tracer)) else {
@@ -280,7 +280,7 @@ fn every_path(mut j: Judgement, base: &Results, cand: &Results, tracer: &str, to
     if moved.is_empty() {
         j.why = format!("{}; no other path's share moved ({} and {} calls)", j.why, b.calls, c.calls);
     } else if per_call.abs() > tolerance {
-        j.verdict = if per_call > 0.0 { Verdict::Regressed } else { Verdict::Improved };
+        j.verdict = if per_call > 0.0 { ChangeVerdict::Regressed } else { ChangeVerdict::Improved };
         j.why = format!("the main path is unchanged, but {}", paths::said(&moved, per_call));
     } else {
         j.why = format!("{}; {}, within --count-threshold {tolerance}", j.why, paths::said(&moved, per_call));
@@ -322,7 +322,7 @@ fn interleaved(args: &GateArgs) -> Result<(Report, Results), GateError> {
         taken += 1;
         let (a, b) = il.results();
         let report = evaluate(&a, &b, &per_look, true)?;
-        let open = report.rows.iter().filter(|r| r.judgement.verdict == Verdict::Inconclusive).count();
+        let open = report.rows.iter().filter(|r| r.judgement.verdict == ChangeVerdict::Inconclusive).count();
         if open == 0 || il.done >= max {
             break;
         }

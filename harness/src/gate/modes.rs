@@ -12,7 +12,7 @@
 //! empty gap between them is at least [`MIN_GAP`] times the larger cluster's standard deviation,
 //! and the upper cluster's mean is at least [`MIN_RATIO`] times the lower's. Calibrated on seeded null batteries
 //! (normal and log-normal noise, 10 to 64 repetitions) in the tests below: at most 1 in 2000.
-use super::verdict::{Judgement, Verdict};
+use super::verdict::{ChangeVerdict, Judgement};
 
 /// Fewest values a side needs before clusters are looked for: the 10 repetitions the guide
 /// advises for a gate (four in each cluster at least, and a null battery that never fires).
@@ -92,7 +92,7 @@ fn said(side: &str, c: &Clusters) -> String {
 /// An inconclusive row whose side forms two clusters says so, with their values and shares and
 /// the common causes, in place of only "more repetitions".
 pub fn annotate(mut j: Judgement, base: &[(u64, f64)], cand: &[(u64, f64)], threshold: f64) -> Judgement {
-    if j.verdict != Verdict::Inconclusive {
+    if j.verdict != ChangeVerdict::Inconclusive {
         return j;
     }
     let vals = |s: &[(u64, f64)]| s.iter().map(|p| p.1).collect::<Vec<_>>();
@@ -121,13 +121,10 @@ mod tests {
     use super::*;
 
     /// xorshift64*, uniform in (0, 1).
-    struct Rng(u64);
+    struct Rng(crate::stats::rng::XorShift64Star);
     impl Rng {
         fn unit(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            ((self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+            ((self.0.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
         }
         fn normal(&mut self) -> f64 {
             (-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
@@ -145,7 +142,9 @@ mod tests {
             for (shape, cv) in
                 [("normal", 0.01), ("normal", 0.1), ("normal", 0.3), ("lognormal", 0.1), ("lognormal", 0.5)]
             {
-                let mut r = Rng(0x9e37_79b9_7f4a_7c15 ^ (n as u64 * 1_000_003) ^ (cv * 1e6) as u64);
+                let mut r = Rng(crate::stats::rng::XorShift64Star(
+                    0x9e37_79b9_7f4a_7c15 ^ (n as u64 * 1_000_003) ^ (cv * 1e6) as u64,
+                ));
                 let mut hits = 0;
                 for _ in 0..2000 {
                     let v: Vec<f64> = (0..n)
@@ -171,7 +170,7 @@ mod tests {
     /// A bimodal row: half the processes at ~26 ns, half at ~100 ns (5% noise each).
     #[test]
     fn two_levels_per_process_are_found_with_their_shares() {
-        let mut r = Rng(7);
+        let mut r = Rng(crate::stats::rng::XorShift64Star(7));
         for n in [10usize, 12, 16, 40] {
             let v: Vec<f64> =
                 (0..n).map(|i| if i % 2 == 0 { 26.0 } else { 100.0 } * (1.0 + 0.05 * r.normal())).collect();
@@ -192,7 +191,7 @@ mod tests {
         let cfg =
             super::super::verdict::Config { threshold: 0.05, confidence: 0.99, paired: false, min_repetitions: 3 };
         let j = annotate(super::super::verdict::judge(&base, &cand, None, &cfg), &base, &cand, cfg.threshold);
-        assert_eq!(j.verdict, Verdict::Inconclusive, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Inconclusive, "{j:?}");
         assert!(
             j.why.contains("the baseline's repetitions form two clusters, 26.5 (50% of processes) and 100.6 (50%)"),
             "{}",

@@ -1,12 +1,8 @@
 //! The gate's outputs: terminal table, markdown (PR comment) and JUnit XML. JSON is the
 //! serialised `Report`.
-use super::verdict::Verdict;
+use super::verdict::{pct, ChangeVerdict};
 use super::{Report, Row};
 use crate::escape;
-
-fn pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
 
 /// A confidence level as a percentage: "99%", or "99.67%" for a sequential gate's per-look level.
 fn conf(c: f64) -> String {
@@ -40,14 +36,14 @@ fn reps(r: &Row) -> String {
 }
 
 fn headline(rep: &Report) -> String {
-    let count = |v: Verdict| rep.rows.iter().filter(|r| r.judgement.verdict == v).count();
+    let count = |v: ChangeVerdict| rep.rows.iter().filter(|r| r.judgement.verdict == v).count();
     format!(
         "{}: {} regressed, {} improved, {} unchanged, {} inconclusive{}",
         if rep.pass { "PASS" } else { "FAIL" },
-        count(Verdict::Regressed),
-        count(Verdict::Improved),
-        count(Verdict::Unchanged),
-        count(Verdict::Inconclusive),
+        count(ChangeVerdict::Regressed),
+        count(ChangeVerdict::Improved),
+        count(ChangeVerdict::Unchanged),
+        count(ChangeVerdict::Inconclusive),
         if rep.strict { " (--strict: inconclusive fails)" } else { "" }
     )
 }
@@ -141,9 +137,9 @@ fn row_notes(rep: &Report, name: fn(&str) -> String) -> Vec<String> {
     for r in &rep.rows {
         let j = &r.judgement;
         let at = format!("{}, {} thread(s)", name(&r.tracer), r.threads);
-        if j.verdict == Verdict::Inconclusive {
+        if j.verdict == ChangeVerdict::Inconclusive {
             out.push(format!("{at}: inconclusive: {}", j.why));
-        } else if j.exact && j.verdict != Verdict::Unchanged {
+        } else if j.exact && j.verdict != ChangeVerdict::Unchanged {
             out.push(format!(
                 "{at}: {}: {}; the ±{:.1}% threshold does not apply to exact counts (--count-threshold {}: \
                  instructions per call a change may move)",
@@ -213,11 +209,11 @@ pub fn terminal(rep: &Report) -> String {
 }
 
 pub fn markdown(rep: &Report) -> String {
-    let icon = |v: Verdict| match v {
-        Verdict::Regressed => ":x: regressed",
-        Verdict::Improved => ":rocket: improved",
-        Verdict::Unchanged => ":white_check_mark: unchanged",
-        Verdict::Inconclusive => ":grey_question: inconclusive",
+    let icon = |v: ChangeVerdict| match v {
+        ChangeVerdict::Regressed => ":x: regressed",
+        ChangeVerdict::Improved => ":rocket: improved",
+        ChangeVerdict::Unchanged => ":white_check_mark: unchanged",
+        ChangeVerdict::Inconclusive => ":grey_question: inconclusive",
     };
     let mut out = format!("### tracebench gate: {}\n\n", headline(rep));
     out.push_str(&format!(
@@ -255,11 +251,15 @@ pub fn junit(rep: &Report) -> String {
         .rows
         .iter()
         .filter(|r| {
-            r.judgement.verdict == Verdict::Regressed || (rep.strict && r.judgement.verdict == Verdict::Inconclusive)
+            r.judgement.verdict == ChangeVerdict::Regressed
+                || (rep.strict && r.judgement.verdict == ChangeVerdict::Inconclusive)
         })
         .count();
-    let skipped =
-        if rep.strict { 0 } else { rep.rows.iter().filter(|r| r.judgement.verdict == Verdict::Inconclusive).count() };
+    let skipped = if rep.strict {
+        0
+    } else {
+        rep.rows.iter().filter(|r| r.judgement.verdict == ChangeVerdict::Inconclusive).count()
+    };
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     out.push_str(&format!(
         "<testsuites name=\"tracebench gate\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n\
@@ -291,13 +291,15 @@ pub fn junit(rep: &Report) -> String {
             r.threads
         ));
         match j.verdict {
-            Verdict::Regressed => {
+            ChangeVerdict::Regressed => {
                 out.push_str(&format!("    <failure type=\"regression\" message=\"{}\"/>\n", escape::xml(&detail)))
             }
-            Verdict::Inconclusive if rep.strict => {
+            ChangeVerdict::Inconclusive if rep.strict => {
                 out.push_str(&format!("    <failure type=\"inconclusive\" message=\"{}\"/>\n", escape::xml(&detail)))
             }
-            Verdict::Inconclusive => out.push_str(&format!("    <skipped message=\"{}\"/>\n", escape::xml(&detail))),
+            ChangeVerdict::Inconclusive => {
+                out.push_str(&format!("    <skipped message=\"{}\"/>\n", escape::xml(&detail)))
+            }
             _ => {}
         }
         out.push_str(&format!("    <system-out>{}</system-out>\n  </testcase>\n", escape::xml(&detail)));

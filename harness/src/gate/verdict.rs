@@ -20,20 +20,20 @@ use crate::stats::compare::{self, Looks};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum ChangeVerdict {
     Regressed,
     Improved,
     Unchanged,
     Inconclusive,
 }
 
-impl Verdict {
+impl ChangeVerdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Regressed => "regressed",
-            Verdict::Improved => "improved",
-            Verdict::Unchanged => "unchanged",
-            Verdict::Inconclusive => "inconclusive",
+            ChangeVerdict::Regressed => "regressed",
+            ChangeVerdict::Improved => "improved",
+            ChangeVerdict::Unchanged => "unchanged",
+            ChangeVerdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -65,7 +65,7 @@ pub enum Needed {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Judgement {
-    pub verdict: Verdict,
+    pub verdict: ChangeVerdict,
     pub baseline: f64,
     pub candidate: f64,
     pub n_baseline: usize,
@@ -98,7 +98,8 @@ pub(super) fn crossing(lo: f64, hi: f64, t: f64) -> String {
     format!("the interval [{}, {}] crosses {crossed}", pct(lo), pct(hi))
 }
 
-fn pct(x: f64) -> String {
+/// A relative change in percent with its sign and one decimal: "+2.1%", "-0.8%".
+pub(super) fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
 
@@ -162,16 +163,16 @@ pub fn judge_exact(base: &[(u64, f64)], cand: &[(u64, f64)], tolerance: f64) -> 
     };
     let (b, c) = (one(base)?, one(cand)?);
     let (verdict, why) = if c == b {
-        (Verdict::Unchanged, format!("exact counts: {b} on every repetition of both sides"))
+        (ChangeVerdict::Unchanged, format!("exact counts: {b} on every repetition of both sides"))
     } else if (c - b).abs() <= tolerance {
         (
-            Verdict::Unchanged,
+            ChangeVerdict::Unchanged,
             format!(
                 "exact counts: {b} -> {c}, within --count-threshold {tolerance} instructions per call, identical on                  every repetition"
             ),
         )
     } else {
-        let (v, word) = if c > b { (Verdict::Regressed, "more") } else { (Verdict::Improved, "fewer") };
+        let (v, word) = if c > b { (ChangeVerdict::Regressed, "more") } else { (ChangeVerdict::Improved, "fewer") };
         (
             v,
             format!(
@@ -202,7 +203,7 @@ fn judge_values(base: &[f64], cand: &[f64], floor: Option<&[f64]>, cfg: &Config)
     let looks = Looks::Once { level };
     let c = compare::compare_with(base, cand, floor, cfg.paired, t, looks);
     let mut j = Judgement {
-        verdict: Verdict::Inconclusive,
+        verdict: ChangeVerdict::Inconclusive,
         baseline: crate::stats::median(base),
         candidate: crate::stats::median(cand),
         n_baseline: base.len(),
@@ -231,13 +232,13 @@ fn judge_values(base: &[f64], cand: &[f64], floor: Option<&[f64]>, cfg: &Config)
     j.ci = Some((lo, hi));
     let band = format!("±{:.1}%", t * 100.0);
     if c.b_beyond_margin() {
-        j.verdict = Verdict::Regressed;
+        j.verdict = ChangeVerdict::Regressed;
         j.why = format!("the whole interval lies above +{:.1}%", t * 100.0);
     } else if hi < -t {
-        j.verdict = Verdict::Improved;
+        j.verdict = ChangeVerdict::Improved;
         j.why = format!("the whole interval lies below -{:.1}%", t * 100.0);
     } else if lo >= -t && hi <= t {
-        j.verdict = Verdict::Unchanged;
+        j.verdict = ChangeVerdict::Unchanged;
         j.why = format!("the whole interval lies inside {band}");
     } else {
         // Settled once the interval clears both boundaries: then it lies beyond one or inside
@@ -287,13 +288,13 @@ mod tests {
     #[test]
     fn same_distribution_is_unchanged() {
         let j = unpaired(&side(215.0, 0.01, 10, 0), &side(215.0, 0.01, 10, 3));
-        assert_eq!(j.verdict, Verdict::Unchanged, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Unchanged, "{j:?}");
     }
 
     #[test]
     fn ten_percent_slower_is_regressed() {
         let j = unpaired(&side(215.0, 0.01, 10, 0), &side(236.5, 0.01, 10, 3));
-        assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Regressed, "{j:?}");
         let (lo, hi) = j.ci.unwrap();
         assert!(lo > 0.05 && hi < 0.15 && (j.change - 0.10).abs() < 0.02, "{j:?}");
     }
@@ -302,21 +303,21 @@ mod tests {
     #[test]
     fn ten_percent_faster_is_improved_by_the_same_ten_percent() {
         let j = unpaired(&side(236.5, 0.01, 10, 0), &side(215.0, 0.01, 10, 3));
-        assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Improved, "{j:?}");
         assert!((j.change + 0.10).abs() < 0.02, "{j:?}");
     }
 
     #[test]
     fn three_percent_is_not_a_regression_at_five() {
         let j = unpaired(&side(215.0, 0.01, 10, 0), &side(221.5, 0.01, 10, 3));
-        assert_eq!(j.verdict, Verdict::Unchanged, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Unchanged, "{j:?}");
     }
 
     /// Two repetitions a side give no 99% interval at all: inconclusive, with the fewest that do.
     #[test]
     fn too_few_repetitions_are_inconclusive_never_pseudo_replicated() {
         let j = unpaired(&[215.0, 216.0], &[300.0, 301.0]);
-        assert_eq!(j.verdict, Verdict::Inconclusive);
+        assert_eq!(j.verdict, ChangeVerdict::Inconclusive);
         let fewest = compare::fewest_rounds(false, 0.01);
         assert!(fewest >= 5, "{fewest}");
         assert_eq!(j.needed, Some(Needed::AtLeast(fewest)));
@@ -328,7 +329,7 @@ mod tests {
     fn wide_noise_is_inconclusive_and_says_how_many_would_settle_it() {
         // +6% with 8% run-to-run noise and 8 repetitions: the interval straddles +5%.
         let j = unpaired(&side(100.0, 0.08, 8, 0), &side(106.0, 0.08, 8, 2));
-        assert_eq!(j.verdict, Verdict::Inconclusive, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Inconclusive, "{j:?}");
         match j.needed {
             Some(Needed::About(k)) => assert!(k > 8, "{j:?}"),
             Some(Needed::Unbounded) => {}
@@ -352,8 +353,8 @@ mod tests {
         let base = burst(side(215.0, 0.005, 12, 0), &[(6, 1.45)]);
         let same = burst(side(215.0, 0.005, 12, 5), &[(2, 1.30)]);
         let slower = burst(side(236.5, 0.005, 12, 5), &[(2, 1.30)]);
-        assert_eq!(unpaired(&base, &same).verdict, Verdict::Unchanged);
-        assert_eq!(unpaired(&base, &slower).verdict, Verdict::Regressed);
+        assert_eq!(unpaired(&base, &same).verdict, ChangeVerdict::Unchanged);
+        assert_eq!(unpaired(&base, &slower).verdict, ChangeVerdict::Regressed);
     }
 
     /// Heavier bursts, as an interleaved ABBA gate sees them: a burst lasts longer than one
@@ -368,9 +369,9 @@ mod tests {
         let idx = |v: &[f64]| v.iter().enumerate().map(|(i, &x)| (i as u64, x)).collect::<Vec<_>>();
         let paired = Config { paired: true, ..cfg() };
         let j = judge(&idx(&base), &idx(&same), None, &paired);
-        assert_eq!(j.verdict, Verdict::Unchanged, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Unchanged, "{j:?}");
         let j = judge(&idx(&base), &idx(&slower), None, &paired);
-        assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
+        assert_eq!(j.verdict, ChangeVerdict::Regressed, "{j:?}");
         let (pl, ph) = j.ci.unwrap();
         assert!(pl > 0.08 && ph < 0.15, "{j:?}");
     }
@@ -383,7 +384,7 @@ mod tests {
         let j = judge(&base, &cand, None, &Config { paired: true, ..cfg() });
         assert!((j.change - 0.10).abs() < 1e-9, "{j:?}");
         let j = judge(&base[..3], &cand, None, &Config { paired: true, ..cfg() });
-        assert_eq!((j.n_baseline, j.verdict), (3, Verdict::Inconclusive));
+        assert_eq!((j.n_baseline, j.verdict), (3, ChangeVerdict::Inconclusive));
     }
 
     /// A quarter of each side hit independently by bursts (what separate A-then-B runs
@@ -392,7 +393,7 @@ mod tests {
     fn heavy_one_sided_bursts_never_a_false_alarm() {
         let base = burst(side(215.0, 0.005, 12, 0), &[(1, 1.30), (6, 1.45), (7, 1.25)]);
         let same = burst(side(215.0, 0.005, 12, 5), &[(2, 1.50), (3, 1.35), (10, 1.25)]);
-        assert_ne!(unpaired(&base, &same).verdict, Verdict::Regressed);
+        assert_ne!(unpaired(&base, &same).verdict, ChangeVerdict::Regressed);
     }
 
     /// Bursts that hit only one side (what a non-interleaved A-then-B run can suffer) must not
@@ -404,7 +405,7 @@ mod tests {
         for i in [0, 3, 8] {
             cand[i] *= 1.4;
         }
-        assert_ne!(unpaired(&base, &cand).verdict, Verdict::Regressed);
+        assert_ne!(unpaired(&base, &cand).verdict, ChangeVerdict::Regressed);
     }
 
     /// With the baseline's `none` row, the change is relative to the tracer's own cost: 18 ns over
@@ -417,10 +418,10 @@ mod tests {
         let idx = |v: &[f64]| v.iter().enumerate().map(|(i, &x)| (i as u64, x)).collect::<Vec<_>>();
         let paired = Config { paired: true, ..cfg() };
         let raw = judge(&idx(&base), &idx(&cand), None, &paired);
-        assert_eq!(raw.verdict, Verdict::Unchanged, "{raw:?}");
+        assert_eq!(raw.verdict, ChangeVerdict::Unchanged, "{raw:?}");
         assert!(!raw.net && (raw.change - 2.0 / 43.0).abs() < 0.005, "{raw:?}");
         let net = judge(&idx(&base), &idx(&cand), Some(&idx(&floor)), &paired);
-        assert_eq!(net.verdict, Verdict::Regressed, "{net:?}");
+        assert_eq!(net.verdict, ChangeVerdict::Regressed, "{net:?}");
         assert!(net.net && (net.change - 2.0 / 18.0).abs() < 0.01 && (net.reference - 18.0).abs() < 0.2, "{net:?}");
     }
 }

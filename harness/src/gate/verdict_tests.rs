@@ -10,30 +10,31 @@ fn cfg(paired: bool) -> Config {
 
 #[test]
 fn verdicts_have_their_names() {
-    let names: Vec<&str> = [Verdict::Regressed, Verdict::Improved, Verdict::Unchanged, Verdict::Inconclusive]
-        .map(Verdict::as_str)
-        .to_vec();
+    let names: Vec<&str> =
+        [ChangeVerdict::Regressed, ChangeVerdict::Improved, ChangeVerdict::Unchanged, ChangeVerdict::Inconclusive]
+            .map(ChangeVerdict::as_str)
+            .to_vec();
     assert_eq!(names, ["regressed", "improved", "unchanged", "inconclusive"]);
 }
 
 #[test]
 fn exact_counts_give_the_exact_change() {
     let same = judge_exact(&[(0, 941.0), (1, 941.0)], &[(0, 941.0)], 0.0).unwrap();
-    assert_eq!((same.verdict, same.change, same.ci), (Verdict::Unchanged, 0.0, Some((0.0, 0.0))));
+    assert_eq!((same.verdict, same.change, same.ci), (ChangeVerdict::Unchanged, 0.0, Some((0.0, 0.0))));
     assert_eq!((same.n_baseline, same.n_candidate), (2, 1));
     let more = judge_exact(&[(0, 100.0)], &[(0, 110.0), (1, 110.0)], 0.0).unwrap();
-    assert_eq!(more.verdict, Verdict::Regressed);
+    assert_eq!(more.verdict, ChangeVerdict::Regressed);
     assert!((more.change - 0.1).abs() < 1e-12 && more.ci == Some((more.change, more.change)), "{more:?}");
     assert!(more.why.contains("10 instructions more per call (100 -> 110)"), "{}", more.why);
     // --count-threshold 10: ten more is still unchanged, eleven is not.
     let within = judge_exact(&[(0, 100.0)], &[(0, 110.0)], 10.0).unwrap();
-    assert_eq!(within.verdict, Verdict::Unchanged, "{within:?}");
+    assert_eq!(within.verdict, ChangeVerdict::Unchanged, "{within:?}");
     assert!(within.why.contains("within --count-threshold 10"), "{}", within.why);
-    assert_eq!(judge_exact(&[(0, 100.0)], &[(0, 111.0)], 10.0).unwrap().verdict, Verdict::Regressed);
+    assert_eq!(judge_exact(&[(0, 100.0)], &[(0, 111.0)], 10.0).unwrap().verdict, ChangeVerdict::Regressed);
     // The default, 0: one instruction more fails.
-    assert_eq!(judge_exact(&[(0, 100.0)], &[(0, 101.0)], 0.0).unwrap().verdict, Verdict::Regressed);
+    assert_eq!(judge_exact(&[(0, 100.0)], &[(0, 101.0)], 0.0).unwrap().verdict, ChangeVerdict::Regressed);
     let fewer = judge_exact(&[(0, 100.0)], &[(0, 90.0)], 0.0).unwrap();
-    assert_eq!(fewer.verdict, Verdict::Improved);
+    assert_eq!(fewer.verdict, ChangeVerdict::Improved);
     assert!((fewer.change + 10.0 / 90.0).abs() < 1e-12, "relative to the cheaper side: {fewer:?}");
     assert!(fewer.why.contains("10 instructions fewer per call (100 -> 90)"), "{}", fewer.why);
 }
@@ -41,7 +42,7 @@ fn exact_counts_give_the_exact_change() {
 #[test]
 fn too_few_pairs_still_say_the_median_paired_change() {
     let j = judge(&[(0, 100.0), (1, 100.0), (2, 100.0)], &[(0, 110.0), (1, 120.0), (2, 130.0)], None, &cfg(true));
-    assert_eq!(j.verdict, Verdict::Inconclusive);
+    assert_eq!(j.verdict, ChangeVerdict::Inconclusive);
     assert_eq!(j.needed, Some(Needed::AtLeast(compare::fewest_rounds(true, 0.01))));
     assert!((j.change - 0.2).abs() < 1e-12, "median of 10, 20, 30 over 100: {j:?}");
 }
@@ -68,7 +69,7 @@ fn the_repetitions_asked_for_settle_a_good_share_of_rows() {
         asked += 1;
         let base = draw(k, &mut normal);
         let cand: Vec<(u64, f64)> = draw(k, &mut normal).into_iter().map(|(i, v)| (i, v + 9.0)).collect();
-        settled += usize::from(judge(&base, &cand, None, &cfg(true)).verdict != Verdict::Inconclusive);
+        settled += usize::from(judge(&base, &cand, None, &cfg(true)).verdict != ChangeVerdict::Inconclusive);
     }
     eprintln!("asked for more in {asked} of 200; settled at the count asked in {settled}");
     assert!(asked >= 100 && settled * 3 > asked, "{settled} of {asked}");
@@ -103,7 +104,7 @@ fn regressed_at_exactly_the_threshold_holds_its_rate() {
             b.push((i, process(100.0)));
             c.push((i, process(105.0)));
         }
-        wrong += usize::from(judge(&b, &c, None, &cfg(paired)).verdict == Verdict::Regressed);
+        wrong += usize::from(judge(&b, &c, None, &cfg(paired)).verdict == ChangeVerdict::Regressed);
     }
     let rate = wrong as f64 / trials as f64;
     eprintln!("regressed at exactly +5%: {wrong} of {trials} ({:.2}%), nominal 0.5%", 100.0 * rate);

@@ -19,20 +19,21 @@
 //!           the one rounding rule                                  tables.rs, figures.rs, numbers.rs)
 //! ```
 //! The reports that are not one run's code-path report (a sweep, a single-step run, several runs
-//! side by side) and the synthetic results generator are in side/. This file holds the command's
-//! arguments, its error type, the report's model (`Report`, `TracerReport`) and the order of the
-//! stages (`build`).
+//! side by side) and the synthetic results generator are in side/. What the stages hand each
+//! other is in model.rs (a tracer row, a figure, the error) and findings/report.rs (the report the
+//! renderers read). This file holds the command's arguments and the order of the stages (`build`).
 pub mod contradictions;
 pub mod findings;
 pub mod load;
+pub mod model;
 mod progress;
 pub mod render;
 pub mod side;
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::dated::{self, tracer_row};
-use crate::analysis::{self, code_paths};
+use crate::analysis;
+use crate::analysis::dated::tracer_row;
 use findings::expected_period::expected_period;
 use findings::survey_check::compare_with_survey;
 use findings::survey_reference;
@@ -46,9 +47,11 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::plot::{self, PlotError};
-use code_paths::TracerAnalysis;
+use crate::plot;
+use findings::Report;
 use load::{SummaryRow, TracerMeta};
+pub use model::ReportError;
+use model::TracerReport;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -96,89 +99,6 @@ pub struct ReportArgs {
     pub synthetic_counters: bool,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    /// Reading the results directory (not one, a malformed file, a missing column, I/O).
-    #[error(transparent)]
-    Read(#[from] crate::results::read::ReadError),
-    #[error(transparent)]
-    Plot(#[from] PlotError),
-    #[error("{0}")]
-    Usage(String),
-}
-
-/// Report files go through the results module's one atomic writer (docs/ARCHITECTURE.md).
-pub use crate::results::write_atomic_io as write_atomic;
-
-/// One tracer row as the report sees it.
-pub struct TracerReport {
-    pub name: String,
-    /// What was measured (`--tracer` spec, e.g. `lw` for a row labelled `lw-a`); the survey
-    /// comparisons key on it.
-    pub spec: String,
-    /// Display name: ftrace rows get their clock, from run.json (survey Fig. 6).
-    pub label: String,
-    pub colour: usize,
-    pub config: Value,
-    /// summary.csv rows of this tracer, by thread count.
-    pub by_threads: BTreeMap<u32, SummaryRow>,
-    /// repetitions.csv means at the base thread count.
-    pub rep_means: Vec<f64>,
-    /// repetitions.csv means by thread count, as (repetition, mean): the scaling verdict's
-    /// interval across repetitions (`against`).
-    pub rep_by_threads: BTreeMap<u32, Vec<(u32, f64)>>,
-    pub analysis: Option<TracerAnalysis>,
-    /// Its levels dated over time and held against its sentinel windows (None: no analysis).
-    pub dated: Option<dated::SegmentReport>,
-    /// Slow calls that gather on the harness's own cycles (empty: none, or no analysis).
-    pub footprint: Vec<crate::analysis::footprint::HarnessCycle>,
-    /// Its latency's slow populations held against its reference windows (None: no reference
-    /// windows in the run, or no analysis).
-    pub attribution: Option<crate::analysis::attribution::Attributions>,
-    pub note: Option<String>,
-}
-
-impl TracerReport {
-    pub fn base(&self) -> Option<&SummaryRow> {
-        self.by_threads.values().next()
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FigureRef {
-    pub name: String,
-    pub title: String,
-    pub caption: String,
-}
-
-pub struct Report {
-    pub dir: PathBuf,
-    pub run: Value,
-    pub synthetic: bool,
-    pub kernel: bool,
-    pub tracers: Vec<TracerReport>,
-    pub counters: Vec<String>,
-    /// What the code-path analysis claims, per tracer row (report.json), and its lines as the
-    /// terminal says them (path_line.rs).
-    pub findings: Vec<findings::TracerFindings>,
-    pub code_paths: Vec<String>,
-    pub survey_notes: Vec<String>,
-    /// The same sentences typed (report.json's `survey_check`).
-    pub survey_checks: Vec<findings::survey_check::SurveyCheck>,
-    pub notes: Vec<String>,
-    pub figures: Vec<FigureRef>,
-}
-
-impl ReportError {
-    /// 2 for input the user must fix (not a results directory, a malformed file); 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ReportError::Read(crate::results::read::ReadError::Io { .. }) | ReportError::Plot(_) => 1,
-            ReportError::Read(_) | ReportError::Usage(_) => 2,
-        }
-    }
-}
-
 pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
     plot::set_options(plot::FigureOptions {
         size_in: args.figure_size,
@@ -186,17 +106,7 @@ pub fn run(args: &ReportArgs) -> Result<i32, ReportError> {
         pdf: args.pdf,
         titles: !args.no_titles,
     });
-    render::tables::set_columns(&args.columns).map_err(ReportError::Usage)?;
-    run_report(args)
-}
-
-impl crate::error::ExitCode for ReportError {
-    fn exit_code(&self) -> i32 {
-        ReportError::exit_code(self)
-    }
-}
-
-fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
+    render::table_files::set_columns(&args.columns).map_err(ReportError::Usage)?;
     // A results directory made under sudo and read without it: say so, not "not a results
     // directory".
     if let Some(why) = args.dirs.iter().find_map(|d| crate::results::owner::unreadable(d)) {
@@ -260,23 +170,11 @@ fn run_report(args: &ReportArgs) -> Result<i32, ReportError> {
     drop(progress);
     // What the terminal says renders from report.json alone, so it says what report.html says.
     let overview = render::load_overview(dir)?;
-    let lines = match &args.explain {
-        Some(t) => {
-            render::terminal::explain(&overview, (!t.is_empty()).then_some(t.as_str())).map_err(ReportError::Usage)?
-        }
-        None => render::terminal::table(&overview)
-            .into_iter()
-            .chain(render::terminal::verdicts(&overview))
-            .chain([render::terminal::MORE.to_string()])
-            .collect(),
-    };
+    let terminal = render::terminal::Terminal { explain: args.explain.as_deref() };
+    render::format::emit(&terminal, &render::View { report: &report, overview: &overview })?;
     // Ignore a closed stdout (`| head`): the files are written already.
-    let mut out = std::io::stdout().lock();
-    for l in lines {
-        let _ = writeln!(out, "{l}");
-    }
     let _ = writeln!(
-        out,
+        std::io::stdout().lock(),
         "report: {} tracers, {} figures -> {} and report.md in {:.2} s",
         report.tracers.len(),
         report.figures.len(),
@@ -462,22 +360,4 @@ fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
         summary: t.base().map(findings::SummaryFigures::of),
         metrics,
     }
-}
-
-/// Standard base64 (RFC 4648) for embedding figures in report.html.
-pub fn base64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for ch in data.chunks(3) {
-        let b = [ch[0], *ch.get(1).unwrap_or(&0), *ch.get(2).unwrap_or(&0)];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for k in 0..4 {
-            if k <= ch.len() {
-                out.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

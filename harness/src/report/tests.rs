@@ -1,6 +1,7 @@
 //! Report tests on synthetic results directories (see side/synthetic.rs).
 use super::*;
 use crate::analysis::calibration_battery;
+use crate::analysis::code_paths;
 
 fn synth(dir: &Path, tracers: usize, rows: usize, threads: Vec<u32>, counters: bool) {
     synthetic::write(dir, &synthetic::Options { tracers, rows, threads, counters }).unwrap();
@@ -34,11 +35,10 @@ fn finds_period_64_on_spin_and_writes_everything() {
     assert!(!html.contains("src=\"figures/"), "report.html must embed its figures");
     assert!(r.survey_notes.iter().any(|l| l.contains("planted slow path every 64 calls is found")));
     // report.json's survey check says the same sentence typed.
-    use findings::survey_check::{Topic, Verdict};
-    assert!(r
-        .survey_checks
-        .iter()
-        .any(|c| c.topic == Topic::PlantedPath && c.verdict == Verdict::Found && c.text.contains("every 64 calls")));
+    use findings::survey_check::{SurveyVerdict, Topic};
+    assert!(r.survey_checks.iter().any(|c| c.topic == Topic::PlantedPath
+        && c.verdict == SurveyVerdict::Found
+        && c.text.contains("every 64 calls")));
 }
 
 #[test]
@@ -116,14 +116,6 @@ fn bad_input_says_what_is_wrong() {
     std::fs::write(&ev, t.replacen("\nnone,1,0,0,0,", "\nnone,1,0,0,zero,", 1)).unwrap();
     let e = build(&d.path().join("x"), 10, 10).err().unwrap().to_string();
     assert!(e.contains("iteration") && e.contains("'zero' is not a number"), "{e}");
-}
-
-#[test]
-fn base64_matches_rfc4648() {
-    assert_eq!(base64(b""), "");
-    assert_eq!(base64(b"f"), "Zg==");
-    assert_eq!(base64(b"fo"), "Zm8=");
-    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
 }
 
 /// A deterministic pseudo-random sequence for synthetic latencies.
@@ -300,8 +292,8 @@ fn a_costlier_call_of_a_flush_is_the_flush_not_an_outlier() {
 }
 
 /// A tracer row with these repetitions' means and nothing else measured.
-pub(in crate::report) fn tracer_row(label: &str, spec: &str, reps: &[f64]) -> crate::report::TracerReport {
-    crate::report::TracerReport {
+pub(in crate::report) fn tracer_row(label: &str, spec: &str, reps: &[f64]) -> crate::report::model::TracerReport {
+    crate::report::model::TracerReport {
         name: label.into(),
         spec: spec.into(),
         label: label.into(),

@@ -40,22 +40,78 @@ pub struct DiscardRow<'a> {
     pub repetition: usize,
 }
 
-/// events.csv, written atomically; compressed when `planned_rows` is large (`events_file`).
-pub struct EventsWriter {
-    f: Sink,
+/// Where a CSV file's bytes go until it appears whole: an `AtomicFile`, or events.csv's `Sink`
+/// (compressed when large).
+pub trait Commit: Write {
+    fn commit(self) -> Result<(), Error>;
+}
+
+impl Commit for AtomicFile {
+    fn commit(self) -> Result<(), Error> {
+        AtomicFile::commit(self)
+    }
+}
+
+impl Commit for Sink {
+    fn commit(self) -> Result<(), Error> {
+        Sink::commit(self)
+    }
+}
+
+/// One CSV file being written: its header (from `columns`) first, then its rows, then `commit`,
+/// which makes it appear whole. `K` names the file (`Events`, `Discards`, `Sentinels`,
+/// `Reference`) and so which rows it takes; `F` is where the bytes go.
+pub struct CsvWriter<K, F = AtomicFile> {
+    f: F,
     path: PathBuf,
+    kind: std::marker::PhantomData<K>,
+}
+
+/// events.csv (`EventRow`, or `StepRow` in a stepped run).
+pub struct Events;
+/// discarded.csv (`DiscardRow`, or `StepRow` in a stepped run).
+pub struct Discards;
+/// sentinels.csv (`SentinelRow`).
+pub struct Sentinels;
+/// reference.csv (`ReferenceRow`).
+pub struct Reference;
+
+/// events.csv, written atomically; compressed when the planned rows are many (`events_file`).
+pub type EventsWriter = CsvWriter<Events, Sink>;
+/// discarded.csv, written atomically.
+pub type DiscardsWriter = CsvWriter<Discards>;
+/// sentinels.csv, written atomically.
+pub type SentinelsWriter = CsvWriter<Sentinels>;
+/// reference.csv, written atomically.
+pub type ReferenceWriter = CsvWriter<Reference>;
+
+impl<K, F: Commit> CsvWriter<K, F> {
+    /// Writes `header` as the first line of `f`, the file at `path`.
+    fn start(mut f: F, path: &Path, header: &str) -> Result<Self, Error> {
+        writeln!(f, "{header}").map_err(|e| Error::io(path, e))?;
+        Ok(CsvWriter { f, path: path.to_path_buf(), kind: std::marker::PhantomData })
+    }
+    /// One row, as `write` writes it (its line ending included).
+    fn line(&mut self, write: impl FnOnce(&mut F) -> std::io::Result<()>) -> Result<(), Error> {
+        write(&mut self.f).map_err(|e| Error::io(&self.path, e))
+    }
+    /// Appends the body (every line after the header) of another file of the same kind written
+    /// with the same header: how the merge joins cells without re-formatting their rows.
+    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
+        append_body(&mut self.f, other, &self.path)
+    }
+    pub fn commit(self) -> Result<(), Error> {
+        self.f.commit()
+    }
 }
 
 impl EventsWriter {
     /// `path` is the plain name (`DIR/events.csv`) whichever form the rows take.
     pub fn create(path: &Path, counters: &[String], planned_rows: u64) -> Result<Self, Error> {
-        let mut f = Sink::create(path, planned_rows)?;
-        writeln!(f, "{}", columns::events_header(counters)).map_err(|e| Error::io(path, e))?;
-        Ok(EventsWriter { f, path: path.to_path_buf() })
+        Self::start(Sink::create(path, planned_rows)?, path, &columns::events_header(counters))
     }
     pub fn row(&mut self, r: &EventRow) -> Result<(), Error> {
-        let f = &mut self.f;
-        let res = (|| {
+        self.line(|f| {
             write!(f, "{},{},{},{},{},{:.2}", r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.latency_ns)?;
             for c in r.counters {
                 match c {
@@ -68,44 +124,22 @@ impl EventsWriter {
                 Some(t) => writeln!(f, "{t:.0}"),
                 None => writeln!(f),
             }
-        })();
-        res.map_err(|e| Error::io(&self.path, e))
+        })
     }
-    /// Appends the body (every line after the header) of another events.csv written with the
-    /// same header: how the merge joins cells without re-formatting their rows.
-    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
-        append_body(&mut self.f, other, &self.path)
-    }
-    pub fn commit(self) -> Result<(), Error> {
-        self.f.commit()
-    }
-}
-
-/// discarded.csv, written atomically.
-pub struct DiscardsWriter {
-    f: AtomicFile,
-    path: PathBuf,
 }
 
 impl DiscardsWriter {
     pub fn create(path: &Path) -> Result<Self, Error> {
-        let mut f = AtomicFile::create(path)?;
-        writeln!(f, "{}", columns::DISCARDS.join(",")).map_err(|e| Error::io(path, e))?;
-        Ok(DiscardsWriter { f, path: path.to_path_buf() })
+        Self::start(AtomicFile::create(path)?, path, &columns::DISCARDS.join(","))
     }
     pub fn row(&mut self, r: &DiscardRow) -> Result<(), Error> {
-        writeln!(
-            self.f,
-            "{},{},{},{},{},{:.2},{},{}",
-            r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.latency_ns, r.reason, r.repetition
-        )
-        .map_err(|e| Error::io(&self.path, e))
-    }
-    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
-        append_body(&mut self.f, other, &self.path)
-    }
-    pub fn commit(self) -> Result<(), Error> {
-        self.f.commit()
+        self.line(|f| {
+            writeln!(
+                f,
+                "{},{},{},{},{},{:.2},{},{}",
+                r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.latency_ns, r.reason, r.repetition
+            )
+        })
     }
 }
 
@@ -123,31 +157,18 @@ pub struct SentinelRow<'a> {
     pub repetition: usize,
 }
 
-/// sentinels.csv, written atomically.
-pub struct SentinelsWriter {
-    f: AtomicFile,
-    path: PathBuf,
-}
-
 impl SentinelsWriter {
     pub fn create(path: &Path) -> Result<Self, Error> {
-        let mut f = AtomicFile::create(path)?;
-        writeln!(f, "{}", columns::SENTINELS.join(",")).map_err(|e| Error::io(path, e))?;
-        Ok(SentinelsWriter { f, path: path.to_path_buf() })
+        Self::start(AtomicFile::create(path)?, path, &columns::SENTINELS.join(","))
     }
     pub fn row(&mut self, r: &SentinelRow) -> Result<(), Error> {
-        writeln!(
-            self.f,
-            "{},{},{},{},{},{:.0},{:.2},{}",
-            r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.t_ns, r.latency_ns, r.repetition
-        )
-        .map_err(|e| Error::io(&self.path, e))
-    }
-    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
-        append_body(&mut self.f, other, &self.path)
-    }
-    pub fn commit(self) -> Result<(), Error> {
-        self.f.commit()
+        self.line(|f| {
+            writeln!(
+                f,
+                "{},{},{},{},{},{:.0},{:.2},{}",
+                r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.t_ns, r.latency_ns, r.repetition
+            )
+        })
     }
 }
 
@@ -164,31 +185,25 @@ pub struct ReferenceRow<'a> {
     pub windows: u64,
 }
 
-/// reference.csv, written atomically.
-pub struct ReferenceWriter {
-    f: AtomicFile,
-    path: PathBuf,
-}
-
 impl ReferenceWriter {
     pub fn create(path: &Path) -> Result<Self, Error> {
-        let mut f = AtomicFile::create(path)?;
-        writeln!(f, "{}", columns::REFERENCE.join(",")).map_err(|e| Error::io(path, e))?;
-        Ok(ReferenceWriter { f, path: path.to_path_buf() })
+        Self::start(AtomicFile::create(path)?, path, &columns::REFERENCE.join(","))
     }
     pub fn row(&mut self, r: &ReferenceRow) -> Result<(), Error> {
-        writeln!(
-            self.f,
-            "{},{},{},{},{},{:.2},{:.2},{}",
-            r.tracer, r.threads, r.thread, r.repetition, r.loop_iterations, r.latency_lo_ns, r.latency_hi_ns, r.windows
-        )
-        .map_err(|e| Error::io(&self.path, e))
-    }
-    pub fn append_body_of(&mut self, other: &Path) -> Result<(), Error> {
-        append_body(&mut self.f, other, &self.path)
-    }
-    pub fn commit(self) -> Result<(), Error> {
-        self.f.commit()
+        self.line(|f| {
+            writeln!(
+                f,
+                "{},{},{},{},{},{:.2},{:.2},{}",
+                r.tracer,
+                r.threads,
+                r.thread,
+                r.repetition,
+                r.loop_iterations,
+                r.latency_lo_ns,
+                r.latency_hi_ns,
+                r.windows
+            )
+        })
     }
 }
 
@@ -233,9 +248,10 @@ pub fn for_each_event(path: &Path, counters: &[String], mut f: impl FnMut(f64, &
     Ok(())
 }
 
-/// One line of summary.csv or repetitions.csv (and of the terminal table).
+/// One line of summary.csv or repetitions.csv (and of the terminal table) as the merge makes it
+/// from the cells; `read::SummaryRow` is the same line as the report and the gate read it back.
 #[derive(Debug, Clone)]
-pub struct SummaryRow {
+pub struct MergedRow {
     pub tracer: String,
     pub threads: usize,
     pub repetition: Option<usize>,
@@ -252,7 +268,7 @@ pub struct SummaryRow {
 }
 
 /// Writes summary.csv (rows without a repetition) or repetitions.csv (rows with one).
-pub fn write_summary(path: &Path, rows: &[SummaryRow], counters: &[String], repetition: bool) -> Result<(), Error> {
+pub fn write_summary(path: &Path, rows: &[MergedRow], counters: &[String], repetition: bool) -> Result<(), Error> {
     let mut f = AtomicFile::create(path)?;
     let io = |e: std::io::Error| Error::io(path, e);
     writeln!(f, "{}", columns::summary_header(counters, repetition)).map_err(io)?;
@@ -302,43 +318,41 @@ impl EventsWriter {
     /// A stepped events.csv (`columns::STEPPED_EVENTS`).
     /// Stepped runs are thousands of calls, never compressed.
     pub fn create_stepped(path: &Path) -> Result<Self, Error> {
-        let mut f = Sink::create(path, 0)?;
-        writeln!(f, "{}", columns::STEPPED_EVENTS.join(",")).map_err(|e| Error::io(path, e))?;
-        Ok(EventsWriter { f, path: path.to_path_buf() })
+        Self::start(Sink::create(path, 0)?, path, &columns::STEPPED_EVENTS.join(","))
     }
     pub fn row_stepped(&mut self, r: &StepRow) -> Result<(), Error> {
-        writeln!(
-            self.f,
-            "{},{},{},{},{},{},{},{},1,{}",
-            r.tracer,
-            r.threads,
-            r.thread,
-            r.cpu,
-            r.iteration,
-            r.user_instructions,
-            r.kernel_entries,
-            r.repetition,
-            r.clock_retries
-        )
-        .map_err(|e| Error::io(&self.path, e))
+        self.line(|f| {
+            writeln!(
+                f,
+                "{},{},{},{},{},{},{},{},1,{}",
+                r.tracer,
+                r.threads,
+                r.thread,
+                r.cpu,
+                r.iteration,
+                r.user_instructions,
+                r.kernel_entries,
+                r.repetition,
+                r.clock_retries
+            )
+        })
     }
 }
 
 impl DiscardsWriter {
     /// A stepped discarded.csv (`columns::STEPPED_DISCARDS`).
     pub fn create_stepped(path: &Path) -> Result<Self, Error> {
-        let mut f = AtomicFile::create(path)?;
-        writeln!(f, "{}", columns::STEPPED_DISCARDS.join(",")).map_err(|e| Error::io(path, e))?;
-        Ok(DiscardsWriter { f, path: path.to_path_buf() })
+        Self::start(AtomicFile::create(path)?, path, &columns::STEPPED_DISCARDS.join(","))
     }
     /// `r.user_instructions` counts the handler's instructions too.
     pub fn row_stepped(&mut self, r: &StepRow, reason: &str) -> Result<(), Error> {
-        writeln!(
-            self.f,
-            "{},{},{},{},{},{},{},{}",
-            r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.user_instructions, reason, r.repetition
-        )
-        .map_err(|e| Error::io(&self.path, e))
+        self.line(|f| {
+            writeln!(
+                f,
+                "{},{},{},{},{},{},{},{}",
+                r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.user_instructions, reason, r.repetition
+            )
+        })
     }
 }
 

@@ -364,8 +364,6 @@ fn body<C: Clock, R: CounterRead>(
         warmup_calls,
         steady,
         windows,
-        counter_not_running: Vec::new(),
-        counter_scheduled_fraction: None,
         blocked: buf.blocked,
         blocked_ns: to_ns(buf.blocked_ticks, hz),
         sentinels: drain.sentinels,
@@ -375,6 +373,7 @@ fn body<C: Clock, R: CounterRead>(
         reference_target_ns: target_ns,
         reference_windows: buf.reference.iter().map(|&n| n as u64).sum(),
         reference_dropped: buf.reference_dropped,
+        ..ThreadResult::zero(thread, cpu)
     })
 }
 

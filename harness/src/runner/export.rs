@@ -12,7 +12,7 @@ use super::supervise::CellRun;
 use crate::clock::ClockInfo;
 use crate::counters::Availability;
 use crate::host::Host;
-use crate::results::rows::SummaryRow;
+use crate::results::rows::MergedRow;
 use crate::results::{write_json, ResultsDir, RUN_JSON};
 
 /// Everything run.json is made of.
@@ -110,7 +110,7 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
 }
 
 /// The terminal's table and counter lines.
-pub fn print(out: &ResultsDir, f: &RunFacts, run_json: &serde_json::Value, summaries: &[SummaryRow]) {
+pub fn print(out: &ResultsDir, f: &RunFacts, run_json: &serde_json::Value, summaries: &[MergedRow]) {
     crate::output::print_table(&out.path, f.clock, f.floor, summaries, &runs_reasons(f.plan, f.runs));
     for line in counter_lines(&run_json["counters"]["per_counter"]) {
         println!("{line}");
@@ -140,7 +140,7 @@ fn blocked_json(cells: &[&CellRun]) -> serde_json::Value {
 }
 
 /// "printf at 2 threads: 66 calls blocked inside the tracer, mean 21.5 µs, kept", per row that has any.
-pub fn blocked_lines(rows: &[SummaryRow]) -> Vec<String> {
+pub fn blocked_lines(rows: &[MergedRow]) -> Vec<String> {
     rows.iter()
         .filter(|r| r.blocked > 0)
         .map(|r| {

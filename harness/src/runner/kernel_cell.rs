@@ -191,28 +191,13 @@ pub fn main(spec: &CellSpec) -> Result<i32, Error> {
             }
         }
         threads.push(ThreadResult {
-            thread: t,
-            cpu: c.cpu as usize,
             kept,
             attempts: c.samples.len() as u64,
             discarded: c.discarded,
             reasons,
-            discard_rows_dropped: 0,
             wrap_calls: warmup,
             warmup_calls: warmup,
-            steady: true,
-            windows: Vec::new(),
-            counter_not_running: Vec::new(),
-            counter_scheduled_fraction: None,
-            blocked: 0,
-            blocked_ns: 0.0,
-            sentinels: 0,
-            sentinels_dropped: 0,
-            sentinels_unstored: 0,
-            reference_iterations: 0,
-            reference_target_ns: 0.0,
-            reference_windows: 0,
-            reference_dropped: 0,
+            ..ThreadResult::zero(t, c.cpu as usize)
         });
     }
     ev.commit()?;

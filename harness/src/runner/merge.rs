@@ -10,7 +10,7 @@ use super::merge_acc::Acc;
 use super::plan::Plan;
 use super::supervise::CellRun;
 use crate::error::Error;
-use crate::results::rows::{self, DiscardsWriter, EventsWriter, ReferenceWriter, SentinelsWriter, SummaryRow};
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, MergedRow, ReferenceWriter, SentinelsWriter};
 use crate::results::{
     ResultsDir, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, REPETITIONS_CSV, SENTINELS_CSV, SUMMARY_CSV,
 };
@@ -30,7 +30,7 @@ pub trait Group {
 }
 
 impl Group for Acc {
-    type Row = SummaryRow;
+    type Row = MergedRow;
     fn discarded(&mut self) -> &mut u64 {
         &mut self.discarded
     }
@@ -41,7 +41,7 @@ impl Group for Acc {
         self.blocked += calls;
         self.blocked_ns += ns;
     }
-    fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> SummaryRow {
+    fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> MergedRow {
         Acc::row(self, tracer, threads, repetition)
     }
 }
@@ -142,7 +142,7 @@ pub fn merge(
     runs: &[CellRun],
     columns: &[String],
     sentinels: bool,
-) -> Result<Vec<SummaryRow>, Error> {
+) -> Result<Vec<MergedRow>, Error> {
     if sentinels {
         merge_per_row(
             out,

@@ -6,7 +6,7 @@
 //! kept counts).
 use std::collections::BTreeMap;
 
-use crate::results::rows::SummaryRow;
+use crate::results::rows::MergedRow;
 use crate::stats::{self, Summary};
 
 /// Blocks of `mom_ns`: a stall must hit 5 of 10 blocks to move it.
@@ -111,12 +111,12 @@ impl Acc {
         }
     }
 
-    pub fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> SummaryRow {
+    pub fn row(self, tracer: &str, threads: usize, repetition: Option<usize>) -> MergedRow {
         let s = self.summary();
         // Fewer blocks than planned (a group smaller than its cells said): the mean, as
         // `stats::median_of_means` gives for too few calls.
         let mom = if self.means.len() == MOM_BLOCKS { stats::median(&self.means) } else { s.mean };
-        SummaryRow {
+        MergedRow {
             mom,
             tracer: tracer.into(),
             threads,
@@ -139,12 +139,11 @@ mod tests {
     /// and a length that does not divide into the blocks.
     #[test]
     fn one_pass_matches_the_sorted_sample() {
-        let mut rng = 0x9e3779b97f4a7c15u64;
+        let mut rng = crate::stats::rng::XorShift64(0x9e3779b97f4a7c15);
         for n in [1usize, 2, 9, 10, 11, 1000, 12_345] {
             let x: Vec<f64> = (0..n)
                 .map(|_| {
-                    rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    let r = rng >> 33;
+                    let r = rng.next() >> 33;
                     let cents = 3700 + (r % 200) as i64 + if r % 97 == 0 { 500_000 } else { 0 };
                     cents as f64 / 100.0
                 })

@@ -30,7 +30,6 @@ pub mod timed;
 pub mod timings;
 
 use std::path::Path;
-use std::time::Duration;
 
 pub use plan::{Mode, Options};
 
@@ -38,7 +37,7 @@ use crate::clock::ClockInfo;
 use crate::counters::{self, Availability};
 use crate::error::Error;
 use crate::host::{self, CpuTimes, Host};
-use crate::results::rows::SummaryRow;
+use crate::results::rows::MergedRow;
 use crate::results::{self, ResultsDir};
 
 /// What every run of one invocation shares: its id, the clock and its floor, the host.
@@ -95,8 +94,7 @@ fn prepare(
     let columns = plan::counter_columns(&avail);
     let cells_dir = out.path.join(".cells");
     protocol::make_cells_dir(&cells_dir)?;
-    let cells =
-        plan.round_cells(0..opts.repeats, 0, &opts, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
+    let cells = plan.round_cells(0..opts.repeats, 0, &avail, &columns, &shared.clock, &shared.run_id, &cells_dir);
     Ok(Prepared { opts, mode, plan, out, avail, columns, cells })
 }
 
@@ -107,13 +105,14 @@ fn finish(
     shared: &Shared,
     argv: &[String],
     t: &mut timings::Timings,
-) -> Result<Vec<SummaryRow>, Error> {
+) -> Result<Vec<MergedRow>, Error> {
     // --instructions singlestep: its own columns and table (`crate::runner::singlestep`).
-    let stepped = if p.opts.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
+    let stepped =
+        if p.plan.cell.singlestep { Some(crate::runner::singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
     let summaries = if stepped.is_some() {
         Vec::new()
     } else {
-        merge::merge(&p.out, &p.plan, runs, &p.columns, p.opts.effective_sentinel_every() > 0)?
+        merge::merge(&p.out, &p.plan, runs, &p.columns, p.plan.cell.sentinel_every > 0)?
     };
     t.mark("merge");
     let facts = export::RunFacts {
@@ -144,7 +143,7 @@ fn finish(
     let run_json = export::write_run_json(&p.out, &facts)?;
     let _ = std::fs::remove_dir_all(p.out.path.join(".cells"));
     t.mark("run_json");
-    match (&stepped, p.opts.quiet) {
+    match (&stepped, p.plan.quiet) {
         (_, true) => {}
         (Some(rows), false) => crate::runner::singlestep::print(&p.out.path, rows),
         (None, false) => export::print(&p.out, &facts, &run_json, &summaries),
@@ -175,9 +174,9 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     let mut prepared = prepare(opts.clone(), mode, plan, avail, &shared)?;
     supervise::install_handlers();
     t.mark("prepare");
-    let guards = parent_guards(opts, &prepared.plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    let guards = parent_guards(&prepared.plan, shared.clock.tsc_hz, &shared.run_id)?;
     t.mark("guards");
-    let mut runs = run_cells(std::mem::take(&mut prepared.cells), opts)?;
+    let mut runs = run_cells(std::mem::take(&mut prepared.cells), &prepared.plan)?;
     if let Some(budget) = opts.budget {
         rounds::add_until_decided(&mut prepared, &mut runs, &shared, budget, t.began())?;
     }
@@ -278,16 +277,11 @@ fn probe_counters(sets: &[Vec<String>]) -> Result<Vec<Availability>, Error> {
 }
 
 /// Each backend's parent-side guard (e.g. LTTng's session daemon), held for the whole run.
-fn parent_guards(
-    opts: &Options,
-    rows: &[plan::Row],
-    tsc_hz: f64,
-    run_id: &str,
-) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
-    let copts = opts.tracer_opts().create_options(tsc_hz, run_id, opts.payload_size);
+fn parent_guards(plan: &plan::Plan, tsc_hz: f64, run_id: &str) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
+    let copts = plan.cell.tracer.create_options(tsc_hz, run_id, plan.cell.payload_size);
     let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
-    if !opts.kernel {
-        for r in rows {
+    if !plan.cell.kernel {
+        for r in &plan.rows {
             guards.push(Box::new(tracebench_tracers::registry::parent_guard(&r.spec, &copts)?));
         }
     }
@@ -295,15 +289,15 @@ fn parent_guards(
 }
 
 /// The cells one after another (each is pinned; running two at once would measure contention).
-fn run_cells(cells: Vec<(usize, protocol::CellSpec)>, opts: &Options) -> Result<Vec<supervise::CellRun>, Error> {
-    let pb = progress(cells.len(), opts.quiet);
+fn run_cells(cells: Vec<(usize, protocol::CellSpec)>, plan: &plan::Plan) -> Result<Vec<supervise::CellRun>, Error> {
+    let pb = progress(cells.len(), plan.quiet);
     let mut runs = Vec::new();
     for (ri, spec) in cells {
         if supervise::stopped() {
             break;
         }
         pb.set_message(format!("{} x{} rep {}", spec.label, spec.threads, spec.repetition + 1));
-        let run = supervise::run_cell(ri, spec, Duration::from_secs(opts.timeout))?;
+        let run = supervise::run_cell(ri, spec, plan.timeout)?;
         if let Some(e) = &run.error {
             pb.suspend(|| eprintln!("tracebench: tracer {} {e}", run.spec.label));
         }

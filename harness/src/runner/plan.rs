@@ -105,6 +105,25 @@ pub struct Plan {
     pub cpus: Vec<usize>,
     pub sets: Vec<Vec<String>>,
     pub out: PathBuf,
+    /// What every cell is told beside its row, thread count and counters.
+    pub cell: CellSettings,
+    /// How the cells are run: no progress bar (`--quiet`), and how long one may take.
+    pub quiet: bool,
+    pub timeout: std::time::Duration,
+}
+
+/// The options every cell of a run measures with, read from `Options` once, by `plan`.
+#[derive(Debug, Clone)]
+pub struct CellSettings {
+    pub iterations: usize,
+    pub clock: ClockKind,
+    pub tracer: TracerOpts,
+    pub kernel: bool,
+    pub payload_size: u32,
+    pub singlestep: bool,
+    /// The sentinel and reference periods the cells use (`Options::effective_sentinel_every`).
+    pub sentinel_every: u64,
+    pub reference_every: u64,
 }
 
 /// Checks everything the user typed before anything runs, so bad input costs nothing and leaves
@@ -246,7 +265,18 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(results::utc_stamp()));
     results::check_new_dir(&out)?;
-    Ok(Plan { rows, threads, cpus, sets, out })
+    let cell = CellSettings {
+        iterations: args.iterations,
+        clock: args.clock,
+        tracer: args.tracer_opts(),
+        kernel: args.kernel,
+        payload_size: args.payload_size,
+        singlestep: args.singlestep,
+        sentinel_every: args.effective_sentinel_every(),
+        reference_every: args.effective_reference_every(),
+    };
+    let (quiet, timeout) = (args.quiet, std::time::Duration::from_secs(args.timeout));
+    Ok(Plan { rows, threads, cpus, sets, out, cell, quiet, timeout })
 }
 
 /// Every tracer option against what each row's backend accepts here (LTTng's sub-buffer geometry,
@@ -293,7 +323,6 @@ impl Plan {
         &self,
         reps: std::ops::Range<usize>,
         first_id: usize,
-        opts: &Options,
         avail: &[Availability],
         columns: &[String],
         clock: &ClockInfo,
@@ -314,22 +343,22 @@ impl Plan {
                                 label: r.name.clone(),
                                 threads: t,
                                 cpus: self.cpus[..t].to_vec(),
-                                iterations: opts.iterations,
+                                iterations: self.cell.iterations,
                                 counters: avail[si].available.clone(),
                                 columns: columns.to_vec(),
                                 counter_set: si + 1,
                                 repetition: rep,
-                                clock: opts.clock,
+                                clock: self.cell.clock,
                                 tsc_hz: clock.tsc_hz,
                                 resolution_ns: clock.resolution_ns,
-                                opts: opts.tracer_opts(),
+                                opts: self.cell.tracer.clone(),
                                 run_id: run_id.to_string(),
                                 dir: cells_dir.join(format!("{id:04}")),
-                                kernel: opts.kernel,
-                                payload_size: Some(opts.payload_size),
-                                singlestep: opts.singlestep,
-                                sentinel_every: opts.effective_sentinel_every(),
-                                reference_every: opts.effective_reference_every(),
+                                kernel: self.cell.kernel,
+                                payload_size: Some(self.cell.payload_size),
+                                singlestep: self.cell.singlestep,
+                                sentinel_every: self.cell.sentinel_every,
+                                reference_every: self.cell.reference_every,
                             },
                         ));
                     }

@@ -155,6 +155,37 @@ pub struct ThreadResult {
     pub reference_dropped: u64,
 }
 
+impl ThreadResult {
+    /// Thread `thread` on `cpu` with nothing counted: every count zero, no window, steady. A
+    /// cell names what it measured and takes the rest from here.
+    pub fn zero(thread: usize, cpu: usize) -> Self {
+        ThreadResult {
+            thread,
+            cpu,
+            kept: 0,
+            attempts: 0,
+            discarded: 0,
+            reasons: BTreeMap::new(),
+            discard_rows_dropped: 0,
+            wrap_calls: 0,
+            warmup_calls: 0,
+            steady: true,
+            windows: Vec::new(),
+            counter_not_running: Vec::new(),
+            counter_scheduled_fraction: None,
+            blocked: 0,
+            blocked_ns: 0.0,
+            sentinels: 0,
+            sentinels_dropped: 0,
+            sentinels_unstored: 0,
+            reference_iterations: 0,
+            reference_target_ns: 0.0,
+            reference_windows: 0,
+            reference_dropped: 0,
+        }
+    }
+}
+
 /// What the cell reports (written as `result.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellResult {

@@ -73,14 +73,13 @@ pub(super) fn add_until_decided(
             let cells = p.plan.round_cells(
                 rounds..rounds + 1,
                 rounds * per_round,
-                &p.opts,
                 &p.avail,
                 &p.columns,
                 &shared.clock,
                 &shared.run_id,
                 &p.out.path.join(".cells"),
             );
-            runs.extend(run_cells(cells, &p.opts)?);
+            runs.extend(run_cells(cells, &p.plan)?);
             rounds += 1;
             added = true;
         }

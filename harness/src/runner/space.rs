@@ -128,6 +128,18 @@ mod tests {
             cpus: vec![0],
             sets,
             out: "x".into(),
+            cell: crate::runner::plan::CellSettings {
+                iterations: 5000,
+                clock: crate::clock::ClockKind::Tsc,
+                tracer: Default::default(),
+                kernel: false,
+                payload_size: 4,
+                singlestep: false,
+                sentinel_every: 32,
+                reference_every: 2,
+            },
+            quiet: true,
+            timeout: std::time::Duration::from_secs(300),
         }
     }
 

@@ -13,7 +13,7 @@ use super::plan::Options;
 use super::{exit_code, warn_weak, Mode, Shared};
 use super::{export_history, finish, parent_guards, plan, prepare, probe_counters, protocol, run_cells, supervise};
 use crate::error::Error;
-use crate::results::rows::SummaryRow;
+use crate::results::rows::MergedRow;
 use crate::results::sweep_steps::{judge_sweep, SweepKey};
 use crate::results::{self, columns, AtomicFile, ResultsDir};
 use crate::stats::compare::Comparison;
@@ -101,7 +101,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         prepared.push(prepare(o, Mode::Run, p, avail.clone(), &shared)?);
     }
     supervise::install_handlers();
-    let guards = parent_guards(&prepared[0].opts, &prepared[0].plan.rows, shared.clock.tsc_hz, &shared.run_id)?;
+    let guards = parent_guards(&prepared[0].plan, shared.clock.tsc_hz, &shared.run_id)?;
     // Interleave: repetition r of every value before repetition r+1 of any.
     let mut order: Vec<(usize, usize, protocol::CellSpec)> = Vec::new();
     for (vi, p) in prepared.iter_mut().enumerate() {
@@ -114,7 +114,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     let mut runs: Vec<Vec<supervise::CellRun>> = prepared.iter().map(|_| Vec::new()).collect();
     let flat = order.into_iter().map(|(_, ri, c)| (ri, c)).collect();
     // run_cells returns the cells it ran, in order (fewer after a stop).
-    for (vi, r) in values.into_iter().zip(run_cells(flat, opts)?) {
+    for (vi, r) in values.into_iter().zip(run_cells(flat, &prepared[0].plan)?) {
         runs[vi].push(r);
     }
     t.mark("cells");
@@ -321,7 +321,7 @@ pub struct SlowPath {
 /// `attribution::main_slow_path`, never a second estimate): the costliest periodic path
 /// (survey 7.1), else the costliest irregular path the reference windows do not give to the
 /// machine, else its costliest memoryless path; empty when none.
-pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &SummaryRow) -> SlowPath {
+pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row: &MergedRow) -> SlowPath {
     let Some(r) = plan.rows.iter().find(|r| r.name == row.tracer) else { return SlowPath::default() };
     let events = out.path.join(&r.dir).join(crate::results::EVENTS_CSV);
     let Ok(a) = crate::analysis::analyze(&events, Some(row.threads as u32), 0, 0) else {
@@ -340,7 +340,7 @@ pub fn slow_path(out: &crate::results::ResultsDir, plan: &super::plan::Plan, row
 pub struct SweepRow<'a> {
     pub knob: &'a str,
     pub value: &'a str,
-    pub row: &'a SummaryRow,
+    pub row: &'a MergedRow,
     pub slow: SlowPath,
     /// This row against the same curve's row at the previous value.
     pub vs_previous: Option<Comparison>,

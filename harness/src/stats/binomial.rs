@@ -33,6 +33,14 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     sum.min(1.0)
 }
 
+/// P(X <= k) for X ~ Binomial(n, p), any k: one minus the upper tail above it.
+pub fn at_most(n: u64, k: u64, p: f64) -> f64 {
+    if k >= n {
+        return 1.0;
+    }
+    1.0 - upper_tail(n, k + 1, p)
+}
+
 /// P(X <= m) for X ~ Binomial(n, p), m at or below the mean: the terms from m down.
 fn lower_tail(n: u64, m: u64, p: f64) -> f64 {
     let ln_first: f64 = (1..=m).map(|i| ((n - m + i) as f64).ln() - (i as f64).ln()).sum::<f64>()

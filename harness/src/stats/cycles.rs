@@ -69,13 +69,8 @@ mod tests {
 
     /// A small deterministic generator for the batteries (xorshift64*).
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move || {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            s.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
+        let mut s = crate::stats::rng::XorShift64Star(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        move || s.next()
     }
 
     #[test]

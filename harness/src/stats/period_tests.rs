@@ -61,13 +61,10 @@ fn spacing_of_a_drifting_flush() {
 }
 
 fn noisy(n: u64, p: u64, phase: u64, noise: usize, seed: u64) -> SlowSeq {
-    let mut x = seed;
+    let mut x = crate::stats::rng::XorShift64(seed);
     let mut calls: Vec<(u64, f32)> = (0..n).filter(|i| i % p == phase).map(|i| (i, 1000.0)).collect();
     for _ in 0..noise {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        calls.push((x % n, 300.0));
+        calls.push((x.next() % n, 300.0));
     }
     calls.sort_by_key(|c| c.0);
     calls.dedup_by_key(|c| c.0);
@@ -88,13 +85,8 @@ fn lattice_of_six_calls_among_noise() {
 fn lattice_among_hundreds_of_outliers() {
     // A noisy 16 KiB LTTng-UST run: 12 switches 1630 apart (+900..1100 ns) among 540
     // outliers of every cost from 100 ns to 10 us (log-uniform), ~45 between two switches.
-    let mut x = 0x9E3779B97F4A7C15u64;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut x = crate::stats::rng::XorShift64(0x9E3779B97F4A7C15);
+    let mut rnd = || x.next();
     let mut calls: Vec<(u64, f32)> =
         (0..20_000u64).filter(|i| i % 1630 == 920).map(|i| (i, 950.0 + (i % 7) as f32 * 25.0)).collect();
     for _ in 0..540 {
@@ -123,15 +115,8 @@ fn two_lattices_and_none_in_noise() {
 
 #[test]
 fn no_period_for_random_events() {
-    let mut x = 88172645463325252u64;
-    let mut s: Vec<u64> = (0..300)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % 100_000
-        })
-        .collect();
+    let mut x = crate::stats::rng::XorShift64(88172645463325252);
+    let mut s: Vec<u64> = (0..300).map(|_| x.next() % 100_000).collect();
     s.sort_unstable();
     s.dedup();
     assert_eq!(detect_period(&[s]), None);

@@ -3,7 +3,7 @@
 //! count n = n1 + n2, two Poisson counts split as Binomial(n, e1 R / (e1 R + e2)) with R the
 //! ratio of the rates; the one-sided p-value and the Clopper-Pearson interval of that binomial
 //! give both (exact, however small the counts).
-use crate::stats::binomial::upper_tail;
+use crate::stats::binomial::{at_most, upper_tail};
 
 /// The comparison of `n1` events in exposure `e1` with `n2` in `e2`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -13,14 +13,6 @@ pub struct RateRatio {
     /// The interval of rate1 / rate2 at the confidence asked (hi is infinite when n2 = 0).
     pub lo: f64,
     pub hi: f64,
-}
-
-/// P(X <= k) for X ~ Binomial(n, p).
-fn lower_tail(n: u64, k: u64, p: f64) -> f64 {
-    if k >= n {
-        return 1.0;
-    }
-    1.0 - upper_tail(n, k + 1, p)
 }
 
 /// The p at which `f(p)` (increasing in p) crosses `target`, by bisection on (0, 1).
@@ -49,7 +41,7 @@ pub fn compare(n1: u64, e1: f64, n2: u64, e2: f64, conf: f64) -> RateRatio {
     let a = (1.0 - conf) / 2.0;
     // Clopper-Pearson: the share of the events on the first side.
     let s_lo = if n1 == 0 { 0.0 } else { solve(a, |p| upper_tail(n, n1, p)) };
-    let s_hi = if n1 == n { 1.0 } else { solve(1.0 - a, |p| 1.0 - lower_tail(n, n1, p)) };
+    let s_hi = if n1 == n { 1.0 } else { solve(1.0 - a, |p| 1.0 - at_most(n, n1, p)) };
     let ratio = |s: f64| if s >= 1.0 { f64::INFINITY } else { s / (1.0 - s) * e2 / e1 };
     RateRatio { p_more, lo: ratio(s_lo), hi: ratio(s_hi) }
 }

@@ -71,7 +71,7 @@ pub fn run(s: &Settings, argv: &[String]) -> Result<i32, Error> {
         pdf: true,
         titles: true,
     });
-    crate::report::render::tables::set_columns(&TABLE_COLUMNS.map(String::from)).map_err(Error::Usage)?;
+    crate::report::render::table_files::set_columns(&TABLE_COLUMNS.map(String::from)).map_err(Error::Usage)?;
     supervise::install_handlers();
     let began = Instant::now();
     let pb = progress(steps.len(), s.quiet);

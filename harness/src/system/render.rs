@@ -27,7 +27,7 @@ pub fn print(checks: &[Check]) {
 
 /// `system show`'s last line and its exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub struct FitnessVerdict {
     pub line: String,
     pub code: i32,
 }
@@ -41,19 +41,19 @@ pub const NOT_FIT: i32 = 4;
 
 /// The verdict over the checks and, with `--counters`, the counter check's outcome (0 passed, 1 a
 /// counter failed, 3 could not check: `selfcheck::Outcome::exit_code`).
-pub fn verdict(checks: &[Check], counters: Option<i32>) -> Verdict {
+pub fn verdict(checks: &[Check], counters: Option<i32>) -> FitnessVerdict {
     let mut reasons: Vec<String> = checks.iter().filter(|c| c.level == Level::Bad).map(|c| c.text.clone()).collect();
     if counters == Some(1) {
         reasons.push("a counter failed its cross-check".into());
     }
     if !reasons.is_empty() {
-        return Verdict { line: format!("verdict: not fit ({})", reasons.join("; ")), code: NOT_FIT };
+        return FitnessVerdict { line: format!("verdict: not fit ({})", reasons.join("; ")), code: NOT_FIT };
     }
     let warns = checks.iter().filter(|c| c.level == Level::Warn).count() + usize::from(counters == Some(3));
     if warns > 0 {
-        return Verdict { line: format!("verdict: fit with warnings ({warns})"), code: FIT_WITH_WARNINGS };
+        return FitnessVerdict { line: format!("verdict: fit with warnings ({warns})"), code: FIT_WITH_WARNINGS };
     }
-    Verdict { line: "verdict: fit to measure".into(), code: FIT }
+    FitnessVerdict { line: "verdict: fit to measure".into(), code: FIT }
 }
 
 /// run.json's `system`: every check, and over what window the time-dependent ones were measured.

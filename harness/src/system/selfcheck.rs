@@ -57,7 +57,7 @@ pub trait CounterSource {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct CounterVerdict {
     pub counter: String,
     pub pass: bool,
     pub figures: String,
@@ -66,7 +66,7 @@ pub struct Verdict {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     CannotCheck(String),
-    Checked(Vec<Verdict>),
+    Checked(Vec<CounterVerdict>),
 }
 
 impl Outcome {
@@ -88,8 +88,8 @@ pub const RATIO_SLACK: f64 = 0.05;
 pub const SPIN_SHORT: u64 = 1_000;
 pub const SPIN_LONG: u64 = 1_001_000;
 
-fn failed(counter: &str, e: String) -> Verdict {
-    Verdict { counter: counter.into(), pass: false, figures: format!("could not measure: {e}") }
+fn failed(counter: &str, e: String) -> CounterVerdict {
+    CounterVerdict { counter: counter.into(), pass: false, figures: format!("could not measure: {e}") }
 }
 
 pub fn evaluate(src: &mut dyn CounterSource) -> Outcome {
@@ -120,13 +120,13 @@ pub fn evaluate(src: &mut dyn CounterSource) -> Outcome {
 
 /// none: the PMU counts the call plus the window's own reads (never fewer than the call; with
 /// rdpmc, a few dozen at most). lw: net of none, the PMU and the stepped count agree.
-pub fn judge_per_call(calls: &[PerCall], method: &str) -> Vec<Verdict> {
+pub fn judge_per_call(calls: &[PerCall], method: &str) -> Vec<CounterVerdict> {
     let Some(none) = calls.iter().find(|c| c.tracer == "none") else {
         return vec![failed("instructions", "no none row".into())];
     };
     let offset = none.pmu - none.stepped;
     let cap = if method == "rdpmc" { RDPMC_WINDOW_MAX } else { f64::INFINITY };
-    let mut out = vec![Verdict {
+    let mut out = vec![CounterVerdict {
         counter: "instructions (none)".into(),
         pass: offset >= -0.5 && offset <= cap,
         figures: format!(
@@ -138,7 +138,7 @@ pub fn judge_per_call(calls: &[PerCall], method: &str) -> Vec<Verdict> {
     }];
     for c in calls.iter().filter(|c| c.tracer != "none") {
         let (p, s) = (c.pmu - none.pmu, c.stepped - none.stepped);
-        out.push(Verdict {
+        out.push(CounterVerdict {
             counter: format!("instructions ({})", c.tracer),
             pass: (p - s).abs() <= INSTR_SLACK,
             figures: format!("net of none: PMU {p:.1}, stepped {s:.1} per call (allowed difference {INSTR_SLACK})"),
@@ -148,18 +148,18 @@ pub fn judge_per_call(calls: &[PerCall], method: &str) -> Vec<Verdict> {
 }
 
 /// The loop retires 2 instructions per iteration; its cycles per TSC tick are the nominal ratio.
-pub fn judge_spin(a: &Spin, b: &Spin, nominal: (f64, String)) -> Vec<Verdict> {
+pub fn judge_spin(a: &Spin, b: &Spin, nominal: (f64, String)) -> Vec<CounterVerdict> {
     let n = (b.iterations - a.iterations) as f64;
     let instr = b.instructions - a.instructions;
     let ticks = b.tsc_ticks - a.tsc_ticks;
     let ratio = if ticks > 0.0 { (b.cycles - a.cycles) / ticks } else { f64::NAN };
     vec![
-        Verdict {
+        CounterVerdict {
             counter: "instructions (spin)".into(),
             pass: (instr - 2.0 * n).abs() <= INSTR_SLACK,
             figures: format!("{instr:.0} for {n:.0} more iterations of a 2-instruction loop (exactly {:.0})", 2.0 * n),
         },
-        Verdict {
+        CounterVerdict {
             counter: "cycles (spin)".into(),
             pass: (ratio / nominal.0 - 1.0).abs() <= RATIO_SLACK,
             figures: format!(
@@ -173,14 +173,14 @@ pub fn judge_spin(a: &Spin, b: &Spin, nominal: (f64, String)) -> Vec<Verdict> {
 }
 
 /// Four times the LLC: most loads miss it (about one miss per load); half of L1: none do.
-pub fn judge_chase(big: &Chase, small: &Chase, wanted: usize) -> Vec<Verdict> {
+pub fn judge_chase(big: &Chase, small: &Chase, wanted: usize) -> Vec<CounterVerdict> {
     let per = |x: Option<f64>, c: &Chase| x.map(|m| m / c.loads.max(1.0));
     let mut out = Vec::new();
     let capped = if big.bytes < wanted { " (capped at 1 GiB)" } else { "" };
     match (&big.llc, &small.llc) {
         (Some((name, b)), Some((_, s))) => {
             let (pb, ps) = (b / big.loads.max(1.0), s / small.loads.max(1.0));
-            out.push(Verdict {
+            out.push(CounterVerdict {
                 counter: name.clone(),
                 pass: (0.5..=1.5).contains(&pb) && ps <= 0.05,
                 figures: format!(
@@ -193,7 +193,7 @@ pub fn judge_chase(big: &Chase, small: &Chase, wanted: usize) -> Vec<Verdict> {
         _ => out.push(failed("LLC misses", "neither LLC-load-misses nor cache-misses opens".into())),
     }
     match (per(big.l1_misses, big), per(small.l1_misses, small)) {
-        (Some(pb), Some(ps)) => out.push(Verdict {
+        (Some(pb), Some(ps)) => out.push(CounterVerdict {
             counter: "L1-dcache-load-misses".into(),
             pass: pb >= 0.5 && ps <= 0.05,
             figures: format!(

@@ -18,6 +18,7 @@ use crate::analysis::periodic::stretch::Profile;
 use crate::decisions::claims::ALPHA;
 use crate::decisions::dated::{MIN_ON_RESIDUE, NEIGHBOUR_RATIO};
 use crate::results::read::ReadError;
+use crate::stats::binomial::upper_tail;
 
 /// The dated segments of `tracer_dir` at `threads` threads. The slow threshold is the cheapest
 /// periodic path's cut: the paths' own calls stay out of the window means, and every other call
@@ -72,18 +73,13 @@ fn neighbour(s: &mut SequenceSegments, discards: &[u64]) {
             continue;
         }
         let share = level_calls as f64 / (level_calls + base_calls) as f64;
-        let p = binomial_tail(level, level + base, share);
+        let p = upper_tail(level + base, level, share);
         l.outside = Some(Outside { level, level_calls, base, base_calls, p });
         let ratio = (level as f64 / level_calls as f64) / ((base as f64 + 0.5) / base_calls as f64);
         if p < ALPHA && ratio >= NEIGHBOUR_RATIO {
             l.attribution = Attribution::Machine;
         }
     }
-}
-
-/// P(X >= k) for X ~ Binomial(n, p): the one tail of `stats::binomial`.
-fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {
-    crate::stats::binomial::upper_tail(n, k, p)
 }
 
 /// A row's calls read once from events.csv: each sequence's window means and last call's time
@@ -179,9 +175,9 @@ mod tests {
     #[test]
     fn binomial_tail_matches_exact_values() {
         // P(X >= 3), X ~ B(4, 0.5) = 5/16; P(X >= 0) = 1; P(X >= 10), X ~ B(10, 0.1) = 1e-10.
-        assert!((binomial_tail(3, 4, 0.5) - 5.0 / 16.0).abs() < 1e-12);
-        assert_eq!(binomial_tail(0, 7, 0.3), 1.0);
-        assert!((binomial_tail(10, 10, 0.1) - 1e-10).abs() < 1e-20);
+        assert!((upper_tail(4, 3, 0.5) - 5.0 / 16.0).abs() < 1e-12);
+        assert_eq!(upper_tail(7, 0, 0.3), 1.0);
+        assert!((upper_tail(10, 10, 0.1) - 1e-10).abs() < 1e-20);
     }
 
     fn residue(calls: &[Call], period: u64, cut: f64) -> Option<u64> {

@@ -1,7 +1,7 @@
 //! Each rule finds the contradiction it is about, planted into a clean synthetic report, and
 //! says nothing of the clean one.
 use super::{check, Said};
-use crate::report::render::overview::{PathShort, Verdict1};
+use crate::report::render::overview::{PathShort, SurveySentence};
 
 fn clean() -> (tempfile::TempDir, Said) {
     let d = tempfile::tempdir().unwrap();
@@ -35,7 +35,7 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
 
     // A survey line agreeing on a period the table does not show.
     let (_d, mut s) = clean();
-    s.overview.survey.push(Verdict1 {
+    s.overview.survey.push(SurveySentence {
         verdict: "agrees".into(),
         tracers: vec!["lttng-ust".into()],
         text: "Agrees with the survey: lttng-ust takes a slow path every 999 events (+700 ns, 10 calls), one per \
@@ -68,7 +68,7 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
         let (a, b) = (p.a.clone(), p.b.clone());
         p.outcome = "b_cheaper".into();
         s.terminal.push(format!("order: decided, {a} < {b}"));
-        s.overview.survey.push(Verdict1 {
+        s.overview.survey.push(SurveySentence {
             verdict: "departs".into(),
             tracers: vec![b.clone(), a.clone()],
             text: format!(
@@ -81,7 +81,7 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
 
     // A verdict whose sentence says the opposite.
     let (_d, mut s) = clean();
-    s.overview.survey.push(Verdict1 {
+    s.overview.survey.push(SurveySentence {
         verdict: "agrees".into(),
         tracers: vec![],
         text: "Departs from the survey: x.".into(),

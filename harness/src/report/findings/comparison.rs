@@ -6,7 +6,8 @@
 //! so round k of one is paired with round k of the other and with `none`'s round k, the floor.
 use serde::{Deserialize, Serialize};
 
-use crate::report::{findings::survey_reference, TracerReport};
+use crate::report::findings::survey_reference;
+use crate::report::model::TracerReport;
 use crate::stats::compare::{compare, Comparison, Outcome, ALPHA, MARGIN};
 
 /// One pair judged, as report.json's `overview.pairs` lists it.

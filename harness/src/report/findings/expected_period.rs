@@ -6,7 +6,7 @@ use crate::analysis::code_paths;
 use crate::decisions::claims::ALPHA;
 use crate::decisions::findings::MIN_ON_LATTICE;
 use crate::report::findings::survey_reference;
-use crate::report::TracerReport;
+use crate::report::model::TracerReport;
 
 /// A run length (calls) that holds at least five periods of `period`, rounded up to 1, 2 or 5
 /// times a power of ten (what to pass to `-n`).

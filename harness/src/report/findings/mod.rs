@@ -12,11 +12,13 @@ mod expected_tests;
 #[cfg(test)]
 mod lattice_tests;
 pub mod ranking;
+mod report;
 pub mod survey_check;
 pub mod survey_reference;
 mod tail_split;
 
 pub use dated_levels::{DatedLevel, DatedLevels, MIXED_LEVELS, NO_DATED_LEVEL, UNDECIDED_LEVELS};
+pub use report::Report;
 
 use tail_split::tail_split;
 pub use tail_split::{TailPart, TailSplit, TailWho};

@@ -9,7 +9,8 @@
 //! net of the floor (`(a - none) / (b - none)`), or of raw means, said as raw, when the run has
 //! no `none` row.
 use crate::report::findings::comparison::{self, PairJudged};
-use crate::report::{findings::survey_reference, Report, TracerReport};
+use crate::report::findings::{survey_reference, Report};
+use crate::report::model::TracerReport;
 use crate::stats::compare::Outcome;
 
 /// One ranked tracer.

@@ -6,8 +6,9 @@ use serde_json::Value;
 
 use super::comparison;
 use super::expected_period::{calls_for, expected_period};
+use super::{survey_reference, Report};
 use crate::decisions::findings::FLAT_MAX;
-use crate::report::*;
+use crate::report::model::TracerReport;
 use crate::stats::compare::{compare, Outcome, ALPHA, MARGIN};
 
 /// One sentence of the survey check, typed for report.json (`survey_check`): what it compares,
@@ -16,7 +17,7 @@ use crate::stats::compare::{compare, Outcome, ALPHA, MARGIN};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SurveyCheck {
     pub topic: Topic,
-    pub verdict: Verdict,
+    pub verdict: SurveyVerdict,
     pub tracers: Vec<String>,
     pub text: String,
 }
@@ -40,7 +41,7 @@ pub enum Topic {
 /// What the data say against the survey.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum SurveyVerdict {
     Agrees,
     /// Agrees on some pairs; the others depart or are undecided (their own sentences).
     AgreesInPart,
@@ -57,7 +58,7 @@ pub enum Verdict {
     Note,
 }
 
-fn check(topic: Topic, verdict: Verdict, tracers: &[&str], text: String) -> SurveyCheck {
+fn check(topic: Topic, verdict: SurveyVerdict, tracers: &[&str], text: String) -> SurveyCheck {
     SurveyCheck { topic, verdict, tracers: tracers.iter().map(|t| t.to_string()).collect(), text }
 }
 
@@ -66,7 +67,7 @@ pub(crate) fn compare_with_survey(r: &Report) -> Vec<SurveyCheck> {
     let mut out = Vec::new();
     let emulated = survey_reference::emulated(&r.run);
     if let Some(why) = &emulated {
-        out.push(check(Topic::Emulator, Verdict::NotCompared, &[], format!(
+        out.push(check(Topic::Emulator, SurveyVerdict::NotCompared, &[], format!(
             "No timing comparison with the survey: {why}. An emulator's timings say nothing about a tracer's cost, so orderings, scaling and slow-path costs are not compared."
         )));
     }
@@ -179,11 +180,11 @@ fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
         let labels: Vec<&str> = known.iter().map(|k| k.0.label.as_str()).collect();
         let order = labels.join(" < ");
         for (pair, d) in &depart {
-            out.push(check(Topic::Order, Verdict::Departs, pair, format!("Departs from the survey: {d}.")));
+            out.push(check(Topic::Order, SurveyVerdict::Departs, pair, format!("Departs from the survey: {d}.")));
         }
         if depart.is_empty() && open.is_empty() {
             let text = format!("Agrees with the survey ({}): mean latency orders as {order}.", known[0].1.table);
-            out.push(check(Topic::Order, Verdict::Agrees, &labels, text));
+            out.push(check(Topic::Order, SurveyVerdict::Agrees, &labels, text));
         } else if !agree.is_empty() {
             let pairs = known.len() * (known.len() - 1) / 2;
             let mut rest = Vec::new();
@@ -193,7 +194,7 @@ fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
             if !open.is_empty() {
                 rest.push(format!("{} not decided, below", open.len()));
             }
-            out.push(check(Topic::Order, Verdict::AgreesInPart, &labels, format!(
+            out.push(check(Topic::Order, SurveyVerdict::AgreesInPart, &labels, format!(
                 "Agrees with the survey ({}) on {} of the {pairs} pairs of {}: those {} order as the survey orders them \
                  (of the other pair{}: {}).",
                 known[0].1.table,
@@ -209,7 +210,7 @@ fn compare_order(r: &Report, out: &mut Vec<SurveyCheck>) {
                 labels.iter().copied().filter(|l| open.iter().any(|(p, _)| p.contains(l))).collect();
             out.push(check(
                 Topic::Order,
-                Verdict::Undecided,
+                SurveyVerdict::Undecided,
                 &tracers,
                 format!(
                     "Not decided by this run, so not compared with the survey: {}.",
@@ -251,7 +252,7 @@ fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
             Err(why) => {
                 out.push(check(
                     Topic::Scaling,
-                    Verdict::Undecided,
+                    SurveyVerdict::Undecided,
                     &[&t.label],
                     format!("Scaling not decided: {what}: {why}, so not compared with the survey."),
                 ));
@@ -259,11 +260,12 @@ fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
             }
         };
         let (verdict, text) = match survey_reference::scaling(&t.spec, &t.config, r.kernel) {
-            Some((expected, why)) if expected == measured => {
-                (Verdict::Agrees, format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)))
-            }
+            Some((expected, why)) if expected == measured => (
+                SurveyVerdict::Agrees,
+                format!("Agrees with the survey: {what}, {} as expected ({why}).", shape(measured)),
+            ),
             Some((expected, why)) => (
-                Verdict::Departs,
+                SurveyVerdict::Departs,
                 format!(
                     "Departs from the survey: {what} {}, where the survey's tracer {} ({why}).",
                     shape(measured),
@@ -271,7 +273,7 @@ fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
                 ),
             ),
             None => (
-                Verdict::NotCompared,
+                SurveyVerdict::NotCompared,
                 format!("{what}: {} (the survey has no scalability result for it).", shape(measured)),
             ),
         };
@@ -283,7 +285,7 @@ fn compare_scaling(r: &Report, out: &mut Vec<SurveyCheck>) {
         }
     }
     if oversubscribed > 0 {
-        out.push(check(Topic::Scaling, Verdict::Note, &[], format!(
+        out.push(check(Topic::Scaling, SurveyVerdict::Note, &[], format!(
             "Note: up to {oversubscribed} threads ran on a host with {} CPUs, so threads shared cores and means at those counts include time-slicing, not only contention.",
             cpus.unwrap_or(0)
         )));
@@ -305,18 +307,18 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
                 if lat.periodic.iter().any(|x| x.phases == 1 && x.period == p) {
                     out.push(check(
                         Topic::PlantedPath,
-                        Verdict::Found,
+                        SurveyVerdict::Found,
                         &[&t.label],
                         format!("{}: the planted slow path every {p} calls is found (period {p}).", t.label),
                     ));
                 } else if n < 4 * p {
-                    out.push(check(Topic::PlantedPath, Verdict::Undecided, &[&t.label], format!(
+                    out.push(check(Topic::PlantedPath, SurveyVerdict::Undecided, &[&t.label], format!(
                         "{}: a slow path every {p} calls was planted, but {n} calls hold fewer than 4 of its periods; -n {} would show it.",
                         t.label,
                         calls_for(p as f64)
                     )));
                 } else {
-                    out.push(check(Topic::PlantedPath, Verdict::Mismatch, &[&t.label], format!(
+                    out.push(check(Topic::PlantedPath, SurveyVerdict::Mismatch, &[&t.label], format!(
                         "{}: MISMATCH: a slow path every {p} calls was planted but the report found {}; check the run (discards, too few rows) or the analysis.",
                         t.label,
                         if periods.is_empty() { "no period".to_string() } else { format!("period(s) {}", periods.join(", ")) }
@@ -334,12 +336,12 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
             });
             // The calls the path's own line says (those taking it, pass 3), not the search's hits.
             if let (Some(p), Some(ex)) = (matching, &expected) {
-                out.push(check(Topic::SubBufferPath, Verdict::Agrees, &[&t.label], format!(
+                out.push(check(Topic::SubBufferPath, SurveyVerdict::Agrees, &[&t.label], format!(
                     "Agrees with the survey: {} takes a slow path every {} events ({:+.0} ns, {} calls), one per sub-buffer switch as in section 7.1 ({}).",
                     t.label, p.period_text(), p.extra, p.taken, ex.how
                 )));
             } else if let Some(e) = e.filter(|e| (n as f64) < 4.0 * e) {
-                out.push(check(Topic::SubBufferPath, Verdict::Undecided, &[&t.label], format!(
+                out.push(check(Topic::SubBufferPath, SurveyVerdict::Undecided, &[&t.label], format!(
                     "Cannot tell yet whether {} has the survey's once-per-sub-buffer slow path (section 7.1): its {n} calls hold {} sub-buffers of {}{:.0} events; -n {} would settle it.",
                     t.label,
                     if expected.is_some() { format!("only {:.1}", n as f64 / e) } else { format!("as few as {:.1}", n as f64 / e) },
@@ -349,11 +351,11 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
                 )));
             } else if !periods.is_empty() {
                 match &expected {
-                    Some(ex) => out.push(check(Topic::SubBufferPath, Verdict::Departs, &[&t.label], format!(
+                    Some(ex) => out.push(check(Topic::SubBufferPath, SurveyVerdict::Departs, &[&t.label], format!(
                         "Departs from the survey: {} has periodic path(s) every {} events, but one per sub-buffer switch would be every {:.0} ({}).",
                         t.label, periods.join(", "), ex.period, ex.how
                     ))),
-                    None => out.push(check(Topic::SubBufferPath, Verdict::NotCompared, &[&t.label], format!(
+                    None => out.push(check(Topic::SubBufferPath, SurveyVerdict::NotCompared, &[&t.label], format!(
                         "{}: periodic path(s) every {} events; run.json records no event size to check them against one per sub-buffer switch.",
                         t.label, periods.join(", ")
                     ))),
@@ -370,7 +372,7 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
                         about.iter().map(|m| format!("{m:.0}")).collect::<Vec<_>>().join(", ")
                     )
                 };
-                out.push(check(Topic::SubBufferPath, Verdict::Departs, &[&t.label], format!(
+                out.push(check(Topic::SubBufferPath, SurveyVerdict::Departs, &[&t.label], format!(
                     "Departs from the survey: {} {shows} in {n} calls ({:.1} sub-buffers of {}{:.0} events); section 7.1 finds one per sub-buffer switch.",
                     t.label,
                     n as f64 / e,

@@ -59,13 +59,8 @@ fn scaling_is_decided_by_the_comparison() {
 /// either way in at most the comparison's alpha of cases.
 #[test]
 fn scaling_never_decides_the_wrong_way_on_seeded_repetitions() {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut unit = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut x = crate::stats::rng::XorShift64(0x2545_f491_4f6c_dd1d);
+    let mut unit = move || (x.next() >> 11) as f64 / (1u64 << 53) as f64;
     for (truth, growth_factor) in [(survey_reference::Scaling::Flat, 1.0), (survey_reference::Scaling::Contended, 2.0)]
     {
         for k in 0..200 {

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use crate::analysis::code_paths::TracerAnalysis;
 use crate::plot::{self, BoxStats, Series};
-use crate::report::{findings::survey_reference, load, FigureRef, Report, ReportError, TracerReport};
+use crate::report::findings::{survey_reference, Report};
+use crate::report::load;
+use crate::report::model::{FigureRef, ReportError, TracerReport};
 use crate::stats::hist::LogHistogram;
 
 pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
@@ -37,7 +39,7 @@ pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
 fn write_caption(fdir: &Path, f: &FigureRef) -> Result<(), ReportError> {
     let p = fdir.join(format!("{}.caption.txt", f.name));
     let text = format!("{}.\n{}\n", f.title, f.caption);
-    crate::report::write_atomic(&p, text.as_bytes())
+    crate::results::write_atomic_io(&p, text.as_bytes())
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: p.clone(), source }))
 }
 

@@ -7,10 +7,11 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use crate::report::model::{base64, ReportError};
+use crate::report::render::format::{Format, View};
 use crate::report::render::numbers::sig3;
 use crate::report::render::overview::{Overview, OverviewRow};
 use crate::report::render::{esc, terminal};
-use crate::report::{base64, ReportError};
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
 table{border-collapse:collapse;margin:0.5em 0 0.3em;max-width:100%}td,th{border:1px solid #bbb;padding:3px 7px;text-align:right;overflow-wrap:anywhere}
@@ -223,6 +224,19 @@ fn card(r: &OverviewRow, h: &mut String) {
         h.push_str("</details>\n");
     }
     h.push_str("</section>\n");
+}
+
+/// report.html.
+pub struct Html;
+
+impl Format for Html {
+    fn file(&self) -> Option<&'static str> {
+        Some("report.html")
+    }
+
+    fn render(&self, v: &View) -> Result<String, ReportError> {
+        page(v.overview, &v.report.dir)
+    }
 }
 
 /// report.html from the overview; `dir` holds figures/NAME.png, embedded.

@@ -55,6 +55,27 @@ pub fn percent(share: f64) -> String {
     format!("{s}%")
 }
 
+/// A share in percent with one decimal, or more where one decimal would round a share below
+/// 100 % up to "100.0" (a line must not say all calls when a few are elsewhere).
+pub fn share_pct(f: f64) -> String {
+    let p = 100.0 * f;
+    let mut d = 1;
+    while d < 4 && p < 100.0 && format!("{p:.d$}").starts_with("100") {
+        d += 1;
+    }
+    format!("{p:.d$}")
+}
+
+/// A small share in percent: two decimals, or the first significant digit of a smaller one (0.004).
+pub fn small_share_pct(share: f64) -> String {
+    let pct = 100.0 * share;
+    if pct == 0.0 {
+        return "0".into();
+    }
+    let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
+    format!("{pct:.digits$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,10 +6,12 @@
 //! another tool sees exactly what a reader sees.
 use serde::{Deserialize, Serialize};
 
-use crate::report::findings::{ranking, survey_check::Verdict, Attribution, Finding, LevelShape, TracerFindings};
-use crate::report::render::numbers::{percent, sig3, signed_duration};
+use crate::report::findings::Report;
+use crate::report::findings::{ranking, survey_check::SurveyVerdict, Finding, TracerFindings};
+use crate::report::model::{FigureRef, TracerReport};
+use crate::report::render::finding_rows::{finding_rows, FindingRow};
+use crate::report::render::numbers::{percent, signed_duration};
 use crate::report::render::path_line::{self, Markup};
-use crate::report::Report;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Overview {
@@ -23,7 +25,7 @@ pub struct Overview {
     pub pairs: Vec<crate::report::findings::comparison::PairJudged>,
     /// The ranking's sentences (report.md's "Which tracer costs least here").
     pub ranking: Vec<String>,
-    pub survey: Vec<Verdict1>,
+    pub survey: Vec<SurveySentence>,
     /// Blocked calls, missing events, an interrupted run: said before the table.
     pub notes: Vec<String>,
     /// Synthetic data or an interrupted run, said first on the page.
@@ -33,7 +35,7 @@ pub struct Overview {
     /// The tables of report.md and report.html (tables.rs).
     pub tables: Vec<crate::report::render::tables::Table>,
     /// The figures under figures/ (NAME.png and .svg).
-    pub figures: Vec<crate::report::FigureRef>,
+    pub figures: Vec<FigureRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,18 +101,6 @@ impl PathShort {
     }
 }
 
-/// One finding as a table row (report.html's card): every cell text, "—" where it has none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FindingRow {
-    pub kind: String,
-    pub period_or_rate: String,
-    pub phase: String,
-    pub share: String,
-    pub extra: String,
-    pub p_value: String,
-    pub whose: String,
-}
-
 /// Two rows whose order the data leave open, and what would decide it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UndecidedPair {
@@ -124,13 +114,11 @@ pub struct UndecidedPair {
 
 /// One survey-check sentence with its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict1 {
+pub struct SurveySentence {
     pub verdict: String,
     pub tracers: Vec<String>,
     pub text: String,
 }
-
-const DASH: &str = "—";
 
 /// The overview of `r`; the page's banner, facts and tables as render/mod.rs made them.
 pub fn of(
@@ -165,7 +153,11 @@ pub fn of(
     let survey = r
         .survey_checks
         .iter()
-        .map(|c| Verdict1 { verdict: verdict_word(c.verdict).into(), tracers: c.tracers.clone(), text: c.text.clone() })
+        .map(|c| SurveySentence {
+            verdict: verdict_word(c.verdict).into(),
+            tracers: c.tracers.clone(),
+            text: c.text.clone(),
+        })
         .collect();
     // A machine the run's own checks found not fit is said before any decision taken on it.
     let unfit = (!rk.unfit.is_empty())
@@ -187,20 +179,20 @@ pub fn of(
     }
 }
 
-fn verdict_word(v: Verdict) -> &'static str {
+fn verdict_word(v: SurveyVerdict) -> &'static str {
     match v {
-        Verdict::Agrees => "agrees",
-        Verdict::AgreesInPart => "agrees in part",
-        Verdict::Departs => "departs",
-        Verdict::Undecided => "undecided",
-        Verdict::NotCompared => "not compared",
-        Verdict::Found => "found",
-        Verdict::Mismatch => "mismatch",
-        Verdict::Note => "note",
+        SurveyVerdict::Agrees => "agrees",
+        SurveyVerdict::AgreesInPart => "agrees in part",
+        SurveyVerdict::Departs => "departs",
+        SurveyVerdict::Undecided => "undecided",
+        SurveyVerdict::NotCompared => "not compared",
+        SurveyVerdict::Found => "found",
+        SurveyVerdict::Mismatch => "mismatch",
+        SurveyVerdict::Note => "note",
     }
 }
 
-fn row(r: &Report, t: &crate::report::TracerReport, f: Option<&TracerFindings>) -> OverviewRow {
+fn row(r: &Report, t: &TracerReport, f: Option<&TracerFindings>) -> OverviewRow {
     let base = t.base();
     let latency = f.and_then(|f| f.metrics.iter().find(|m| m.metric == "latency"));
     let paths = latency.map(|m| paths(&m.findings, m.calls)).unwrap_or_default();
@@ -263,7 +255,7 @@ fn tail(m: &crate::report::findings::MetricFindings) -> Vec<TailShort> {
 }
 
 /// The row's latency folded on its costliest periodic path's period.
-fn folded(r: &Report, t: &crate::report::TracerReport) -> Option<crate::report::render::folded::Folded> {
+fn folded(r: &Report, t: &TracerReport) -> Option<crate::report::render::folded::Folded> {
     let a = t.analysis.as_ref()?;
     let cp = a.code_paths.iter().find(|c| c.metric == "latency")?;
     let main = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra))?;
@@ -303,173 +295,4 @@ pub(super) fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
             _ => None,
         })
         .collect()
-}
-
-/// Whose a population is by its reference windows (None: the run has none).
-fn rate_whose(t: Option<&crate::report::findings::RateTest>) -> String {
-    t.map_or("undecided (no reference windows)".into(), |t| whose(&t.attribution))
-}
-
-fn whose(a: &Attribution) -> String {
-    match a {
-        Attribution::Tracer => "tracer".into(),
-        Attribution::Machine => "machine".into(),
-        Attribution::Undecided { .. } => "undecided".into(),
-    }
-}
-
-fn cell(kind: &str) -> FindingRow {
-    FindingRow {
-        kind: kind.into(),
-        period_or_rate: DASH.into(),
-        phase: DASH.into(),
-        share: DASH.into(),
-        extra: DASH.into(),
-        p_value: DASH.into(),
-        whose: DASH.into(),
-    }
-}
-
-fn p(v: f64) -> String {
-    if v < crate::decisions::claims::ALPHA {
-        format!("< {}", crate::decisions::claims::ALPHA)
-    } else {
-        sig3(v)
-    }
-}
-
-/// The table rows of one metric's findings (kind, period or rate, phase, share, extra cost,
-/// p-value, whose).
-fn finding_rows(m: &crate::report::findings::MetricFindings) -> Vec<FindingRow> {
-    let of = |kind: &str| {
-        let mut c = cell(kind);
-        if m.metric != "latency" {
-            c.kind = format!("{kind} [{}]", m.metric);
-        }
-        c
-    };
-    let extra = |v: f64| if m.unit == "ns" { signed_duration(v) } else { format!("{v:+.1}") };
-    let share = |n: u64| n as f64 / m.calls.max(1) as f64;
-    let mut out = Vec::new();
-    for f in &m.findings {
-        #[allow(unreachable_patterns)]
-        let row = match f {
-            Finding::FastPath(x) => FindingRow {
-                share: percent(x.share),
-                extra: format!(
-                    "median {}",
-                    if m.unit == "ns" { crate::report::render::numbers::duration(x.median) } else { sig3(x.median) }
-                ),
-                whose: "tracer".into(),
-                ..of(if x.single { "single path" } else { "fast path" })
-            },
-            Finding::PeriodicPath(x) => FindingRow {
-                period_or_rate: if x.evenly_spread > 1 {
-                    format!("every {:.1} ({} in {})", x.mean_period, x.evenly_spread, x.period)
-                } else {
-                    format!("every {}", x.period)
-                },
-                phase: x.phase.to_string(),
-                share: percent(share(x.calls)),
-                extra: extra(x.extra),
-                p_value: p(x.p_value),
-                whose: "tracer".into(),
-                ..of("periodic path")
-            },
-            Finding::IrregularPath(x) => FindingRow {
-                period_or_rate: match &x.spacing {
-                    Some(s) => format!("about every {:.0}", s.median),
-                    None => format!("1 in {:.0}", x.one_in),
-                },
-                share: percent(x.share),
-                extra: extra(x.extra),
-                whose: x.whose.as_ref().map_or("tracer".into(), |t| whose(&t.attribution)),
-                ..of("irregular path")
-            },
-            Finding::MemorylessPath(x) => FindingRow {
-                period_or_rate: format!("1 in {:.0}, at random", x.one_in),
-                share: percent(x.share),
-                extra: extra(x.extra),
-                p_value: sig3(x.evidence.p_more),
-                whose: whose(&x.evidence.attribution),
-                ..of("memoryless path")
-            },
-            Finding::MachineSlowCalls(x) => FindingRow {
-                period_or_rate: format!("1 in {:.0}", x.one_in),
-                share: percent(x.share),
-                extra: extra(x.extra),
-                whose: whose(&x.evidence.attribution),
-                ..of("slow calls, not a path")
-            },
-            Finding::TailSplit(t) => FindingRow {
-                period_or_rate: t
-                    .parts
-                    .iter()
-                    .take(3)
-                    .map(|p| format!("{:.0}% {}", 100.0 * p.share, p.what))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                share: format!("{} calls", t.calls),
-                extra: format!("above {}", crate::report::render::numbers::duration(t.above_ns)),
-                ..of(if t.quantile >= 0.999 { "what sets p99.9" } else { "what sets p99" })
-            },
-            Finding::SpeedLevels(l) => {
-                let (rate, sh, ex) = match &l.shape {
-                    LevelShape::Modes { levels } => (
-                        format!("{} levels in stretches", levels.len() + 1),
-                        percent(levels.iter().map(|x| x.share).sum()),
-                        levels.iter().map(|x| extra(x.extra)).collect::<Vec<_>>().join(", "),
-                    ),
-                    LevelShape::ComeAndGo { share, extra: e, .. } => {
-                        ("comes and goes".into(), percent(*share), extra(*e))
-                    }
-                    LevelShape::WindowMeans { window, low, high, high_share, .. } => {
-                        (format!("{window}-call window means"), percent(*high_share), extra(high - low))
-                    }
-                    LevelShape::OffPath { share, stretches, .. } => {
-                        (format!("{stretches} stretches off path"), percent(*share), DASH.into())
-                    }
-                };
-                FindingRow {
-                    period_or_rate: rate,
-                    share: sh,
-                    extra: ex,
-                    whose: whose(&l.attribution),
-                    ..of("speed levels")
-                }
-            }
-            Finding::RefusedPeriods(x) => FindingRow {
-                period_or_rate: x.lattices.iter().take(3).map(|l| l.period.to_string()).collect::<Vec<_>>().join(", ")
-                    + if x.lattices.len() > 3 { ", …" } else { "" },
-                p_value: sig3(x.lattices.iter().map(|l| l.p_value).fold(f64::INFINITY, f64::min)),
-                ..of("periods refused")
-            },
-            Finding::MissingPeriod(x) => FindingRow {
-                period_or_rate: format!("expected every {:.0}", x.expected.period),
-                ..of("no periodic path")
-            },
-            Finding::Outliers(x) => {
-                FindingRow { share: percent(x.share), whose: rate_whose(x.whose.as_ref()), ..of("outliers") }
-            }
-            Finding::DatedLevels(d) => {
-                let owners: std::collections::BTreeSet<String> =
-                    d.levels.iter().map(|l| whose(&l.attribution)).collect();
-                FindingRow {
-                    period_or_rate: format!("{} levels in {} sequences", d.levels.len(), d.sequences),
-                    whose: owners.into_iter().collect::<Vec<_>>().join(", "),
-                    ..of("levels over time")
-                }
-            }
-            Finding::HarnessCycle(h) => FindingRow {
-                period_or_rate: format!("every {} {}", h.length, h.counted_in),
-                share: percent(h.share),
-                p_value: sig3(h.p_value),
-                whose: if h.tracer_path_with_this_period { "harness or tracer".into() } else { "harness".into() },
-                ..of("harness cycle")
-            },
-            _ => of("other"),
-        };
-        out.push(row);
-    }
-    out
 }

@@ -3,8 +3,9 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use crate::report::model::ReportError;
 use crate::report::render::{esc, md_cell};
-use crate::report::{write_atomic, ReportError};
+use crate::results::write_atomic_io as write_atomic;
 
 pub struct Page {
     pub title: String,

@@ -7,7 +7,7 @@ use crate::analysis::dated::Interval;
 use crate::analysis::footprint::HarnessCycle;
 use crate::decisions::claims::ALPHA;
 use crate::report::findings::*;
-use crate::report::render::numbers::{fmt_val, signed};
+use crate::report::render::numbers::{fmt_val, share_pct, signed, small_share_pct};
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
 /// (inside <pre>) escapes it.
@@ -104,17 +104,6 @@ fn name(extra: f64, n_up: usize, up: &mut usize) -> String {
     }
 }
 
-/// A share in percent with one decimal, or more where one decimal would round a share below
-/// 100 % up to "100.0" (a line must not say all calls when a few are elsewhere).
-pub(crate) fn pct(f: f64) -> String {
-    let p = 100.0 * f;
-    let mut d = 1;
-    while d < 4 && p < 100.0 && format!("{p:.d$}").starts_with("100") {
-        d += 1;
-    }
-    format!("{p:.d$}")
-}
-
 /// The calibrated p-value as said: "p < 0.001 over 1000 null reruns of the search".
 pub(crate) fn p_text(p: f64, runs: u32) -> String {
     let rel = if p < ALPHA { "<" } else { "=" };
@@ -132,9 +121,9 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 fn fast(p: &FastPath, unit: &str) -> String {
     if p.single {
-        format!("single code path ({}% of calls, median {})", pct(p.share), fmt_val(p.median, unit))
+        format!("single code path ({}% of calls, median {})", share_pct(p.share), fmt_val(p.median, unit))
     } else {
-        format!("fast path {}% (median {})", pct(p.share), fmt_val(p.median, unit))
+        format!("fast path {}% (median {})", share_pct(p.share), fmt_val(p.median, unit))
     }
 }
 
@@ -227,9 +216,9 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         let sent = match with.get(with.len() / 2) {
             Some(i) => format!(
                 " while their sentinels moved {} (99% interval {} to {})",
-                shift_pct(i.estimate),
-                shift_pct(i.low),
-                shift_pct(i.high)
+                comparison::pct(i.estimate),
+                comparison::pct(i.low),
+                comparison::pct(i.high)
             ),
             None => String::new(),
         };
@@ -254,7 +243,7 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         } else {
             why
         };
-        groups.push(format!("{} {words} (median {}{sent}{why})", of.len(), shift_pct(t)));
+        groups.push(format!("{} {words} (median {}{sent}{why})", of.len(), comparison::pct(t)));
     }
     let mut s = format!(
         "{} {} over time in {} of {} sequences (change points on its {}-call window means, held against the sentinel \
@@ -279,16 +268,6 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
     s
 }
 
-/// A relative shift in percent with its sign: "+12%", "-0.3%".
-fn shift_pct(x: f64) -> String {
-    let p = 100.0 * x;
-    if p.abs() >= 10.0 {
-        format!("{p:+.0}%")
-    } else {
-        format!("{p:+.1}%")
-    }
-}
-
 fn irregular(p: &IrregularPath, unit: &str) -> String {
     let when = match &p.spacing {
         Some(s) => format!(
@@ -300,7 +279,7 @@ fn irregular(p: &IrregularPath, unit: &str) -> String {
     };
     let whose = p.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
     // Below 0.1 % one decimal would say "0.0%" of a path that exists: its first digits instead.
-    let share = if p.share < 0.001 { small_pct(p.share) } else { format!("{:.1}", 100.0 * p.share) };
+    let share = if p.share < 0.001 { small_share_pct(p.share) } else { format!("{:.1}", 100.0 * p.share) };
     format!("{share}% {when} ({}){whose}", signed(p.extra, unit))
 }
 
@@ -312,7 +291,7 @@ fn rate_whose(t: &RateTest) -> String {
     };
     let seen = format!(
         "reference windows of the tracer's length: {}% {cost}, {} of {}",
-        small_pct(t.reference_share()),
+        small_share_pct(t.reference_share()),
         t.reference_hits,
         t.reference_windows
     );
@@ -335,7 +314,7 @@ fn p_small(p: f64) -> String {
 fn memoryless(p: &SlowCalls, unit: &str) -> String {
     format!(
         "{}% with no period or spacing found (memoryless as far as the search tells), about 1 in {:.0} events ({}), {}",
-        small_pct(p.share),
+        small_share_pct(p.share),
         p.one_in,
         signed(p.extra, unit),
         rate_whose(&p.evidence)
@@ -347,7 +326,7 @@ fn machine_calls(p: &SlowCalls, unit: &str) -> String {
         "{} slow {} ({}%, about 1 in {:.0}, {}): not a path, {}",
         p.calls,
         plural(p.calls, "call", "calls"),
-        small_pct(p.share),
+        small_share_pct(p.share),
         p.one_in,
         signed(p.extra, unit),
         rate_whose(&p.evidence)
@@ -396,20 +375,10 @@ fn levels(l: &SpeedLevels, unit: &str) -> String {
             "{calls} slow {} ({}%) on no path, most of them in {stretches} {} of consecutive calls: a slower phase, \
              not a code path ({owner})",
             plural(*calls, "call", "calls"),
-            small_pct(*share),
+            small_share_pct(*share),
             plural(*stretches, "stretch", "stretches")
         ),
     }
-}
-
-/// A small share in percent: two decimals, or the first significant digit of a smaller one (0.004).
-fn small_pct(share: f64) -> String {
-    let pct = 100.0 * share;
-    if pct == 0.0 {
-        return "0".into();
-    }
-    let digits = ((-pct.log10().floor()) as usize).clamp(2, 9);
-    format!("{pct:.digits$}")
 }
 
 fn refused(r: &RefusedPeriods) -> String {
@@ -429,7 +398,7 @@ fn refused(r: &RefusedPeriods) -> String {
 
 fn outliers(o: &Outliers) -> String {
     let whose = o.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
-    format!("{} {} ({}%) on no path{whose}", o.count, plural(o.count, "outlier", "outliers"), small_pct(o.share))
+    format!("{} {} ({}%) on no path{whose}", o.count, plural(o.count, "outlier", "outliers"), small_share_pct(o.share))
 }
 
 /// "p99 (the 200 calls above 180 ns): 41% the machine's slow calls, 12% the path every 810, ...".

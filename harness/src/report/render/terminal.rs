@@ -2,10 +2,33 @@
 //! 120-column screen, then one line per verdict; `--explain [TRACER]` prints the full sentences
 //! instead (report.md keeps them too). It renders from report.json's `overview` alone
 //! (render/overview.rs), read back after the report is written.
+use crate::report::model::ReportError;
+use crate::report::render::format::{Format, View};
 use crate::report::render::numbers::sig3;
 #[cfg(test)]
 use crate::report::render::overview::TailShort;
 use crate::report::render::overview::{Overview, OverviewRow};
+
+/// The terminal's lines: the table and the verdicts, or with `explain` (`--explain [TRACER]`;
+/// empty: every row) the full sentences.
+pub struct Terminal<'a> {
+    pub explain: Option<&'a str>,
+}
+
+impl Format for Terminal<'_> {
+    fn file(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn render(&self, v: &View) -> Result<String, ReportError> {
+        let o = v.overview;
+        let lines = match self.explain {
+            Some(t) => explain(o, (!t.is_empty()).then_some(t)).map_err(ReportError::Usage)?,
+            None => table(o).into_iter().chain(verdicts(o)).chain([MORE.to_string()]).collect(),
+        };
+        Ok(lines.iter().map(|l| format!("{l}\n")).collect())
+    }
+}
 
 /// Said after the verdicts: where the rest is.
 pub const MORE: &str = "full sentences: --explain [TRACER]; a card per tracer in report.html";

@@ -8,10 +8,11 @@ use std::path::Path;
 
 use crate::analysis::function_profile::{self as fp, FunctionProfile, PathFunctions};
 use crate::report::findings::{Finding, MetricFindings, TracerFindings};
+use crate::report::model::ReportError;
 use crate::report::render::page::Card;
-use crate::report::{write_atomic, ReportError};
 use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::read::ReadError;
+use crate::results::write_atomic_io as write_atomic;
 
 pub const FUNCTIONS_CSV: &str = "instructions_by_function.csv";
 

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::report::load;
+use crate::report::model::ReportError;
 use crate::report::render::page::Page;
-use crate::report::{load, ReportError};
 
 struct Run {
     name: String,

@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::plot::{self, PathBars};
 use crate::report::findings::{ReportJson, TracerFindings, REPORT_JSON_SCHEMA};
 use crate::report::load::{csv_err, read_run_json, tracers_of};
+use crate::report::model::ReportError;
 use crate::report::render::page::Page;
 use crate::report::side::function_profile;
-use crate::report::ReportError;
 
 /// Whether run.json says the run was stepped.
 pub fn is_stepped(dir: &Path) -> bool {
@@ -247,7 +247,7 @@ fn write_report_json(dir: &Path, tracers: &[TracerFindings]) -> Result<(), Repor
     let mut text = serde_json::to_string_pretty(&json)
         .map_err(|e| ReportError::Read(crate::results::read::ReadError::Io { path: path.clone(), source: e.into() }))?;
     text.push('\n');
-    crate::report::write_atomic(&path, text.as_bytes())
+    crate::results::write_atomic_io(&path, text.as_bytes())
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path, source }))
 }
 

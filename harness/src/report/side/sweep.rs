@@ -9,8 +9,8 @@ use std::path::Path;
 
 use super::sweep_law::{latency_law, num, period_law, Point};
 use crate::plot::{self, CurveFigure, Series};
+use crate::report::model::ReportError;
 use crate::report::render::page::Page;
-use crate::report::ReportError;
 use crate::results::sweep_steps::{judge_sweep, SweepKey};
 use crate::results::table::Table;
 use crate::stats::compare::{Comparison, Outcome};

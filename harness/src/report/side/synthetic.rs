@@ -7,7 +7,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::report::load::dir_name;
-use crate::report::{write_atomic, ReportError};
+use crate::report::model::ReportError;
+use crate::results::{columns, write_atomic_io as write_atomic};
 use crate::stats;
 use crate::stats::rng::XorShift64 as Rng;
 
@@ -68,12 +69,13 @@ pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
     let cnames: Vec<&str> = if o.counters { counters.to_vec() } else { vec![] };
     let tsum: u32 = o.threads.iter().sum::<u32>().max(1);
     let per_thread = (o.rows / tsum as usize).max(1);
-    let mut summary = String::from("tracer,threads,kept,discarded,mean_ns,std_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns");
-    let mut reps =
-        String::from("tracer,threads,repetition,kept,discarded,mean_ns,std_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns");
+    // The columns of a run's files before the ones a synthetic run has no value for (the median of
+    // block means, blocked calls, the windows' times).
+    let mut summary = [&columns::SUMMARY_KEY[..], &columns::SUMMARY_STATS].concat().join(",");
+    let mut reps = [&columns::SUMMARY_KEY[..], &[columns::REPETITION], &columns::SUMMARY_STATS].concat().join(",");
     for c in &cnames {
-        summary.push_str(&format!(",{c}_mean"));
-        reps.push_str(&format!(",{c}_mean"));
+        summary.push_str(&format!(",{c}{}", columns::COUNTER_MEAN_SUFFIX));
+        reps.push_str(&format!(",{c}{}", columns::COUNTER_MEAN_SUFFIX));
     }
     summary.push('\n');
     reps.push('\n');
@@ -97,12 +99,12 @@ pub fn write(dir: &Path, o: &Options) -> Result<(), ReportError> {
         );
         let mut ev = Vec::with_capacity(per_thread * tsum as usize * 48);
         let mut disc = Vec::new();
-        write!(ev, "tracer,threads,thread,cpu,iteration,latency_ns").unwrap();
+        write!(ev, "{}", columns::EVENTS_HEAD.join(",")).unwrap();
         for c in &cnames {
             write!(ev, ",{c}").unwrap();
         }
-        writeln!(ev, ",repetition,counter_set").unwrap();
-        writeln!(disc, "tracer,threads,thread,cpu,iteration,latency_ns,reason,repetition").unwrap();
+        writeln!(ev, ",{}", columns::EVENTS_TAIL[..2].join(",")).unwrap();
+        writeln!(disc, "{}", columns::DISCARDS.join(",")).unwrap();
         let mut rng = Rng(0x2545F4914F6CDD1D ^ (t as u64 + 1).wrapping_mul(0x9E3779B97F4A7C15));
         for &threads in &o.threads {
             let mut lat_all = Vec::with_capacity(per_thread * threads as usize);

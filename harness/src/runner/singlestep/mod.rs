@@ -194,28 +194,15 @@ fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
         reasons.insert("signal".to_string(), disturbed);
     }
     let result = ThreadResult {
-        thread: 0,
-        cpu,
         kept: records.len() - disturbed as usize,
         attempts: records.len() as u64,
         discarded: disturbed,
         reasons,
-        discard_rows_dropped: 0,
         wrap_calls: wrap,
         warmup_calls,
         steady,
         windows,
-        counter_not_running: Vec::new(),
-        counter_scheduled_fraction: None,
-        blocked: 0,
-        blocked_ns: 0.0,
-        sentinels: 0,
-        sentinels_dropped: 0,
-        sentinels_unstored: 0,
-        reference_iterations: 0,
-        reference_target_ns: 0.0,
-        reference_windows: 0,
-        reference_dropped: 0,
+        ..ThreadResult::zero(0, cpu)
     };
     Ok((result, records, detector, tally))
 }
