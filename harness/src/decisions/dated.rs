@@ -45,6 +45,13 @@ decisions! {
     calibrated_by: "scripts/machine-phase.sh";
     pub const NEIGHBOUR_RATIO: f64 = 2.0;
 
+    /// Most window means the change points are searched on in one sequence. PELT prunes little when
+    /// a level seldom changes, so its time grows with about the square of the windows: past this
+    /// many, consecutive windows are merged k at a time (k the fewest that fit), and the report
+    /// names the merged windows' calls.
+    calibrated_by: "report time of one-sequence runs of 10M and 100M calls (make bench-scale)";
+    pub const MAX_WINDOWS: usize = 131_072;
+
     reexported:
     /// Penalty per change point, in units of ln n (noise variance 1 after scaling).
     calibrated_by: "the unit tests `stats::changepoint::tests::null_series_stay_one_segment` and `a_two_sigma_step_over_twenty_windows_is_found_in_place`";

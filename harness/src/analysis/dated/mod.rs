@@ -32,7 +32,8 @@ pub use rows::{load_discards, load_sentinels, walk_calls};
 pub use windows::{fold_call, CallSource, Window, WindowScan};
 
 use crate::decisions::claims::INTERVAL_CONFIDENCE;
-use crate::decisions::dated::{LEVEL_Z, MACHINE_SHARE, MIN_SENTINELS, RESAMPLES, SENTINEL_STALL};
+use crate::decisions::dated::{LEVEL_Z, MACHINE_SHARE, MAX_WINDOWS, MIN_SENTINELS, RESAMPLES, SENTINEL_STALL};
+use crate::decisions::phases::WINDOW;
 
 /// A sequence of calls: one repetition of one thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -107,6 +108,9 @@ pub const UNTOLD: &str = "this run has no sentinel windows, so the machine's lev
 pub struct SequenceSegments {
     pub key: SeqKey,
     pub windows: usize,
+    /// Iterations per window the change points were searched on: WINDOW, or a multiple of it
+    /// where a long sequence's windows were merged (MAX_WINDOWS).
+    pub window_calls: u64,
     pub sentinels: usize,
     /// Mean of the base level's window means (ns).
     pub base_mean_ns: f64,
@@ -248,6 +252,7 @@ fn sequence(
     opts: &Options,
 ) -> SequenceSegments {
     let (w, last_t) = calls.windows(key, threshold);
+    let (w, window_calls) = merged(w);
     let x: Vec<f64> = w.iter().map(|w| w.mean).collect();
     let mut seg = changepoint::segment(&x, opts);
     // A sequence with no window that kept enough calls (a row whose calls were mostly discarded)
@@ -287,7 +292,35 @@ fn sequence(
             l
         })
         .collect();
-    SequenceSegments { key, windows: w.len(), sentinels: sent.len(), base_mean_ns: base_mean, segments, levels }
+    SequenceSegments {
+        key,
+        windows: w.len(),
+        window_calls,
+        sentinels: sent.len(),
+        base_mean_ns: base_mean,
+        segments,
+        levels,
+    }
+}
+
+/// The windows of a sequence, merged k at a time when there are more than MAX_WINDOWS of them,
+/// and the iterations each stands for: a merged window spans its first window's start to its last
+/// one's end, and its mean is their means' mean (each holds WINDOW iterations).
+fn merged(w: Vec<Window>) -> (Vec<Window>, u64) {
+    let k = w.len().div_ceil(MAX_WINDOWS).max(1);
+    if k == 1 {
+        return (w, WINDOW);
+    }
+    let out = w
+        .chunks(k)
+        .map(|c| Window {
+            t_ns: c[0].t_ns,
+            first: c[0].first,
+            end: c[c.len() - 1].end,
+            mean: c.iter().map(|w| w.mean).sum::<f64>() / c.len() as f64,
+        })
+        .collect();
+    (out, WINDOW * k as u64)
 }
 
 /// Each segment's side of the base. Segments whose means stand within LEVEL_Z standard errors

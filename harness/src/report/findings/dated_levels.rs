@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::analysis::dated::{Attribution, Interval, Outcome, Outside, PathLock, SegmentReport, Side};
+use crate::decisions::phases::WINDOW;
 
 /// One level of one sequence, dated by change points on the window means over `t_ns` and said
 /// the tracer's or the machine's by the sentinel windows in the same time spans (dated/mod.rs).
@@ -31,7 +32,15 @@ pub struct DatedLevel {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DatedLevels {
     pub sequences: usize,
+    /// Iterations per window the change points were searched on (the most over the sequences):
+    /// more than the usual 64 only in a sequence long enough for its windows to be merged.
+    #[serde(skip_serializing_if = "is_usual_window")]
+    pub window_calls: u64,
     pub levels: Vec<DatedLevel>,
+}
+
+fn is_usual_window(calls: &u64) -> bool {
+    *calls == WINDOW
 }
 
 impl DatedLevels {
@@ -56,7 +65,8 @@ impl DatedLevels {
                 })
             })
             .collect();
-        Some(DatedLevels { sequences: sequences.len(), levels })
+        let window_calls = sequences.iter().map(|s| s.window_calls).max().unwrap_or(WINDOW);
+        Some(DatedLevels { sequences: sequences.len(), window_calls, levels })
     }
 
     /// Whose the levels the window shapes show are, as far as the dated levels decide it: one

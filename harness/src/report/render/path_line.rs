@@ -252,7 +252,7 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
         plural(d.levels.len() as u64, "level", "levels"),
         d.levels.iter().map(|l| (l.repetition, l.thread)).collect::<std::collections::BTreeSet<_>>().len(),
         d.sequences,
-        crate::decisions::phases::WINDOW,
+        d.window_calls,
         groups.join(", ")
     );
     if let Some(l) = d.levels.iter().find_map(|l| l.lock) {

@@ -180,6 +180,7 @@ fn dated_levels_say_whose_with_the_sentinels_evidence() {
     let mut tracer = level(0, 0.30, Some((0.004, -0.02, 0.03)), Attribution::Tracer);
     tracer.lock = Some(PathLock { period: 810, lag_calls: 2, length_calls: 300, extra_ns: 150.4, segments: 5 });
     let d = DatedLevels {
+        window_calls: 64,
         sequences: 3,
         levels: vec![
             tracer,
