@@ -8,7 +8,7 @@ OUT ?= results/$(STAMP)
 # them, and a plain `cargo build` leaves the feature off so it needs neither.
 FEATURES ?= tracebench-tracers/ebpf
 
-.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate docs docs-examples sentinel-cost footprint bench-overhead survey bench-scale
+.PHONY: all setup build bench test ci-replay precision bench-gate indep compare clean mutants calibrate calibrate-real docs docs-examples sentinel-cost footprint bench-overhead survey bench-scale
 
 all: build
 
@@ -71,6 +71,11 @@ mutants:
 calibrate: build
 	$(BIN) __calibrate --runs $(or $(RUNS),56)
 	$(BIN) __calibrate --generative $(or $(COMPOSITIONS),10000) --budget-s $(or $(BUDGET_S),100)
+
+# The generative battery's compositions planted into real runs of the spin tracer on this machine
+# (docs/code-paths.md): its own noise instead of the grammar's; REAL_S seconds, one run at a time.
+calibrate-real: build
+	$(BIN) __calibrate --generative $(or $(COMPOSITIONS),10000) --real --max-calls $(or $(MAX_CALLS),100000) --budget-s $(or $(REAL_S),120)
 
 # The user guide (docs/, an mdBook) into target/book/, and actionlint on the example workflows.
 # mdbook is installed from crates.io when missing; nothing here is on `make bench`'s path.

@@ -75,6 +75,10 @@ pub enum Command {
         /// Print each generative run that made a false claim (its components and claims) on stderr.
         #[arg(long)]
         explain: bool,
+        /// Plant each composition's tracer paths into a real run (the spin tracer plays them) and
+        /// score the analysis of that run: this machine's noise instead of the grammar's.
+        #[arg(long, requires = "generative")]
+        real: bool,
     },
     /// (internal) Reads the reports of DIR... (`tracebench report` written) for sentences their own
     /// tables, findings or other sentences contradict (scripts/contradictions.sh); exit 1 on any.
@@ -275,8 +279,11 @@ fn dispatch(cli: &Cli, argv: &[String]) -> i32 {
         Command::Cell { dir } => finish(crate::runner::cell::main(dir)),
         Command::Stepper { pid, tid } => finish(crate::runner::singlestep::stepper::main(*pid, *tid)),
         Command::Contradictions { dirs } => crate::report::contradictions::main(dirs),
-        Command::Calibrate { runs, seed, generative, max_calls, budget_s, explain } => {
+        Command::Calibrate { runs, seed, generative, max_calls, budget_s, explain, real } => {
             let b = match generative {
+                Some(n) if *real => {
+                    crate::analysis::calibration_battery::planted::main(*n, *seed, *max_calls, *budget_s)
+                }
                 Some(n) => {
                     crate::analysis::calibration_battery::generative::main(*n, *seed, *max_calls, *budget_s, *explain)
                 }

@@ -6,6 +6,13 @@
 //! 1/N, independently: a memoryless path of the tracer's own, which the machine's
 //! stalls must not be mistaken for, nor it for them. They validate the harness: `spin:300` must read 300 ns above the
 //! floor, and the report must find the period P.
+//!
+//! `spin:NS+PLAN` (internal: the calibration battery's real runs) adds to call `i` the extra cost
+//! the plan file holds at `i` (its argument, the iteration number events.csv records), so a
+//! composition of the battery's grammar is planted into a real run and meets the machine's real
+//! noise. PLAN is an absolute path to a file the caller made: `TBPLAN1\0`, a little-endian u64
+//! count, then that many little-endian f32 extra costs in ns. It is read once, at parse time, and
+//! only if it is a regular file of this user's that no one else can write.
 use std::cell::Cell;
 
 use crate::clock::rdtsc;
@@ -28,6 +35,8 @@ pub struct Spin {
     slow: Option<(u64, f64, u64)>, // (period, slow ns, slow ticks)
     /// The slow path is taken at random, 1 call in `period` on average (`~`), not every period.
     memoryless: bool,
+    /// `+PLAN`: the extra ticks of each iteration (signed), indexed by the call's argument.
+    plan: Option<(String, Vec<i64>)>,
     /// The compensated fast-path ticks of each thread (for run.json).
     compensated: std::sync::Mutex<Vec<u64>>,
 }
@@ -44,6 +53,20 @@ impl Spin {
                 ))),
             }
         };
+        if let Some((f, path)) = arg.split_once('+') {
+            let fast = num(f, "NS")?;
+            let extra = read_plan(path).map_err(|why| bad(&why))?;
+            let ticks = extra.iter().map(|&e| (e as f64 * tsc_hz / 1e9).round() as i64).collect();
+            return Ok(Spin {
+                name: spec.to_string(),
+                ns: fast,
+                fast_ticks: (fast * tsc_hz / 1e9).round() as u64,
+                slow: None,
+                memoryless: false,
+                plan: Some((path.to_string(), ticks)),
+                compensated: Default::default(),
+            });
+        }
         let memoryless = arg.contains('~');
         let (fast, slow) = match arg.split_once(if memoryless { '~' } else { '@' }) {
             None => (num(arg, "NS")?, None),
@@ -71,9 +94,45 @@ impl Spin {
             fast_ticks: to_ticks(fast),
             slow,
             memoryless,
+            plan: None,
             compensated: Default::default(),
         })
     }
+}
+
+/// The magic first bytes of a plan file.
+pub const PLAN_MAGIC: &[u8; 8] = b"TBPLAN1\0";
+
+/// The extra costs (ns) of a plan file; the error says what is wrong with it.
+fn read_plan(path: &str) -> Result<Vec<f32>, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    if !path.starts_with('/') {
+        return Err(format!("the plan '{path}' must be an absolute path"));
+    }
+    // No link followed, and the file must be this user's own and writable by no one else: the
+    // costs it holds are planted as the tracer's.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| format!("cannot open the plan '{path}': {e}"))?;
+    let m = f.metadata().map_err(|e| format!("cannot stat the plan '{path}': {e}"))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !m.is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(format!("the plan '{path}' must be a regular file of this user's that no one else can write"));
+    }
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).map_err(|e| format!("cannot read the plan '{path}': {e}"))?;
+    let n = match (b.get(..8), b.get(8..16)) {
+        (Some(m), Some(n)) if m == PLAN_MAGIC => u64::from_le_bytes(n.try_into().unwrap_or_default()) as usize,
+        _ => return Err(format!("the plan '{path}' does not start with {PLAN_MAGIC:?} and a count")),
+    };
+    if n == 0 || b.len() != 16 + 4 * n {
+        return Err(format!("the plan '{path}' holds {} bytes, not 16 + 4 x {n}", b.len()));
+    }
+    Ok(b[16..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// The step of the TSC as this thread sees it, in ticks: the median of the non-zero differences
@@ -208,6 +267,10 @@ impl Tracer for Spin {
         env!("CARGO_PKG_VERSION").into()
     }
     fn config(&self) -> serde_json::Value {
+        if let Some((path, ticks)) = &self.plan {
+            return serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks, "plan": path,
+                "plan_calls": ticks.len()});
+        }
         match self.slow {
             None => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks}),
             Some((p, s, t)) if self.memoryless => serde_json::json!({"spin_ns": self.ns, "spin_ticks": self.fast_ticks,
@@ -226,8 +289,13 @@ impl Tracer for Spin {
         Ok(())
     }
     #[inline(never)]
-    fn fire(&self, _payload: u32) {
+    fn fire(&self, payload: u32) {
         let (fast, slow_ticks) = TICKS.with(|t| t.get());
+        if let Some((_, plan)) = &self.plan {
+            let extra = plan[payload as usize % plan.len()];
+            spin_ticks(fast.saturating_add_signed(extra));
+            return;
+        }
         let ticks = match self.slow {
             None => fast,
             // 1 in `period` at random: the dither's generator, multiply-high into [0, period).
@@ -254,5 +322,53 @@ impl Tracer for Spin {
     fn after_run(&self) -> serde_json::Value {
         let c = self.compensated.lock().unwrap_or_else(|e| e.into_inner());
         serde_json::json!({ "compensated_fast_ticks_per_thread": *c })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    fn plan_bytes(extra: &[f32]) -> Vec<u8> {
+        let mut b = PLAN_MAGIC.to_vec();
+        b.extend_from_slice(&(extra.len() as u64).to_le_bytes());
+        extra.iter().for_each(|e| b.extend_from_slice(&e.to_le_bytes()));
+        b
+    }
+
+    /// A plan is read only from this user's own regular file that no one else can write, never
+    /// through a link, and only whole; the spin then adds its cost to the argument's iteration.
+    #[test]
+    fn a_plan_is_read_only_from_a_private_whole_file() {
+        let d = tempfile::tempdir().unwrap();
+        let good = d.path().join("good.bin");
+        std::fs::write(&good, plan_bytes(&[0.0, 500.0, -5.0])).unwrap();
+        std::fs::set_permissions(&good, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let spec = format!("spin:100+{}", good.display());
+        let s = Spin::parse(&spec, &spec[5..], 1e9).unwrap();
+        assert_eq!(s.plan.as_ref().unwrap().1, vec![0, 500, -5]);
+        assert_eq!(s.config()["plan_calls"], 3);
+
+        let why = |arg: &str| match Spin::parse("spin", arg, 1e9) {
+            Err(TracerError::BadSpec { why, .. }) => why,
+            _ => panic!("{arg} was accepted"),
+        };
+        let open = d.path().join("open.bin");
+        std::fs::write(&open, plan_bytes(&[1.0])).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o622)).unwrap();
+        assert!(why(&format!("100+{}", open.display())).contains("no one else can write"));
+        let link = d.path().join("link.bin");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        assert!(why(&format!("100+{}", link.display())).contains("cannot open"));
+        let short = d.path().join("short.bin");
+        std::fs::write(&short, &plan_bytes(&[1.0, 2.0])[..20]).unwrap();
+        std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(why(&format!("100+{}", short.display())).contains("bytes, not 16 + 4 x"));
+        assert!(why("100+relative.bin").contains("must be an absolute path"));
+        let bad = d.path().join("bad.bin");
+        std::fs::write(&bad, b"TBPLAN0\0").unwrap();
+        std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(why(&format!("100+{}", bad.display())).contains("does not start with"));
     }
 }

@@ -52,7 +52,7 @@ fn cost_matches(e: f64, (lo, hi): (f64, f64)) -> bool {
 }
 
 /// The claims of one run, scored.
-fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) -> [u32; 7] {
+pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) -> [u32; 7] {
     let c = &run.components;
     let mut f = [0u32; 7];
     let mut uses = vec![0u32; c.len()];
@@ -139,7 +139,7 @@ fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) 
 /// Whether component `x` is named by the analysis (power): a periodic path by its exact period
 /// and phase, any other path of the tracer's by a claim at its cost. None: not a path (spreads
 /// other than a second mode, the machine's), no power counted.
-fn named(x: &Component, cp: &CodePaths, attr: &Attributions) -> Option<bool> {
+pub(super) fn named(x: &Component, cp: &CodePaths, attr: &Attributions) -> Option<bool> {
     let cost = |e: f64| x.cost_range().is_some_and(|r| cost_matches(e, r));
     let by_cost = || {
         cp.irregular.iter().enumerate().any(|(i, p)| !p.is_phase() && !attr.machine_path(i) && cost(p.delta))
@@ -163,7 +163,7 @@ fn named(x: &Component, cp: &CodePaths, attr: &Attributions) -> Option<bool> {
 }
 
 /// A component in a line (keyed positions left out).
-fn short(c: &Component) -> String {
+pub(super) fn short(c: &Component) -> String {
     match c {
         Component::Keyed { share, extra, at } => {
             format!("Keyed {{ share: {share:.4}, extra: {extra:.0}, calls: {} }}", at.len())
@@ -223,7 +223,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, s: &Score) {
+    pub(super) fn add(&mut self, s: &Score) {
         self.runs += 1;
         self.false_runs += s.any_false() as u32;
         for (k, n) in s.false_claims.iter().enumerate() {

@@ -338,3 +338,20 @@ fn tracer_cost(g: &mut Gen, c: &Component, r: usize, i: u64, n: u64, next: &mut 
         _ => 0.0,
     }
 }
+
+/// The tracer's extra cost (ns) of each of `len` calls of one sequence of `n` calls, from the
+/// components `c` alone, without the machine's doings or noise: what a real run plants through
+/// the `spin` tracer's plan (planted.rs), the machine adding its own.
+pub fn tracer_schedule(seed: u64, c: &[Component], n: u64, len: u64) -> Vec<f32> {
+    let mut g = Gen { rng: Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1) };
+    let mut next: Vec<u64> = c
+        .iter()
+        .map(|x| match x {
+            Component::DriftingPeriod { gap, .. } => g.range(0, gap.1),
+            _ => 0,
+        })
+        .collect();
+    (0..len)
+        .map(|i| c.iter().enumerate().map(|(k, x)| tracer_cost(&mut g, x, 0, i, n, &mut next[k])).sum::<f64>() as f32)
+        .collect()
+}

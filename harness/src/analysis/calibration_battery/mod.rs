@@ -21,6 +21,7 @@ use crate::stats::rng::XorShift64Star as Rng;
 pub mod generative;
 mod grammar;
 mod kinds;
+pub mod planted;
 use kinds::{generate, reference, Gen, Planted};
 pub use kinds::{Kind, NO_PATH_KINDS, NULL_KINDS, PLANTED_KINDS};
 
