@@ -298,7 +298,7 @@ fn rate_whose(t: &RateTest) -> String {
     match &t.attribution {
         Attribution::Tracer => format!("the tracer's ({seen}; p {} that the machine gives as many)", p_small(t.p_more)),
         Attribution::Machine => format!("the machine's ({seen})"),
-        Attribution::Undecided { why } => format!("whose not decided ({seen}: {why})"),
+        Attribution::Undecided { why } => format!("not decided whose ({seen}: {why})"),
     }
 }
 
