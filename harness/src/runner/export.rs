@@ -1,24 +1,151 @@
 //! Stage 5, export: what a run says about itself. run.json (the facts every later reader needs:
 //! host, clock, counters and how they were read, the tracers' configuration and per-cell counts),
-//! and the terminal's table and counter lines. The CSV files are written by `merge` through
-//! `results`.
+//! and the terminal's table and counter lines; the `--export` files of a benchmark-history
+//! service. The CSV files are written by `merge` through `results`.
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::json;
 
 use super::calibrate::Floor;
-use super::plan::{Mode, Options, Plan, Row};
-use super::supervise::CellRun;
+use super::cells::Ran;
+use super::merge::Merged;
+use super::plan::{Mode, Plan, Row};
+use super::prepare::Prepared;
+use super::probe::Probe;
+use super::singlestep;
+use super::supervise::{self, CellRun};
+use super::timings::Timings;
 use crate::clock::ClockInfo;
 use crate::counters::Availability;
-use crate::host::Host;
+use crate::error::Error;
+use crate::host::{CpuTimes, Host};
 use crate::results::rows::MergedRow;
 use crate::results::{write_json, ResultsDir, RUN_JSON};
 
+/// A run's run.json and terminal output, then its `--export` files and the detector's warning.
+pub fn export(
+    p: &Prepared,
+    probe: &Probe,
+    ran: &Ran,
+    merged: &Merged,
+    argv: &[String],
+    t: &mut Timings,
+) -> Result<(), Error> {
+    run_files(p, probe, &ran.runs, ran.rounds, merged, argv, t)?;
+    export_history(&p.plan.exports, &[(p.out.path.as_path(), None)], merged.summaries.is_empty())?;
+    warn_weak(probe);
+    t.mark("export");
+    Ok(())
+}
+
+/// run.json (`rounds`: the rounds the cells made), then the terminal's table unless `--quiet`;
+/// the cells' directory goes once run.json is written.
+pub fn run_files(
+    p: &Prepared,
+    probe: &Probe,
+    runs: &[CellRun],
+    rounds: usize,
+    merged: &Merged,
+    argv: &[String],
+    t: &mut Timings,
+) -> Result<(), Error> {
+    let m = &probe.machine;
+    let cpus = measuring_cpus(&p.plan);
+    let facts = RunFacts {
+        plan: &p.plan,
+        repeats: rounds,
+        argv,
+        run_id: &m.run_id,
+        host: &m.host,
+        cpu_busy: serde_json::to_value(m.cpu_before.busy_since(&CpuTimes::now())).unwrap_or_default(),
+        clock: &m.clock,
+        floor: &m.floor,
+        avail: &probe.avail,
+        columns: &probe.columns,
+        runs,
+        interrupted: supervise::stopped(),
+        system: crate::system::for_run(
+            m.system_since.clone(),
+            &m.clock,
+            &p.plan.cpus,
+            others_share(&m.cpu_before, cpus).map(|b| (b, cpus)),
+        ),
+        timings: {
+            t.mark("system_checks");
+            t.json()
+        },
+    };
+    let run_json = write_run_json(&p.out, &facts)?;
+    let _ = std::fs::remove_dir_all(p.cells_dir());
+    t.mark("run_json");
+    match (&merged.stepped, p.plan.quiet) {
+        (_, true) => {}
+        (Some(rows), false) => singlestep::print(&p.out.path, rows),
+        (None, false) => print(&p.out, &facts, &run_json, &merged.summaries),
+    }
+    t.mark("print");
+    Ok(())
+}
+
+/// `--export FORMAT=FILE`: the results in a benchmark-history service's format (`export`).
+pub fn export_history(
+    exports: &[crate::export::ExportSpec],
+    dirs: &[(&Path, Option<String>)],
+    nothing_measured: bool,
+) -> Result<(), Error> {
+    if exports.is_empty() {
+        return Ok(());
+    }
+    if supervise::stopped() {
+        eprintln!("tracebench: interrupted, so the --export files were not written (the rows may lack repetitions)");
+    } else if nothing_measured {
+        eprintln!("tracebench: no row was measured, so the --export files were not written");
+    } else {
+        crate::export::export_dirs(exports, dirs)?;
+    }
+    Ok(())
+}
+
+/// Says, last and on stderr (so `--quiet` does not hide it), what a weak disturbance detector
+/// could not see; run.json's `disturbance.weak` and the report's header say the same.
+pub fn warn_weak(probe: &Probe) {
+    if let Some(w) = &probe.machine.floor.weak {
+        eprintln!("tracebench: warning: {w}");
+    }
+}
+
+/// The CPUs the run's cells measure on: the plan's first as many as its most threads.
+fn measuring_cpus(plan: &Plan) -> &[usize] {
+    let most = plan.threads.iter().copied().max().unwrap_or(1).min(plan.cpus.len());
+    &plan.cpus[..most]
+}
+
+/// The share of the measuring CPUs' time since the run began that went to work other than its
+/// cells: their busy ticks (/proc/stat) less the CPU time of this process's children (the cells,
+/// each pinned to a measuring CPU). None when the ticks are too few to tell (under 0.2 s).
+fn others_share(before: &CpuTimes, cpus: &[usize]) -> Option<f64> {
+    let (busy, total) = before.ticks_since(&CpuTimes::now(), cpus);
+    // SAFETY: getrusage fills the struct it is given; sysconf reads a constant.
+    // This process's own time counts as the run's too, wherever it ran (merging, the clock).
+    let (ours, hz) = unsafe {
+        let cpu_time = |who| {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            (libc::getrusage(who, &mut ru) == 0).then(|| {
+                let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+                tv(ru.ru_utime) + tv(ru.ru_stime)
+            })
+        };
+        (cpu_time(libc::RUSAGE_CHILDREN)? + cpu_time(libc::RUSAGE_SELF)?, libc::sysconf(libc::_SC_CLK_TCK) as f64)
+    };
+    (total >= 20 && hz > 0.0).then(|| ((busy as f64 - ours * hz) / total as f64).clamp(0.0, 1.0))
+}
+
 /// Everything run.json is made of.
 pub struct RunFacts<'a> {
-    pub opts: &'a Options,
-    pub mode: Mode,
+    pub plan: &'a Plan,
+    /// The rounds run: the planned repeats, or more where `--budget` added some.
+    pub repeats: usize,
     pub argv: &'a [String],
     pub run_id: &'a str,
     pub host: &'a Host,
@@ -27,7 +154,6 @@ pub struct RunFacts<'a> {
     pub floor: &'a Floor,
     pub avail: &'a [Availability],
     pub columns: &'a [String],
-    pub plan: &'a Plan,
     pub runs: &'a [CellRun],
     pub interrupted: bool,
     /// `tracebench system show`'s checks over the run (`crate::system::for_run`).
@@ -38,26 +164,13 @@ pub struct RunFacts<'a> {
 
 /// Writes run.json; returns it.
 pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Value, crate::error::Error> {
-    let (args, mode, argv, run_id, host, cpu_busy, clock_info, floor, avail, all_counters, plan, runs, interrupted) = (
-        f.opts,
-        f.mode,
-        f.argv,
-        f.run_id,
-        f.host,
-        &f.cpu_busy,
-        f.clock,
-        f.floor,
-        f.avail,
-        f.columns,
-        f.plan,
-        f.runs,
-        f.interrupted,
-    );
+    let (argv, run_id, host, cpu_busy, clock_info, floor, avail, all_counters, plan, runs, interrupted) =
+        (f.argv, f.run_id, f.host, &f.cpu_busy, f.clock, f.floor, f.avail, f.columns, f.plan, f.runs, f.interrupted);
     let run_json = json!({
         "tracebench": { "version": env!("CARGO_PKG_VERSION"), "git_commit": env!("TRACEBENCH_GIT_COMMIT") },
         "command_line": argv.join(" "),
-        "mode": if args.kernel { "kernel" } else if mode == Mode::Scale { "scale" } else { "run" },
-        "kernel": args.kernel,
+        "mode": if plan.cell.kernel { "kernel" } else if plan.mode == Mode::Scale { "scale" } else { "run" },
+        "kernel": plan.cell.kernel,
         "run_id": run_id,
         "host": host,
         "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
@@ -76,32 +189,33 @@ pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Valu
             "stable": crate::steady_state::STABLE, "tolerance": crate::steady_state::TOLERANCE,
             "max_windows": crate::steady_state::MAX_WINDOWS,
         },
-        "iterations": args.iterations,
-        "repeats": args.repeats,
+        "iterations": plan.cell.iterations,
+        "repeats": f.repeats,
         // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
         // stepped runs never have them).
-        "sentinel_every": args.effective_sentinel_every(),
-        "reference_every": args.effective_reference_every(),
+        "sentinel_every": plan.cell.sentinel_every,
+        "reference_every": plan.cell.reference_every,
         // The harness's own cycles in the calls it measures: the sample buffer enters a new page
         // every `sample_page` kept calls. The report checks that slow calls do not gather on
         // them (docs/method.md, "The harness's footprint").
-        "harness_cycles": if args.kernel {
+        "harness_cycles": if plan.cell.kernel {
             serde_json::Value::Null
         } else {
             serde_json::json!({ "sample_page": crate::runner::timed::samples_per_page() })
         },
         "threads": plan.threads,
         "cpus": plan.cpus,
-        "payload": if args.kernel {
-            format!("{} bytes, starting with the u32 sequence number (kbench_event_{})", args.payload_size, args.payload_size)
+        "payload": if plan.cell.kernel {
+            let size = plan.cell.payload_size;
+            format!("{size} bytes, starting with the u32 sequence number (kbench_event_{size})")
         } else {
-            tracebench_tracers::payload::Payload::describe(args.payload_size)
+            tracebench_tracers::payload::Payload::describe(plan.cell.payload_size)
         },
-        "payload_bytes": args.payload_size,
+        "payload_bytes": plan.cell.payload_size,
         "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
         "interrupted": interrupted,
         "interrupted_at": if interrupted { interrupted_at(plan, runs) } else { serde_json::Value::Null },
-        "instructions": crate::runner::singlestep::run_json(args),
+        "instructions": singlestep::run_json(plan.cell.singlestep),
         "system": &f.system,
         "timings": &f.timings,
     });
