@@ -28,6 +28,7 @@ pub mod probe;
 pub mod protocol;
 pub mod reference;
 mod rounds;
+pub mod run_json;
 pub mod singlestep;
 pub mod space;
 pub mod supervise;
