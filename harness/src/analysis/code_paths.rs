@@ -108,8 +108,8 @@ pub struct PeriodicPath {
     pub followers: Vec<Follower>,
     /// The calls of each period folded from the path's own call on (pass 3), and the slower
     /// stretch they show right after it, if any (stretch.rs): the tracer's, with this path.
-    pub(crate) profile: Option<crate::analysis::periodic::stretch::Profile>,
-    pub stretch: Option<crate::analysis::periodic::stretch::Stretch>,
+    pub(crate) profile: Option<crate::analysis::stretch::Profile>,
+    pub stretch: Option<crate::analysis::stretch::Stretch>,
 }
 
 impl PeriodicPath {

@@ -24,6 +24,7 @@ pub mod periodic;
 pub mod phases;
 pub mod running;
 mod sample;
+pub mod stretch;
 mod stretch_starts;
 mod tails;
 
@@ -234,7 +235,9 @@ pub fn analyze_source(
     count_on_lattices(path, &mut a, &mut row, &seqs.ranges)?;
     for (m, cp) in scans.iter().zip(a.code_paths.iter_mut()) {
         if m.col.is_none() {
-            cp.tails = tails::of(m, &seqs, cp, if sampled { &m.sample_hist } else { &a.latency });
+            let scanned =
+                tails::Scanned { entries: &m.entries, modes: &m.modes, explained: &m.explained, seq_ids: &seqs.ids };
+            cp.tails = tails::of(&scanned, cp, if sampled { &m.sample_hist } else { &a.latency });
         }
     }
     Ok(a)

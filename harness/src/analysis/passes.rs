@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use crate::analysis::code_paths::{CounterStats, TracerAnalysis};
-use crate::analysis::periodic::stretch::Profile;
 use crate::analysis::running::{Reservoir, Running};
+use crate::analysis::stretch::Profile;
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::LogHistogram;

@@ -1,21 +1,23 @@
 //! What sets a tail: the calls above p99 and p99.9, each given to its population (a
 //! periodic path, an irregular path, a speed phase, an outlier on no path, the fast path's own
 //! spread). The report names the outliers' share by the reference windows' bands (findings).
-use super::code_paths::{CodePaths, PeriodicPath, Tail, TailClass};
-use super::{MetricScan, Sequences};
+use super::code_paths::{CodePaths, Entry, PeriodicPath, Tail, TailClass};
 use crate::decisions::tails::TAIL_QUANTILES;
-use crate::stats::hist::LogHistogram;
+use crate::stats::hist::{LogHistogram, Mode};
+
+/// What the tails read of a latency scan after pass 3: its kept calls (by sequence, then
+/// iteration), its modes, which of the calls an irregular path explains, and the sample's
+/// sequences in order.
+pub(super) struct Scanned<'a> {
+    pub entries: &'a [Entry],
+    pub modes: &'a [Mode],
+    pub explained: &'a [bool],
+    pub seq_ids: &'a [u64],
+}
 
 /// The calls above quantile `q` of the latency (above the upper edge of its histogram bin), each
 /// with its population; None when no call lies above it.
-fn tail(
-    m: &MetricScan,
-    seqs: &Sequences,
-    cp: &CodePaths,
-    explained: &[bool],
-    h: &LogHistogram,
-    q: f64,
-) -> Option<Tail> {
+fn tail(m: &Scanned, cp: &CodePaths, h: &LogHistogram, q: f64) -> Option<Tail> {
     let b = LogHistogram::bin_of(h.quantile(q))?;
     let above = LogHistogram::bin_lo(b + 1);
     let total: u64 = h.bins()[b + 1..].iter().sum();
@@ -40,7 +42,7 @@ fn tail(
             })
         })
     };
-    for id in seqs.ids.iter() {
+    for id in m.seq_ids.iter() {
         let lo = m.entries.partition_point(|e| e.seq < *id);
         let hi = m.entries.partition_point(|e| e.seq <= *id);
         for (j, e) in m.entries[lo..hi].iter().enumerate() {
@@ -55,7 +57,7 @@ fn tail(
                 TailClass::OnPeriod(i)
             } else if e.mode.is_some_and(|k| m.modes[k].count > 0 && cp.phases.iter().any(|ph| ph.mode == m.modes[k])) {
                 TailClass::Phase
-            } else if let Some(i) = explained[lo + j].then(|| irregular_of(v)).flatten() {
+            } else if let Some(i) = m.explained[lo + j].then(|| irregular_of(v)).flatten() {
                 TailClass::Irregular(i)
             } else if v > cp.threshold {
                 TailClass::Outlier
@@ -78,6 +80,6 @@ pub(crate) fn follower_cut(base: f64, f: &crate::analysis::code_paths::Follower)
 }
 
 /// The tails of the latency's code paths, after pass 3 (its paths are the ones that stay).
-pub(super) fn of(m: &MetricScan, seqs: &Sequences, cp: &CodePaths, h: &LogHistogram) -> Vec<Tail> {
-    TAIL_QUANTILES.iter().filter_map(|&q| tail(m, seqs, cp, &m.explained, h, q)).collect()
+pub(super) fn of(m: &Scanned, cp: &CodePaths, h: &LogHistogram) -> Vec<Tail> {
+    TAIL_QUANTILES.iter().filter_map(|&q| tail(m, cp, h, q)).collect()
 }

@@ -1,117 +1,90 @@
-//! Stage 5, export: what a run says about itself. run.json (the facts every later reader needs:
-//! host, clock, counters and how they were read, the tracers' configuration and per-cell counts),
-//! and the terminal's table and counter lines. The CSV files are written by `merge` through
-//! `results`.
+//! Stage 5, export: what a run says about itself. run.json (run_json.rs), the terminal's table
+//! and counter lines, and the `--export` files of a benchmark-history service. The CSV files are
+//! written by `merge` through `results`.
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use serde_json::json;
-
-use super::calibrate::Floor;
-use super::plan::{Mode, Options, Plan, Row};
-use super::supervise::CellRun;
-use crate::clock::ClockInfo;
-use crate::counters::Availability;
-use crate::host::Host;
+use super::cells::Ran;
+use super::merge::Merged;
+use super::plan::Plan;
+use super::prepare::Prepared;
+use super::probe::Probe;
+use super::supervise::{self, CellRun};
+use super::timings::Timings;
+use super::{run_json, singlestep};
+use crate::error::Error;
 use crate::results::rows::MergedRow;
-use crate::results::{write_json, ResultsDir, RUN_JSON};
 
-/// Everything run.json is made of.
-pub struct RunFacts<'a> {
-    pub opts: &'a Options,
-    pub mode: Mode,
-    pub argv: &'a [String],
-    pub run_id: &'a str,
-    pub host: &'a Host,
-    pub cpu_busy: serde_json::Value,
-    pub clock: &'a ClockInfo,
-    pub floor: &'a Floor,
-    pub avail: &'a [Availability],
-    pub columns: &'a [String],
-    pub plan: &'a Plan,
-    pub runs: &'a [CellRun],
-    pub interrupted: bool,
-    /// `tracebench system show`'s checks over the run (`crate::system::for_run`).
-    pub system: serde_json::Value,
-    /// Seconds per phase up to writing run.json (`runner::timings`).
-    pub timings: serde_json::Value,
+/// A run's run.json and terminal output, then its `--export` files and the detector's warning.
+pub fn export(
+    p: &Prepared,
+    probe: &Probe,
+    ran: &Ran,
+    merged: &Merged,
+    argv: &[String],
+    t: &mut Timings,
+) -> Result<(), Error> {
+    run_files(p, probe, &ran.runs, ran.rounds, merged, argv, t)?;
+    export_history(&p.plan.exports, &[(p.out.path.as_path(), None)], merged.summaries.is_empty())?;
+    warn_weak(probe);
+    t.mark("export");
+    Ok(())
 }
 
-/// Writes run.json; returns it.
-pub fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Value, crate::error::Error> {
-    let (args, mode, argv, run_id, host, cpu_busy, clock_info, floor, avail, all_counters, plan, runs, interrupted) = (
-        f.opts,
-        f.mode,
-        f.argv,
-        f.run_id,
-        f.host,
-        &f.cpu_busy,
-        f.clock,
-        f.floor,
-        f.avail,
-        f.columns,
-        f.plan,
-        f.runs,
-        f.interrupted,
-    );
-    let run_json = json!({
-        "tracebench": { "version": env!("CARGO_PKG_VERSION"), "git_commit": env!("TRACEBENCH_GIT_COMMIT") },
-        "command_line": argv.join(" "),
-        "mode": if args.kernel { "kernel" } else if mode == Mode::Scale { "scale" } else { "run" },
-        "kernel": args.kernel,
-        "run_id": run_id,
-        "host": host,
-        "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
-                  "cpu_busy_during_run": cpu_busy },
-        // `stable`: the clock ticks at one rate all run long (CLOCK_MONOTONIC_RAW, or an invariant
-        // TSC); a TSC that follows the CPU's frequency makes timings incomparable across runs.
-        "clock": { "info": clock_info, "floor": floor,
-                   "stable": clock_info.kind == crate::clock::ClockKind::Monotonic || clock_info.invariant_tsc },
-        "counters": { "sets": avail, "columns": all_counters,
-                      "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
-                      "per_counter": counters_json(avail, runs) },
-        "disturbance": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.detector.clone())),
-        "steady_state": {
-            "criterion": "buffer wrapped once (max(buffer_events+1, min_calls) untimed calls), then the last `stable` windows of `window` undisturbed calls agree within max(tolerance x median, 1.5 x clock resolution) in median and 10%-trimmed mean; bounded by max_windows",
-            "min_calls": crate::steady_state::MIN_CALLS, "window": crate::steady_state::WINDOW,
-            "stable": crate::steady_state::STABLE, "tolerance": crate::steady_state::TOLERANCE,
-            "max_windows": crate::steady_state::MAX_WINDOWS,
-        },
-        "iterations": args.iterations,
-        "repeats": args.repeats,
-        // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
-        // stepped runs never have them).
-        "sentinel_every": args.effective_sentinel_every(),
-        "reference_every": args.effective_reference_every(),
-        // The harness's own cycles in the calls it measures: the sample buffer enters a new page
-        // every `sample_page` kept calls. The report checks that slow calls do not gather on
-        // them (docs/method.md, "The harness's footprint").
-        "harness_cycles": if args.kernel {
-            serde_json::Value::Null
-        } else {
-            serde_json::json!({ "sample_page": crate::runner::timed::samples_per_page() })
-        },
-        "threads": plan.threads,
-        "cpus": plan.cpus,
-        "payload": if args.kernel {
-            format!("{} bytes, starting with the u32 sequence number (kbench_event_{})", args.payload_size, args.payload_size)
-        } else {
-            tracebench_tracers::payload::Payload::describe(args.payload_size)
-        },
-        "payload_bytes": args.payload_size,
-        "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
-        "interrupted": interrupted,
-        "interrupted_at": if interrupted { interrupted_at(plan, runs) } else { serde_json::Value::Null },
-        "instructions": crate::runner::singlestep::run_json(args),
-        "system": &f.system,
-        "timings": &f.timings,
-    });
-    write_json(out.file(RUN_JSON), &run_json)?;
-    Ok(run_json)
+/// run.json (`rounds`: the rounds the cells made), then the terminal's table unless `--quiet`;
+/// the cells' directory goes once run.json is written.
+pub fn run_files(
+    p: &Prepared,
+    probe: &Probe,
+    runs: &[CellRun],
+    rounds: usize,
+    merged: &Merged,
+    argv: &[String],
+    t: &mut Timings,
+) -> Result<(), Error> {
+    let run_json = run_json::write(p, probe, runs, rounds, argv, t)?;
+    let _ = std::fs::remove_dir_all(p.cells_dir());
+    t.mark("run_json");
+    match (&merged.stepped, p.plan.quiet) {
+        (_, true) => {}
+        (Some(rows), false) => singlestep::print(&p.out.path, rows),
+        (None, false) => print(p, probe, runs, &run_json, &merged.summaries),
+    }
+    t.mark("print");
+    Ok(())
+}
+
+/// `--export FORMAT=FILE`: the results in a benchmark-history service's format (`export`).
+pub fn export_history(
+    exports: &[crate::export::ExportSpec],
+    dirs: &[(&Path, Option<String>)],
+    nothing_measured: bool,
+) -> Result<(), Error> {
+    if exports.is_empty() {
+        return Ok(());
+    }
+    if supervise::stopped() {
+        eprintln!("tracebench: interrupted, so the --export files were not written (the rows may lack repetitions)");
+    } else if nothing_measured {
+        eprintln!("tracebench: no row was measured, so the --export files were not written");
+    } else {
+        crate::export::export_dirs(exports, dirs)?;
+    }
+    Ok(())
+}
+
+/// Says, last and on stderr (so `--quiet` does not hide it), what a weak disturbance detector
+/// could not see; run.json's `disturbance.weak` and the report's header say the same.
+pub fn warn_weak(probe: &Probe) {
+    if let Some(w) = &probe.machine.floor.weak {
+        eprintln!("tracebench: warning: {w}");
+    }
 }
 
 /// The terminal's table and counter lines.
-pub fn print(out: &ResultsDir, f: &RunFacts, run_json: &serde_json::Value, summaries: &[MergedRow]) {
-    crate::output::print_table(&out.path, f.clock, f.floor, summaries, &runs_reasons(f.plan, f.runs));
+fn print(p: &Prepared, probe: &Probe, runs: &[CellRun], run_json: &serde_json::Value, summaries: &[MergedRow]) {
+    let m = &probe.machine;
+    crate::output::print_table(&p.out.path, &m.clock, &m.floor, summaries, &runs_reasons(&p.plan, runs));
     for line in counter_lines(&run_json["counters"]["per_counter"]) {
         println!("{line}");
     }
@@ -121,22 +94,6 @@ pub fn print(out: &ResultsDir, f: &RunFacts, run_json: &serde_json::Value, summa
     if let Some(line) = crate::results::interrupted_line(run_json) {
         println!("{line}");
     }
-}
-
-/// Per thread count, the kept calls in which the thread slept inside the tracer (a voluntary
-/// context switch: the tracer's cost, kept) and their mean latency.
-fn blocked_json(cells: &[&CellRun]) -> serde_json::Value {
-    let mut by: BTreeMap<usize, (u64, f64)> = BTreeMap::new();
-    for c in cells {
-        let e = by.entry(c.spec.threads).or_default();
-        for t in c.result.iter().flat_map(|r| &r.threads) {
-            e.0 += t.blocked;
-            e.1 += t.blocked_ns;
-        }
-    }
-    by.into_iter()
-        .map(|(threads, (n, ns))| json!({ "threads": threads, "calls": n, "mean_ns": (n > 0).then(|| ns / n as f64) }))
-        .collect()
 }
 
 /// "printf at 2 threads: 66 calls blocked inside the tracer, mean 21.5 µs, kept", per row that has any.
@@ -154,83 +111,6 @@ pub fn blocked_lines(rows: &[MergedRow]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Which cell the stop came in (the first one it stopped), or the last one run before it.
-fn interrupted_at(plan: &Plan, runs: &[CellRun]) -> serde_json::Value {
-    let stopped = runs.iter().find(|c| c.result.as_ref().is_some_and(|r| r.stopped));
-    let Some(c) = stopped.or(runs.last()) else {
-        return json!({ "cells_run": 0, "in_cell": null });
-    };
-    json!({
-        "cells_run": runs.len(),
-        "in_cell": stopped.is_some(),
-        "tracer": plan.rows[c.row].name,
-        "threads": c.spec.threads,
-        "repetition": c.spec.repetition,
-        "counter_set": c.spec.counter_set,
-    })
-}
-
-fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
-    let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri).collect();
-    let first = mine.iter().find_map(|c| c.result.as_ref());
-    json!({
-        "name": r.name, "spec": r.spec, "dir": r.dir,
-        "version": first.map(|x| x.tracer_version.clone()),
-        "config": first.map(|x| x.tracer_config.clone()),
-        "buffer_events": first.map(|x| x.buffer_events),
-        "blocked": blocked_json(&mine),
-        "cells": mine.iter().map(|c| json!({
-            "repetition": c.spec.repetition, "counter_set": c.spec.counter_set, "threads": c.spec.threads,
-            "cpus": c.spec.cpus, "seconds": c.seconds, "error": c.error,
-            "after_run": c.result.as_ref().map(|x| x.after_run.clone()),
-            "stopped": c.result.as_ref().map(|x| x.stopped),
-            "warnings": c.result.as_ref().map(|x| x.warnings.clone()),
-            "per_thread": c.result.as_ref().map(|x| x.threads.iter().map(|t| json!({
-                "thread": t.thread, "cpu": t.cpu, "kept": t.kept, "discarded": t.discarded, "reasons": t.reasons,
-                "blocked": t.blocked,
-                "sentinels": t.sentinels, "sentinels_dropped": t.sentinels_dropped,
-                "sentinels_unstored": t.sentinels_unstored,
-                "blocked_mean_ns": (t.blocked > 0).then(|| t.blocked_ns / t.blocked as f64),
-                "warmup_calls": t.warmup_calls, "wrap_calls": t.wrap_calls, "steady": t.steady,
-                "drift_windows": t.windows, "discard_rows_dropped": t.discard_rows_dropped,
-            })).collect::<Vec<_>>()),
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// Per counter actually read: how (rdpmc or read()), the lowest fraction of the time it was on
-/// the PMU (time_running / time_enabled) over every measuring thread, and how many samples were
-/// discarded because it was not counting (survey Table 2: a counter that did not run is not 0).
-fn counters_json(avail: &[Availability], runs: &[CellRun]) -> Vec<serde_json::Value> {
-    let mut out = Vec::new();
-    for (si, a) in avail.iter().enumerate() {
-        for (k, name) in a.available.iter().enumerate() {
-            let mut methods: Vec<String> = Vec::new();
-            let mut min_fraction: Option<f64> = None;
-            let mut not_running = 0u64;
-            for r in runs.iter().filter(|r| r.spec.counter_set == si + 1) {
-                let Some(res) = &r.result else { continue };
-                if !methods.contains(&res.counter_read) {
-                    methods.push(res.counter_read.clone());
-                }
-                for t in &res.threads {
-                    not_running += t.counter_not_running.get(k).copied().unwrap_or(0);
-                    if let Some(f) = t.counter_scheduled_fraction {
-                        min_fraction = Some(min_fraction.map_or(f, |m: f64| m.min(f)));
-                    }
-                }
-            }
-            out.push(json!({
-                "name": name, "set": si + 1, "read": methods.join(","),
-                "scheduled_fraction_min": min_fraction,
-                "ran_whole_time": min_fraction.map(|f| f >= 0.9999),
-                "samples_discarded_not_running": not_running,
-            }));
-        }
-    }
-    out
 }
 
 /// One line per counter read: how, whether it counted the whole time, and its discards.

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use tracebench_tracers::registry;
 
-use super::protocol::{CellSpec, TracerOpts};
-use crate::clock::{ClockInfo, ClockKind};
-use crate::counters::{self, Availability};
+use super::protocol::TracerOpts;
+use crate::clock::ClockKind;
+use crate::counters;
 use crate::error::Error;
 use crate::host;
 use crate::results;
@@ -110,6 +110,17 @@ pub struct Plan {
     /// How the cells are run: no progress bar (`--quiet`), and how long one may take.
     pub quiet: bool,
     pub timeout: std::time::Duration,
+    /// `run` or `scale`: the default thread counts, and run.json's `mode`.
+    pub mode: Mode,
+    /// The planned rounds (every row, set and thread count once each).
+    pub repeats: usize,
+    /// `--budget`: rounds are added after the planned ones until every pair of rows is decided,
+    /// or this much wall time has passed since the run began (runner/rounds.rs).
+    pub budget: Option<std::time::Duration>,
+    /// `--timings`: the seconds per phase on stderr at the end.
+    pub timings: bool,
+    /// `--export FORMAT=FILE`, parsed: a bad one is a usage error before anything runs.
+    pub exports: Vec<crate::export::ExportSpec>,
 }
 
 /// The options every cell of a run measures with, read from `Options` once, by `plan`.
@@ -276,7 +287,22 @@ pub fn plan(args: &Options, mode: Mode) -> Result<Plan, Error> {
         reference_every: args.effective_reference_every(),
     };
     let (quiet, timeout) = (args.quiet, std::time::Duration::from_secs(args.timeout));
-    Ok(Plan { rows, threads, cpus, sets, out, cell, quiet, timeout })
+    let exports = crate::export::parse_specs(&args.export)?;
+    Ok(Plan {
+        rows,
+        threads,
+        cpus,
+        sets,
+        out,
+        cell,
+        quiet,
+        timeout,
+        mode,
+        repeats: args.repeats,
+        budget: args.budget,
+        timings: args.timings,
+        exports,
+    })
 }
 
 /// Every tracer option against what each row's backend accepts here (LTTng's sub-buffer geometry,
@@ -309,78 +335,6 @@ fn validate_tracer_options(args: &Options, specs: &[String]) -> Result<(), Error
         registry::validate_options(s, &copts)?;
     }
     Ok(())
-}
-
-impl Plan {
-    /// The cells of rounds `reps` (a round: every row, set and thread count once), numbered
-    /// from `first_id` (each cell's directory is its number): the planned rounds, and the rounds
-    /// `--budget` adds after them (runner/rounds.rs). Repetitions are outermost, so repeats
-    /// interleave across tracers and bursts of noise hit every tracer alike instead of one.
-    /// `avail[set]` are the counters of each set that can be read here; `columns` is the union,
-    /// the events.csv columns every cell writes.
-    #[allow(clippy::too_many_arguments)]
-    pub fn round_cells(
-        &self,
-        reps: std::ops::Range<usize>,
-        first_id: usize,
-        avail: &[Availability],
-        columns: &[String],
-        clock: &ClockInfo,
-        run_id: &str,
-        cells_dir: &std::path::Path,
-    ) -> Vec<(usize, CellSpec)> {
-        let mut cells: Vec<(usize, CellSpec)> = Vec::new();
-        for rep in reps {
-            for (si, _) in self.sets.iter().enumerate() {
-                for (ri, r) in self.rows.iter().enumerate() {
-                    for &t in &self.threads {
-                        let id = first_id + cells.len();
-                        cells.push((
-                            ri,
-                            CellSpec {
-                                id,
-                                spec: r.spec.clone(),
-                                label: r.name.clone(),
-                                threads: t,
-                                cpus: self.cpus[..t].to_vec(),
-                                iterations: self.cell.iterations,
-                                counters: avail[si].available.clone(),
-                                columns: columns.to_vec(),
-                                counter_set: si + 1,
-                                repetition: rep,
-                                clock: self.cell.clock,
-                                tsc_hz: clock.tsc_hz,
-                                resolution_ns: clock.resolution_ns,
-                                opts: self.cell.tracer.clone(),
-                                run_id: run_id.to_string(),
-                                dir: cells_dir.join(format!("{id:04}")),
-                                kernel: self.cell.kernel,
-                                payload_size: Some(self.cell.payload_size),
-                                singlestep: self.cell.singlestep,
-                                sentinel_every: self.cell.sentinel_every,
-                                reference_every: self.cell.reference_every,
-                            },
-                        ));
-                    }
-                }
-            }
-        }
-        cells
-    }
-}
-
-/// The union of the available counters of every set, in first-seen order: the counter columns
-/// of events.csv and summary.csv.
-pub fn counter_columns(avail: &[Availability]) -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
-    for a in avail {
-        for c in &a.available {
-            if !all.contains(c) {
-                all.push(c.clone());
-            }
-        }
-    }
-    all
 }
 
 /// Refuses what cannot be stepped, before anything runs (exit 2).

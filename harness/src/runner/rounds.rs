@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::plan::Plan;
 use super::supervise::{self, CellRun};
-use super::{run_cells, Prepared, Shared};
 use crate::error::Error;
 use crate::results::{rows, EVENTS_CSV};
 use crate::stats::compare::{compare, looks, Comparison, Outcome, ALPHA, MARGIN};
@@ -25,33 +25,35 @@ struct Open {
 }
 
 /// Adds rounds to `runs` until every pair of rows is decided or `budget` has passed since
-/// `began`; sets the run's repeats to the rounds it made.
+/// `began`; returns the rounds made. `run_rounds(reps, first_id)` runs the cells of rounds
+/// `reps`, numbered from `first_id`; `columns` are the counter columns of the cells' events.
 pub(super) fn add_until_decided(
-    p: &mut Prepared,
+    plan: &Plan,
+    columns: &[String],
     runs: &mut Vec<CellRun>,
-    shared: &Shared,
     budget: Duration,
     began: Instant,
-) -> Result<(), Error> {
-    let per_round = runs.len() / p.opts.repeats.max(1);
-    let mut rounds = p.opts.repeats;
+    run_rounds: impl Fn(std::ops::Range<usize>, usize) -> Result<Vec<CellRun>, Error>,
+) -> Result<usize, Error> {
+    let per_round = runs.len() / plan.repeats.max(1);
+    let mut rounds = plan.repeats;
     let mut means: HashMap<usize, Option<f64>> = HashMap::new();
     loop {
-        let open = open_pairs(p, runs, &mut means)?;
+        let open = open_pairs(plan, columns, runs, &mut means)?;
         if open.is_empty() {
-            if !p.opts.quiet {
+            if !plan.quiet {
                 eprintln!("tracebench: every pair of rows is decided after {rounds} rounds");
             }
             break;
         }
         let next = looks().find(|&n| n > rounds).unwrap_or(rounds + 1);
-        if !p.opts.quiet {
+        if !plan.quiet {
             let names: Vec<String> = open
                 .iter()
                 .take(6)
                 .map(|o| {
                     let about = o.c.rounds_needed.map_or(String::new(), |n| format!(" (about {n} rounds)"));
-                    format!("{}/{}{about}", p.plan.rows[o.a].name, p.plan.rows[o.b].name)
+                    format!("{}/{}{about}", plan.rows[o.a].name, plan.rows[o.b].name)
                 })
                 .collect();
             let more = open.len().saturating_sub(6);
@@ -70,22 +72,13 @@ pub(super) fn add_until_decided(
             if supervise::stopped() || began.elapsed().as_secs_f64() + round_time > budget.as_secs_f64() {
                 break;
             }
-            let cells = p.plan.round_cells(
-                rounds..rounds + 1,
-                rounds * per_round,
-                &p.avail,
-                &p.columns,
-                &shared.clock,
-                &shared.run_id,
-                &p.out.path.join(".cells"),
-            );
-            runs.extend(run_cells(cells, &p.plan)?);
+            runs.extend(run_rounds(rounds..rounds + 1, rounds * per_round)?);
             rounds += 1;
             added = true;
         }
         if rounds < next {
-            if !p.opts.quiet {
-                let left = open_pairs(p, runs, &mut means)?.len();
+            if !plan.quiet {
+                let left = open_pairs(plan, columns, runs, &mut means)?.len();
                 eprintln!("tracebench: the --budget is spent after {rounds} rounds; {left} pair(s) not decided");
             }
             break;
@@ -94,16 +87,20 @@ pub(super) fn add_until_decided(
             break;
         }
     }
-    p.opts.repeats = rounds;
-    Ok(())
+    Ok(rounds)
 }
 
 /// The pairs of rows the comparison leaves undecided, from
 /// each round's mean at the fewest threads (cached by cell: a cell's events do not change).
-fn open_pairs(p: &Prepared, runs: &[CellRun], cache: &mut HashMap<usize, Option<f64>>) -> Result<Vec<Open>, Error> {
-    let threads = p.plan.threads.first().copied().unwrap_or(1);
-    let rounds = p.opts.repeats.max(runs.iter().map(|c| c.spec.repetition + 1).max().unwrap_or(0));
-    let mut per_row: Vec<Vec<f64>> = vec![Vec::new(); p.plan.rows.len()];
+fn open_pairs(
+    plan: &Plan,
+    columns: &[String],
+    runs: &[CellRun],
+    cache: &mut HashMap<usize, Option<f64>>,
+) -> Result<Vec<Open>, Error> {
+    let threads = plan.threads.first().copied().unwrap_or(1);
+    let rounds = plan.repeats.max(runs.iter().map(|c| c.spec.repetition + 1).max().unwrap_or(0));
+    let mut per_row: Vec<Vec<f64>> = vec![Vec::new(); plan.rows.len()];
     for (ri, row) in per_row.iter_mut().enumerate() {
         for rep in 0..rounds {
             let (mut sum, mut n) = (0.0, 0usize);
@@ -115,7 +112,7 @@ fn open_pairs(p: &Prepared, runs: &[CellRun], cache: &mut HashMap<usize, Option<
                     Some(m) => *m,
                     None => {
                         let (mut s, mut k) = (0.0, 0usize);
-                        rows::for_each_event(&c.spec.dir.join(EVENTS_CSV), &p.columns, |lat, _| {
+                        rows::for_each_event(&c.spec.dir.join(EVENTS_CSV), columns, |lat, _| {
                             s += lat;
                             k += 1;
                         })?;
@@ -135,7 +132,7 @@ fn open_pairs(p: &Prepared, runs: &[CellRun], cache: &mut HashMap<usize, Option<
         }
     }
     // Every pair of rows, the floor's too: the survey's orderings compare `none` with the others.
-    let is_floor = |ri: usize| p.plan.rows[ri].spec == "none";
+    let is_floor = |ri: usize| plan.rows[ri].spec == "none";
     let floor = (0..per_row.len()).find(|&ri| is_floor(ri)).map(|ri| per_row[ri].clone());
     let measured: Vec<usize> = (0..per_row.len()).filter(|&ri| !per_row[ri].is_empty()).collect();
     let mut open = Vec::new();

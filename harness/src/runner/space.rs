@@ -140,6 +140,11 @@ mod tests {
             },
             quiet: true,
             timeout: std::time::Duration::from_secs(300),
+            mode: crate::runner::plan::Mode::Run,
+            repeats: 1,
+            budget: None,
+            timings: false,
+            exports: Vec::new(),
         }
     }
 

@@ -9,9 +9,13 @@ use std::path::{Path, PathBuf};
 
 use tracebench_tracers::registry;
 
+use super::cells::{exit_code, parent_guards, round_cells, run_cells};
+use super::export::{export_history, run_files, warn_weak};
+use super::merge::merge_run;
 use super::plan::Options;
-use super::{exit_code, warn_weak, Mode, Shared};
-use super::{export_history, finish, parent_guards, plan, prepare, probe_counters, protocol, run_cells, supervise};
+use super::prepare::results_dir;
+use super::probe::{probe_counters, Machine, Probe};
+use super::{plan, protocol, supervise, Mode};
 use crate::error::Error;
 use crate::results::rows::MergedRow;
 use crate::results::sweep_steps::{judge_sweep, SweepKey};
@@ -43,10 +47,10 @@ fn usage(s: String) -> Error {
 }
 
 /// The disk check over every value's run: they all exist at once until the sweep ends.
-fn check_space(root: &Path, plans: &[(Options, plan::Plan)], counters: usize) -> Result<(), Error> {
+fn check_space(root: &Path, plans: &[plan::Plan], counters: usize) -> Result<(), Error> {
     let total = plans
         .iter()
-        .map(|(o, p)| super::space::estimate(p, o.iterations, o.repeats, counters, o.effective_sentinel_every()))
+        .map(|p| super::space::estimate(p, p.cell.iterations, p.repeats, counters, p.cell.sentinel_every))
         .reduce(|a, b| super::space::Estimate {
             rows: a.rows + b.rows,
             row_bytes: a.row_bytes.max(b.row_bytes),
@@ -86,26 +90,27 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
             Error::Tracer(e) => Error::Usage(format!("--vary {}={typed}: {e}", vary.knob)),
             other => other,
         })?;
-        plans.push((o, p));
+        plans.push(p);
     }
     tracebench_tracers::registry::reap_leftovers();
     // The sweep's phases (`--timings`), shared by the run.json of each of its values.
     let mut t = super::timings::Timings::start();
-    let shared = Shared::measure(opts, plans[0].1.cpus[0], &mut t)?;
+    let machine = Machine::measure(&plans[0], &mut t)?;
     // Every value reads the same counter sets: probed and reported once.
-    let avail = probe_counters(&plans[0].1.sets)?;
-    check_space(&root, &plans, super::plan::counter_columns(&avail).len())?;
+    let (avail, columns) = probe_counters(&plans[0].sets)?;
+    let probe = Probe { machine, avail, columns };
+    check_space(&root, &plans, probe.columns.len())?;
     ResultsDir::create(&root)?;
     let mut prepared = Vec::new();
-    for (o, p) in plans {
-        prepared.push(prepare(o, Mode::Run, p, avail.clone(), &shared)?);
+    for p in plans {
+        prepared.push(results_dir(p)?);
     }
     supervise::install_handlers();
-    let guards = parent_guards(&prepared[0].plan, shared.clock.tsc_hz, &shared.run_id)?;
+    let guards = parent_guards(&prepared[0].plan, &probe)?;
     // Interleave: repetition r of every value before repetition r+1 of any.
     let mut order: Vec<(usize, usize, protocol::CellSpec)> = Vec::new();
-    for (vi, p) in prepared.iter_mut().enumerate() {
-        for (ri, c) in std::mem::take(&mut p.cells) {
+    for (vi, p) in prepared.iter().enumerate() {
+        for (ri, c) in round_cells(&p.plan, 0..p.plan.repeats, 0, &probe, &p.cells_dir()) {
             order.push((vi, ri, c));
         }
     }
@@ -122,8 +127,9 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     drop(guards);
     let mut rows = Vec::new();
     for (vi, p) in prepared.iter().enumerate() {
-        let summaries = finish(p, &runs[vi], &shared, argv, &mut t)?;
-        rows.push((vi, summaries));
+        let merged = merge_run(p, &probe.columns, &runs[vi], &mut t)?;
+        run_files(p, &probe, &runs[vi], p.plan.repeats, &merged, argv, &mut t)?;
+        rows.push((vi, merged.summaries));
     }
     let mut csv_rows: Vec<SweepRow> = Vec::new();
     for (vi, sums) in &rows {
@@ -160,7 +166,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         );
     }
     let all: Vec<supervise::CellRun> = runs.into_iter().flatten().collect();
-    warn_weak(&shared);
+    warn_weak(&probe);
     exit_code(&all, &root)
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{DatedSegment, Side};
-use crate::analysis::periodic::stretch::Profile;
+use crate::analysis::stretch::Profile;
 use crate::decisions::dated::{LOCKED_SHARE, MIN_SEGMENTS};
 use crate::decisions::phases::WINDOW;
 

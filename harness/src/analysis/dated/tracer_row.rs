@@ -14,7 +14,7 @@ use crate::analysis::dated::{
     self, fold_call, load_discards, load_sentinels, walk_calls, Attribution, Call, CallSource, LocatedPath, Outcome,
     Outside, SegmentInput, SegmentReport, SeqKey, SequenceSegments, Side, Window, WindowScan,
 };
-use crate::analysis::periodic::stretch::Profile;
+use crate::analysis::stretch::Profile;
 use crate::decisions::claims::ALPHA;
 use crate::decisions::dated::{MIN_ON_RESIDUE, NEIGHBOUR_RATIO};
 use crate::results::read::ReadError;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{Call, SeqKey};
-use crate::analysis::periodic::stretch::Profile;
+use crate::analysis::stretch::Profile;
 // Iterations per window, and the share of them kept for a window to have a mean: the speed
 // phases' windows (64 calls average out the clock's 10 ns steps), so a level and a phase are
 // seen through the same windows.

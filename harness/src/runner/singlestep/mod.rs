@@ -51,7 +51,7 @@ use crate::error::Error;
 use crate::results::profile::{Profile, PROFILE_JSON};
 use crate::results::rows::{self, DiscardsWriter, EventsWriter, StepRow, StepSummaryRow};
 use crate::results::{write_json, ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
-use crate::runner::plan::{Options, Plan};
+use crate::runner::plan::Plan;
 use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
@@ -68,9 +68,9 @@ pub const MAGIC_DONE: u64 = 0x656e_6f64_6563_7274;
 /// trip, so 2,000 calls of a 1,000-instruction tracer take about a minute.
 pub const DEFAULT_ITERATIONS: usize = 2000;
 
-/// The `instructions` object of run.json.
-pub fn run_json(opts: &Options) -> serde_json::Value {
-    if !opts.singlestep {
+/// The `instructions` object of run.json (null unless the run was stepped).
+pub fn run_json(stepped: bool) -> serde_json::Value {
+    if !stepped {
         return serde_json::Value::Null;
     }
     serde_json::json!({
@@ -344,7 +344,7 @@ struct Acc {
     discarded: u64,
 }
 
-impl crate::runner::merge::Group for Acc {
+impl crate::runner::concat::Group for Acc {
     type Row = StepSummaryRow;
     fn discarded(&mut self) -> &mut u64 {
         &mut self.discarded
@@ -390,7 +390,7 @@ pub fn mode_of(sorted: &[u64]) -> (u64, f64) {
 /// Stage 4 for a stepped run: events.csv and discarded.csv per tracer, summary.csv and
 /// repetitions.csv with the stepped columns (`results::columns::STEPPED_SUMMARY_STATS`).
 pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Error> {
-    let (summary_rows, rep_rows) = crate::runner::merge::concatenate(
+    let (summary_rows, rep_rows) = crate::runner::concat::concatenate(
         out,
         plan,
         runs,
