@@ -138,32 +138,43 @@ struct Scratch {
     keys: Vec<u64>,
 }
 
+/// `a % d` for `a` and `d` below 2^32, given `m = u64::MAX / d + 1` (Lemire, Kaser & Kurz 2019,
+/// "Faster remainder by direct computation": exact for every such `a` and `d`).
+pub(crate) fn fast_rem(a: u64, d: u64, m: u64) -> u64 {
+    ((m.wrapping_mul(a) as u128 * d as u128) >> 64) as u64
+}
+
 /// Tables are used up to this size; above, values are counted by sorting.
 const TABLE_MAX: u64 = 1 << 22;
 
 impl Scratch {
     /// The most frequent residue of calls modulo a period (the smallest among equals), one
-    /// division per call.
+    /// multiply per call where iterations and period fit in 32 bits (Lemire, Kaser & Kurz 2019:
+    /// the remainder from a precomputed reciprocal), a division otherwise.
     fn most_frequent(&mut self, calls: &[(u64, f32)], p: u64) -> Option<(u64, usize)> {
         self.keys.clear();
-        self.keys.extend(calls.iter().map(|c| c.0 % p));
         if p > TABLE_MAX {
+            self.keys.extend(calls.iter().map(|c| c.0 % p));
             return self.count_best(p, 1).first().copied();
         }
         if self.table.len() < p as usize {
             self.table.resize(p as usize, 0);
         }
+        let table = &mut self.table[..p as usize];
+        let m = (u64::MAX / p).wrapping_add(1);
         // One pass: a residue that reaches the top count first, or as a smaller residue, leads.
         let mut best: Option<(u64, usize)> = None;
-        for &r in &self.keys {
-            let n = &mut self.table[r as usize];
+        for c in calls {
+            let r = if (c.0 | p) >> 32 == 0 { fast_rem(c.0, p, m) } else { c.0 % p };
+            self.keys.push(r);
+            let n = &mut table[r as usize];
             *n += 1;
             let n = *n as usize;
             if best.is_none_or(|b| n > b.1 || (n == b.1 && r < b.0)) {
                 best = Some((r, n));
             }
         }
-        self.keys.iter().for_each(|&r| self.table[r as usize] = 0);
+        self.keys.iter().for_each(|&r| table[r as usize] = 0);
         best
     }
 
@@ -277,9 +288,26 @@ fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     }
     // The most frequent of each kind: among many outliers the nearest-neighbour differences are
     // dominated by small random gaps, while the like-cost ones still single out the period.
-    let mut scratch = Scratch::default();
-    let mut cands = scratch.top(&diffs, 24);
-    cands.extend(scratch.top(&like_diffs, 24));
+    SCRATCH.with_borrow_mut(|scratch| lattice_of_candidates(seqs, slow, q, scratch, &diffs, &like_diffs))
+}
+
+thread_local! {
+    /// One per thread: the tables grow to the largest period or difference seen and are left
+    /// zeroed after each use, so a rerun allocates and clears nothing.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// The candidate periods from the differences, each scored: the best lattice, if any.
+fn lattice_of_candidates(
+    seqs: &[SlowSeq],
+    slow: usize,
+    q: f64,
+    scratch: &mut Scratch,
+    diffs: &[u64],
+    like_diffs: &[u64],
+) -> Option<Lattice> {
+    let mut cands = scratch.top(diffs, 24);
+    cands.extend(scratch.top(like_diffs, 24));
     // Per cost band (a factor of 4 wide, on log2 steps): a rare costly path among many cheaper
     // slow calls (a sub-buffer switch of ~2 us among hundreds of +150 ns calls) has its period
     // between successive calls of its own band, which the frequent cheap pairs crowd out above.

@@ -122,3 +122,15 @@ fn no_period_for_random_events() {
     assert_eq!(detect_period(&[s]), None);
     assert_eq!(detect_period(&[vec![1, 2]]), None);
 }
+
+/// The remainder by a multiply equals `%` over 32-bit values, the edges included.
+#[test]
+fn the_fast_remainder_is_the_remainder() {
+    let mut g = crate::stats::rng::XorShift64Star(7);
+    let edges = [1u64, 2, 3, 7, 810, 4096, 65_521, (1 << 31) + 1, u32::MAX as u64 - 1, u32::MAX as u64];
+    let mut pairs: Vec<(u64, u64)> = edges.iter().flat_map(|&d| edges.iter().map(move |&a| (a, d))).collect();
+    pairs.extend((0..200_000).map(|_| (g.next() >> 32, (g.next() >> (32 + g.below(32))).max(1))));
+    for (a, d) in pairs {
+        assert_eq!(fast_rem(a, d, (u64::MAX / d).wrapping_add(1)), a % d, "{a} % {d}");
+    }
+}

@@ -51,20 +51,44 @@ fn cost_matches(e: f64, (lo, hi): (f64, f64)) -> bool {
     e >= lo / 1.5 - 20.0 && e <= hi * 1.5 + 20.0
 }
 
+/// Claims each matched to a component, no component twice, as many as can be (Kuhn's augmenting
+/// paths): `fits[i]` lists the components claim `i` may name. A claim is said twice only when no
+/// assignment of the others leaves it a component of its own, so the order the claims come in
+/// decides nothing. Returns the component each claim names, if any.
+fn assign(fits: &[Vec<usize>], components: usize) -> Vec<Option<usize>> {
+    fn augment(i: usize, fits: &[Vec<usize>], owner: &mut [Option<usize>], seen: &mut [bool]) -> bool {
+        for &k in &fits[i] {
+            if seen[k] {
+                continue;
+            }
+            seen[k] = true;
+            if owner[k].is_none_or(|j| augment(j, fits, owner, seen)) {
+                owner[k] = Some(i);
+                return true;
+            }
+        }
+        false
+    }
+    let mut owner: Vec<Option<usize>> = vec![None; components];
+    for i in 0..fits.len() {
+        augment(i, fits, &mut owner, &mut vec![false; components]);
+    }
+    let mut of = vec![None; fits.len()];
+    for (k, o) in owner.iter().enumerate() {
+        if let Some(i) = o {
+            of[*i] = Some(k);
+        }
+    }
+    of
+}
+
 /// The claims of one run, scored.
 pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) -> [u32; 7] {
     let c = &run.components;
     let mut f = [0u32; 7];
-    let mut uses = vec![0u32; c.len()];
-    // The component a claim names: the least used among those it matches.
-    let mut name = |ok: &dyn Fn(&Component) -> bool, f: &mut [u32; 7]| -> Option<usize> {
-        let k = (0..c.len()).filter(|&k| ok(&c[k])).min_by_key(|&k| uses[k])?;
-        uses[k] += 1;
-        if uses[k] > 1 {
-            f[6] += 1;
-        }
-        Some(k)
-    };
+    // Each path claim: its kind (index into CLAIMS), its line, and the components it may name.
+    let mut claims: Vec<(usize, String, Vec<usize>)> = Vec::new();
+    let fits = |ok: &dyn Fn(&Component) -> bool| (0..c.len()).filter(|&k| ok(&c[k])).collect::<Vec<usize>>();
     for p in &cp.periodic {
         let ok = |x: &Component| match x {
             Component::Periodic { period, phases, .. } if p.phases <= 1 && p.period == *period => {
@@ -75,13 +99,11 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
             }
             _ => false,
         };
-        if name(&ok, &mut f).is_none() {
-            f[0] += 1;
-            why.push(format!(
-                "period {} x{} +{:.0} ns, {} of {} slots {:?}",
-                p.period, p.phases, p.extra, p.hits, p.slots, p.residues
-            ));
-        }
+        let line = format!(
+            "period {} x{} +{:.0} ns, {} of {} slots {:?}",
+            p.period, p.phases, p.extra, p.hits, p.slots, p.residues
+        );
+        claims.push((0, line, fits(&ok)));
     }
     let tracer_cost = |e: f64| {
         move |x: &Component| {
@@ -93,15 +115,23 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
         if p.is_phase() || attr.machine_path(i) {
             continue;
         }
-        if name(&tracer_cost(p.delta), &mut f).is_none() {
-            f[1] += 1;
-            why.push(format!("irregular path +{:.0} ns, {} calls", p.delta, p.calls));
-        }
+        claims.push((1, format!("irregular path +{:.0} ns, {} calls", p.delta, p.calls), fits(&tracer_cost(p.delta))));
     }
     for b in attr.bands.iter().filter(|b| b.test.attribution == Attribution::Tracer) {
-        if name(&tracer_cost(b.extra), &mut f).is_none() {
-            f[2] += 1;
-            why.push(format!("band +{:.0} ns, {} calls", b.extra, b.calls));
+        claims.push((2, format!("band +{:.0} ns, {} calls", b.extra, b.calls), fits(&tracer_cost(b.extra))));
+    }
+    let of = assign(&claims.iter().map(|x| x.2.clone()).collect::<Vec<_>>(), c.len());
+    for ((kind, line, fit), named) in claims.iter().zip(&of) {
+        match (named, fit.first()) {
+            (Some(_), _) => {}
+            (None, None) => {
+                f[*kind] += 1;
+                why.push(line.clone());
+            }
+            (None, Some(&k)) => {
+                f[6] += 1;
+                why.push(format!("{line}: {} named again", c[k].label()));
+            }
         }
     }
     let timed = c.iter().any(|x| {
@@ -122,9 +152,6 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
             None if !timed => f[4] += 1,
             None => {}
         }
-    }
-    for (k, &n) in uses.iter().enumerate().filter(|x| *x.1 > 1) {
-        why.push(format!("{} named {n} times", c[k].label()));
     }
     let tracer_tail = c.iter().any(|x| {
         x.cost_range().is_some()
@@ -382,6 +409,15 @@ mod tests {
             t.runs
         );
         assert_eq!(ok, upper95(t.false_runs, t.runs) <= MAX_FALSE_RUNS);
+    }
+
+    /// Two claims that fit one component between them are two namings when another component
+    /// fits the first: the first takes that one, whatever order the claims come in.
+    #[test]
+    fn claims_are_matched_to_components_before_one_is_said_twice() {
+        assert_eq!(assign(&[vec![0, 1], vec![0]], 2), vec![Some(1), Some(0)]);
+        assert_eq!(assign(&[vec![0], vec![0, 1]], 2), vec![Some(0), Some(1)]);
+        assert_eq!(assign(&[vec![0], vec![0], vec![]], 2), vec![Some(0), None, None]);
     }
 
     /// The Clopper-Pearson bound: 0 of 300 runs bounds the rate at about 1 % (3/n).
