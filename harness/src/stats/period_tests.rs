@@ -122,3 +122,19 @@ fn no_period_for_random_events() {
     assert_eq!(detect_period(&[s]), None);
     assert_eq!(detect_period(&[vec![1, 2]]), None);
 }
+
+#[test]
+fn the_multiplied_remainder_is_the_divided_one() {
+    let mut x = crate::stats::rng::XorShift64(0x2545F4914F6CDD1D);
+    let ps = [2u64, 3, 7, 64, 431, 2156, 65_535, 1 << 31, (1 << 32) - 1, 1 << 32, 1 << 40];
+    for &p in &ps {
+        let m = Remainder::new(p);
+        for v in [0u64, 1, p - 1, p, p + 1, (1 << 32) - 1, 1 << 32, u64::MAX] {
+            assert_eq!(m.of(v), v % p, "{v} % {p}");
+        }
+        for _ in 0..10_000 {
+            let v = x.next() >> (x.next() % 64);
+            assert_eq!(m.of(v), v % p, "{v} % {p}");
+        }
+    }
+}
