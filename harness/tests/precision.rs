@@ -46,6 +46,34 @@ fn planted_slow_path_is_seen() {
     assert!(top as f64 >= 0.8 * slow.len() as f64, "period 64 in iteration index: {by:?}");
 }
 
+/// A path the tracer takes every P of its own calls stays on one lattice of iterations past the
+/// blocks written out during the run (every `BLOCK` = 2^18 kept calls): the iterations count the
+/// tracer's calls made between blocks as well, whatever their number (64 here, which is no
+/// multiple of 100, would move the path's phase by 64 at each block).
+#[test]
+fn a_planted_path_keeps_its_phase_across_blocks() {
+    let (_d, out) = run_ok(&["--tracer", "spin:100@100:1000", "-n", "600000"]);
+    let text = std::fs::read_to_string(out.join("spin_100_100_1000").join("events.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let (li, ii) = (col("latency_ns"), col("iteration"));
+    let mut by = std::collections::BTreeMap::new();
+    let (mut slow, mut last) = (0usize, 0u64);
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let it: u64 = f[ii].parse().unwrap();
+        last = last.max(it);
+        if (750.0..1300.0).contains(&f[li].parse::<f64>().unwrap()) {
+            *by.entry(it % 100).or_insert(0usize) += 1;
+            slow += 1;
+        }
+    }
+    assert!(last > 2 * (1 << 18), "the run holds fewer than three blocks: last iteration {last}");
+    let top = by.values().max().copied().unwrap_or(0);
+    assert!(top as f64 >= 0.9 * slow as f64, "period 100 in iteration index, by residue: {by:?}");
+}
+
 /// `name` on PATH.
 fn which(name: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())

@@ -280,19 +280,23 @@ fn tracer_reports(
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
-        let dated =
-            match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
-                Some((a, cp)) => Some(tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp)?),
-                None => None,
-            };
-        let footprint =
-            match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
-                Some((a, cp)) => {
-                    let src = crate::results::read::Source::File(events.clone());
-                    crate::analysis::footprint::check(&src, a.threads, cp, &crate::analysis::footprint::cycles(run))?
-                }
-                None => Vec::new(),
-            };
+        // The dated levels and the footprint check each stream the row's events once more, from
+        // the same findings and independently: on two cores at once.
+        let latency =
+            analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c)));
+        let (dated, footprint) = match latency {
+            Some((a, cp)) => {
+                let src = crate::results::read::Source::File(events.clone());
+                let cycles = crate::analysis::footprint::cycles(run);
+                let (dated, footprint) = std::thread::scope(|s| {
+                    let footprint = s.spawn(|| crate::analysis::footprint::check(&src, a.threads, cp, &cycles));
+                    let dated = tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp);
+                    (dated, footprint.join().expect("the footprint check panicked"))
+                });
+                (Some(dated?), footprint?)
+            }
+            None => (None, Vec::new()),
+        };
         let attribution =
             match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
                 Some((a, cp)) => {

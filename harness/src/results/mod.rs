@@ -253,6 +253,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_events_field_parsed_by_hand_is_what_str_parse_gives() {
+        use read::Field;
+        let mut x = crate::stats::rng::XorShift64(0x9E3779B97F4A7C15);
+        for _ in 0..200_000 {
+            let digits = 1 + (x.next() % 15) as u32;
+            let m = x.next() % 10u64.pow(digits);
+            let frac = (x.next() % (digits as u64 + 1)) as usize;
+            let t = format!("{m:0w$}", w = digits as usize);
+            let (i, f) = t.split_at(t.len() - frac);
+            let i = if i.is_empty() { "0" } else { i };
+            let sign = if x.next() % 4 == 0 { "-" } else { "" };
+            let s = if frac > 0 { format!("{sign}{i}.{f}") } else { format!("{sign}{i}") };
+            let want: f64 = s.parse().unwrap();
+            // Up to 15 digits by hand, the value str::parse gives; more, to str::parse.
+            let got = f64::field(s.as_bytes()).map(f64::to_bits);
+            assert_eq!(got, (i.len() + f.len() <= 15).then_some(want.to_bits()), "{s}");
+            let u = x.next() >> (x.next() % 64);
+            assert_eq!(u64::field(u.to_string().as_bytes()), Some(u));
+        }
+        // What the hand parser does not take goes to `str::parse` (and its error).
+        for s in ["", " 5", "1e3", "NaN", "inf", ".5", "5.", "+5", "1.2.3", "-", "1234567890123456", "x"] {
+            assert_eq!(f64::field(s.as_bytes()), None, "{s}");
+        }
+        assert_eq!(u32::field(b"4294967296"), None);
+        assert_eq!(u32::field(b"4294967295"), Some(u32::MAX));
+        assert_eq!(u64::field(b"-1"), None);
+        assert_eq!(u64::field(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(u64::field(b"18446744073709551616"), None);
+        let p = std::path::Path::new("e.csv");
+        assert_eq!(read::field::<f64>(b" 2.5 ", "latency_ns", p, 3).unwrap(), 2.5);
+        assert!(read::field::<u64>(b"x", "iteration", p, 3).is_err());
+    }
+
+    #[test]
     fn dir_names_are_safe() {
         assert_eq!(dir_name("spin:300"), "spin_300");
         assert_eq!(dir_name("plugin:/x/lib.so"), "plugin__x_lib.so");

@@ -132,6 +132,71 @@ pub fn num<T: std::str::FromStr>(s: &str, what: &str, path: &Path, line: u64) ->
     })
 }
 
+/// A number of an events file's field as the harness writes it: plain digits, a float with one
+/// '.' and at most 15 digits. Parsed by hand, it is the value `str::parse` gives (the digits are
+/// an integer below 2^53 and the power of ten below 10^23, both exact in f64, and IEEE division
+/// rounds correctly), at a fraction of the cost a streaming pass spent on it; anything else
+/// (signs aside from a float's '-', spaces, exponents, NaN) is None and goes to `num`.
+pub trait Field: std::str::FromStr {
+    fn field(b: &[u8]) -> Option<Self>;
+}
+
+/// Plain decimal digits as an integer (None past u64).
+fn digits(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+impl Field for u64 {
+    fn field(b: &[u8]) -> Option<Self> {
+        digits(b)
+    }
+}
+
+impl Field for u32 {
+    fn field(b: &[u8]) -> Option<Self> {
+        digits(b).and_then(|v| u32::try_from(v).ok())
+    }
+}
+
+impl Field for f64 {
+    fn field(b: &[u8]) -> Option<Self> {
+        const POW10: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+        let (neg, b) = match b.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, b),
+        };
+        let (int, frac) = match b.iter().position(|&c| c == b'.') {
+            Some(i) => (&b[..i], &b[i + 1..]),
+            None => (b, &b[..0]),
+        };
+        if int.is_empty() || int.len() + frac.len() > 15 || (frac.is_empty() && int.len() < b.len()) {
+            return None;
+        }
+        let m = digits(int)? * 10u64.pow(frac.len() as u32) + if frac.is_empty() { 0 } else { digits(frac)? };
+        let v = m as f64 / POW10[frac.len()];
+        Some(if neg { -v } else { v })
+    }
+}
+
+/// A field by [`Field`], else by `num` (its error naming the column and line).
+pub fn field<T: Field>(b: &[u8], what: &str, path: &Path, line: u64) -> Result<T, ReadError> {
+    match T::field(b) {
+        Some(v) => Ok(v),
+        None => num(&String::from_utf8_lossy(b), what, path, line),
+    }
+}
+
 /// Reads summary.csv (`repetition: false`) or repetitions.csv (`true`).
 pub fn read_summary(path: &Path, repetition: bool) -> Result<Vec<SummaryRow>, ReadError> {
     let mut r = open_csv(path)?;
@@ -316,12 +381,12 @@ impl Events {
         }
         self.tally.tick();
         let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
-        let field = |i: usize| std::str::from_utf8(self.rec.get(i).unwrap_or(b"")).unwrap_or("");
+        let raw = |i: usize| self.rec.get(i).unwrap_or(b"");
         let p = &self.path;
-        ev.threads = num(field(self.cols.threads), columns::THREADS, p, line)?;
-        ev.thread = num(field(self.cols.thread), columns::THREAD, p, line)?;
-        ev.iteration = num(field(self.cols.iteration), columns::ITERATION, p, line)?;
-        ev.latency = num(field(self.cols.latency), columns::LATENCY, p, line)?;
+        ev.threads = field(raw(self.cols.threads), columns::THREADS, p, line)?;
+        ev.thread = field(raw(self.cols.thread), columns::THREAD, p, line)?;
+        ev.iteration = field(raw(self.cols.iteration), columns::ITERATION, p, line)?;
+        ev.latency = field(raw(self.cols.latency), columns::LATENCY, p, line)?;
         let mut hsh: u64 = 0xcbf29ce484222325 ^ ev.thread as u64;
         for i in [self.cols.repetition, self.cols.counter_set].into_iter().flatten() {
             for &b in self.rec.get(i).unwrap_or(b"") {
@@ -332,7 +397,7 @@ impl Events {
         ev.seq = hsh;
         ev.counters.clear();
         for (i, _) in &self.cols.counters {
-            let s = field(*i).trim();
+            let s = std::str::from_utf8(raw(*i)).unwrap_or("").trim();
             ev.counters.push(if s.is_empty() { f64::NAN } else { s.parse().unwrap_or(f64::NAN) });
         }
         Ok(true)

@@ -319,28 +319,24 @@ fn body<C: Clock, R: CounterRead>(
     phases[1] = (t_timed - t_warm).as_secs_f64();
     let max_attempts = spec.iterations as u64 * 50 + 100_000;
     // Block by block: each `timed::run` fills at most `drain::BLOCK` samples, written out between
-    // blocks. Iterations (and the tracer's argument) continue across blocks.
-    let (mut kept, mut attempts) = (0usize, 0u64);
+    // blocks. Iterations (and the tracer's argument) continue across blocks and count the
+    // re-entry windows' calls between them as well: an iteration is the tracer's call since its
+    // timed loop began, so a path the tracer takes every P of its calls (a sub-buffer switch)
+    // stays on one lattice of iterations across the blocks, whatever number of calls the
+    // re-entry made (64 windows, and one more for each it threw away).
+    let (mut kept, mut attempts, mut calls) = (0usize, 0u64, 0u64);
     while kept < spec.iterations && attempts < max_attempts && !STOP.load(Ordering::Relaxed) {
         let want = (spec.iterations - kept).min(buf.samples.len());
-        let o = timed::run(
-            clock,
-            ctr,
-            tracer,
-            sentinel,
-            det,
-            buf,
-            want,
-            attempts,
-            max_attempts - attempts,
-            true,
-            tolerated,
-        );
-        drain.block(buf, o.kept, attempts)?;
+        let o =
+            timed::run(clock, ctr, tracer, sentinel, det, buf, want, calls, max_attempts - attempts, true, tolerated);
+        drain.block(buf, o.kept, calls)?;
         kept += o.kept;
         attempts += o.attempts;
+        calls += o.attempts;
         if kept < spec.iterations && attempts < max_attempts {
-            warmup_calls += reenter(det, scratch);
+            let n = reenter(det, scratch);
+            warmup_calls += n;
+            calls += n;
         }
     }
     let o = timed::Outcome { kept, attempts };

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{Call, Sentinel, SeqKey};
 use crate::results::columns::{self, T_NS};
-use crate::results::read::{col, csv_err, headers, num, ReadError};
+use crate::results::read::{col, csv_err, field, headers, Field, ReadError};
 use crate::results::SENTINELS_CSV;
 
 /// An open CSV file and its header's column names.
@@ -28,14 +28,14 @@ fn open(path: &Path) -> Result<Option<Csv>, ReadError> {
 
 /// Columns read from each row, by name.
 struct Row<'a> {
-    rec: &'a csv::StringRecord,
+    rec: &'a csv::ByteRecord,
     path: &'a Path,
 }
 
 impl Row<'_> {
-    fn num<T: std::str::FromStr>(&self, i: usize, what: &str) -> Result<T, ReadError> {
+    fn num<T: Field>(&self, i: usize, what: &str) -> Result<T, ReadError> {
         let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
-        num(self.rec.get(i).unwrap_or("").trim(), what, self.path, line)
+        field(self.rec.get(i).unwrap_or(b""), what, self.path, line)
     }
 }
 
@@ -54,7 +54,7 @@ pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Opti
         c(columns::REPETITION)?,
     );
     let mut out = Vec::new();
-    for rec in r.records() {
+    for rec in r.byte_records() {
         let rec = rec.map_err(|e| csv_err(&path, e))?;
         let row = Row { rec: &rec, path: &path };
         if row.num::<u32>(cth, columns::THREADS)? != threads {
@@ -81,9 +81,9 @@ fn by_sequence(
     let Csv { reader: mut r, header: h } = csv;
     let (cth, ct) = (col(&h, columns::THREADS, path)?, col(&h, columns::THREAD, path)?);
     let cr = h.iter().position(|n| n == columns::REPETITION);
-    let mut rec = csv::StringRecord::new();
+    let mut rec = csv::ByteRecord::new();
     let mut tally = crate::results::read::RowTally::default();
-    while r.read_record(&mut rec).map_err(|e| csv_err(path, e))? {
+    while r.read_byte_record(&mut rec).map_err(|e| csv_err(path, e))? {
         tally.tick();
         let row = Row { rec: &rec, path };
         if row.num::<u32>(cth, columns::THREADS)? != threads {
@@ -133,7 +133,7 @@ pub fn walk_calls(
     by_sequence(csv, &path, threads, |key, row| {
         // A kernel cell's rows leave t_ns empty (the module's samples carry no start time): a
         // run without times, as old data.
-        if untimed || row.rec.get(ctn).is_none_or(|s| s.trim().is_empty()) {
+        if untimed || row.rec.get(ctn).is_none_or(|s| s.trim_ascii().is_empty()) {
             untimed = true;
             return Ok(());
         }
