@@ -228,13 +228,7 @@ fn realise(g: &mut Gen, c: &[Component], base: f64, reps: usize, n: u64) -> (Vec
     for r in 0..reps {
         // The machine's state in time, shared by the calls and the reference windows.
         let (mut left, mut level) = (0u64, 0.0);
-        let mut next_gap: Vec<u64> = c
-            .iter()
-            .map(|x| match x {
-                Component::DriftingPeriod { gap, .. } => g.range(0, gap.1),
-                _ => 0,
-            })
-            .collect();
+        let mut next_gap = first_calls(g, c);
         let mut v = Vec::with_capacity(n as usize);
         for i in 0..n {
             let t = r as u64 * n + i;
@@ -280,6 +274,17 @@ fn realise(g: &mut Gen, c: &[Component], base: f64, reps: usize, n: u64) -> (Vec
         seqs.push(v);
     }
     (seqs, reference)
+}
+
+/// Per component, the call its path first falls on in a sequence: a drifting period's first gap is
+/// drawn; the other components keep no such state (0).
+fn first_calls(g: &mut Gen, c: &[Component]) -> Vec<u64> {
+    c.iter()
+        .map(|x| match x {
+            Component::DriftingPeriod { gap, .. } => g.range(0, gap.1),
+            _ => 0,
+        })
+        .collect()
 }
 
 /// The extra cost component `c` adds to call `i` of sequence `r` (of `n` calls).
@@ -344,13 +349,7 @@ fn tracer_cost(g: &mut Gen, c: &Component, r: usize, i: u64, n: u64, next: &mut 
 /// the `spin` tracer's plan (planted.rs), the machine adding its own.
 pub fn tracer_schedule(seed: u64, c: &[Component], n: u64, len: u64) -> Vec<f32> {
     let mut g = Gen { rng: Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1) };
-    let mut next: Vec<u64> = c
-        .iter()
-        .map(|x| match x {
-            Component::DriftingPeriod { gap, .. } => g.range(0, gap.1),
-            _ => 0,
-        })
-        .collect();
+    let mut next = first_calls(&mut g, c);
     (0..len)
         .map(|i| c.iter().enumerate().map(|(k, x)| tracer_cost(&mut g, x, 0, i, n, &mut next[k])).sum::<f64>() as f32)
         .collect()
