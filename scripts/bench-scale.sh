@@ -30,23 +30,30 @@ for n in $NS; do
   read -r ps pm <<<"$(measured "$tmp/report-$n.time")"
   paths=$(python3 - "$d/report.json" "$n" <<'PY'
 import json, sys
+# Shares are of the calls the analysis read (the metric's `calls`): a run longer than the bound
+# of stored slow calls is analysed on a sample of its first calls, and the report says so.
 out = []
-def walk(v):
+def walk(v, read):
     if isinstance(v, dict):
+        read = v.get("calls", read) if "findings" in v else read
         k = v.get("kind")
         if k in ("periodic_path", "memoryless_path", "irregular_path") and "calls" in v:
-            share = v.get("share") or v["calls"] / float(sys.argv[2])
+            share = v.get("share") or v["calls"] / float(read)
             where = f'@{v["period"]}' if v.get("period") else ""
             out.append(f'{k.split("_")[0]}{where} {100 * share:.3f}% +{v.get("extra", 0):.0f}')
         if k == "harness_cycle":
             own = " (the tracer's own period)" if v.get("tracer_path_with_this_period") else ""
             out.append(f'harness cycle: {v["cycle"]} ({v["length"]}){own}')
         for x in v.values():
-            walk(x)
+            walk(x, read)
     elif isinstance(v, list):
         for x in v:
-            walk(x)
-walk(json.load(open(sys.argv[1]))["tracers"])
+            walk(x, read)
+tracers = json.load(open(sys.argv[1]))["tracers"]
+walk(tracers, float(sys.argv[2]))
+read = min((m.get("calls", 0) for t in tracers for m in t.get("metrics", [])), default=0)
+if 0 < read < int(sys.argv[2]):
+    out.append(f"read from a sample: the first {read} calls")
 print("; ".join(out) or "none")
 PY
 )
