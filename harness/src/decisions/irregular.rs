@@ -25,6 +25,13 @@ decisions! {
     calibrated_by: "an argument: one call apart is a stretch";
     pub const REGULAR_MIN_SPACING: f64 = 2.0;
 
+    /// ... and when the path's calls are not much rarer overall than that spacing says: "about
+    /// every N events" claims about 1 call in N, so a path of 1 call in more than this many times
+    /// N recurs at N only within bursts, and is said "about 1 in M events" (its overall rate)
+    /// instead. A path seen in some repetitions only stays within it up to a third of them.
+    calibrated_by: "an argument: the sentence's rate must be the path's rate within a factor of 3";
+    pub const BURST_RATIO: f64 = 3.0;
+
     /// Spacings a rare path needs before its regularity says anything: random slow calls put about
     /// one gap in ten within 10 % of their median, so half of ten or more is not chance.
     calibrated_by: "`make calibrate`'s null kinds (0 of 160 irregular claims) and its planted drifting-rare kind";

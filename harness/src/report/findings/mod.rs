@@ -13,6 +13,8 @@ mod expected_tests;
 mod lattice_tests;
 pub mod ranking;
 mod report;
+#[cfg(test)]
+mod spacing_tests;
 pub mod survey_check;
 pub mod survey_reference;
 mod tail_split;
@@ -30,7 +32,7 @@ use crate::analysis::attribution::{Attributions, NO_REFERENCE};
 use crate::analysis::code_paths::{self, CodePaths};
 pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
 use crate::analysis::dated::SegmentReport;
-use crate::decisions::irregular::{REGULAR_MIN_SPACING, REGULAR_SHARE};
+use crate::decisions::irregular::{BURST_RATIO, REGULAR_MIN_SPACING, REGULAR_SHARE};
 use crate::report::load::SummaryRow;
 
 /// Why levels are undecided in a run without sentinel windows: its events hold no
@@ -416,13 +418,16 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding>
 }
 
 fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
-    let regular = p.spacing.filter(|s| s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING);
+    let one_in = cp.rows as f64 / p.calls.max(1) as f64;
+    let regular = p.spacing.filter(|s| {
+        s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING && one_in <= BURST_RATIO * s.median
+    });
     IrregularPath {
         calls: p.calls,
         share: share(p.calls, cp.rows),
         extra: p.delta,
         spacing: regular,
-        one_in: cp.rows as f64 / p.calls.max(1) as f64,
+        one_in,
         whose: None,
     }
 }
