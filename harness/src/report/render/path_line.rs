@@ -3,7 +3,6 @@
 //! (...)". The terminal, report.md and report.html say the same words; they differ only in
 //! markup (`Markup`).
 use crate::analysis::code_paths::{CodePaths, Expected};
-use crate::analysis::dated::Interval;
 use crate::analysis::footprint::HarnessCycle;
 use crate::decisions::claims::ALPHA;
 use crate::report::findings::*;
@@ -210,10 +209,13 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
             continue;
         }
         let t = median(of.iter().map(|l| l.tracer_shift).collect());
-        // The sentinels' evidence: the interval of the level whose sentinel shift is the median.
-        let mut with: Vec<Interval> = of.iter().filter_map(|l| l.sentinel_shift).collect();
-        with.sort_by(|a, b| a.estimate.total_cmp(&b.estimate));
-        let sent = match with.get(with.len() / 2) {
+        // The sentinels' evidence and the reason it is undecided: those of the level whose shift
+        // is the median, so that every figure in the parentheses is of one level, the one the
+        // median names.
+        let mut by_shift = of.clone();
+        by_shift.sort_by(|a, b| a.tracer_shift.total_cmp(&b.tracer_shift));
+        let middle = by_shift[by_shift.len() / 2];
+        let sent = match middle.sentinel_shift {
             Some(i) => format!(
                 " while their sentinels moved {} (99% interval {} to {})",
                 comparison::pct(i.estimate),
@@ -222,7 +224,7 @@ fn dated(d: &DatedLevels, unit: &str) -> String {
             ),
             None => String::new(),
         };
-        let why = match (&owner, of[0].attribution.clone()) {
+        let why = match (&owner, middle.attribution.clone()) {
             (None, Attribution::Undecided { why }) => format!("; {why}"),
             _ => String::new(),
         };
@@ -322,9 +324,12 @@ fn memoryless(p: &SlowCalls, unit: &str) -> String {
 }
 
 fn machine_calls(p: &SlowCalls, unit: &str) -> String {
+    // Calls cheaper than the fast path (a row whose common path is a slow one: strace's stops)
+    // are not "slow".
     format!(
-        "{} slow {} ({}%, about 1 in {:.0}, {}): not a path, {}",
+        "{} {} {} ({}%, about 1 in {:.0}, {}): not a path, {}",
         p.calls,
+        if p.extra < 0.0 { "faster" } else { "slow" },
         plural(p.calls, "call", "calls"),
         small_share_pct(p.share),
         p.one_in,
