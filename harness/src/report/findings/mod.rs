@@ -419,17 +419,9 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding>
 
 fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
     let one_in = cp.rows as f64 / p.calls.max(1) as f64;
-    let regular = p.spacing.filter(|s| {
-        s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING && one_in <= BURST_RATIO * s.median
-    });
-    IrregularPath {
-        calls: p.calls,
-        share: share(p.calls, cp.rows),
-        extra: p.delta,
-        spacing: regular,
-        one_in,
-        whose: None,
-    }
+    let regular = |s: &Spacing| s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING;
+    let spacing = p.spacing.filter(|s| regular(s) && one_in <= BURST_RATIO * s.median);
+    IrregularPath { calls: p.calls, share: share(p.calls, cp.rows), extra: p.delta, spacing, one_in, whose: None }
 }
 
 fn slow_calls(cp: &CodePaths, p: &code_paths::CodePath, evidence: RateTest) -> SlowCalls {
