@@ -34,13 +34,13 @@ use std::path::Path;
 use crate::analysis::code_paths::*;
 use crate::analysis::passes::{count_on_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
-use crate::analysis::periodic::{fractional, permutation, search, sub_period};
+use crate::analysis::periodic::{aftermath, fractional, permutation, search, sub_period};
 use crate::analysis::phases::{WindowMeans, Windows};
 use crate::decisions::modes::{
     INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
     TIGHT_QUANTILE, TIGHT_WIDTHS,
 };
-use crate::decisions::periodic::{FOLLOWER_MAX_OFFSET, MAX_SEARCH_CALLS};
+use crate::decisions::periodic::MAX_SEARCH_CALLS;
 use crate::decisions::phases::{PHASE_SHARE, WINDOW};
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
@@ -397,36 +397,10 @@ fn periodic_paths(
             stretch: None,
         });
     }
-    let periodic = fold_followers(periodic);
+    // A path's aftermath on its own period (the call after it, a stretch) is said with it.
+    let periodic = aftermath::fold(periodic, &m.entries, &seqs.ranges);
     // A real-valued period shows as several lattices of one multiple: one path.
     (fractional::fold(periodic, &m.entries, &seqs.ranges), rejected)
-}
-
-/// Folds a lattice that trails a costlier one of the same period by one to three calls in every
-/// sequence into it: the same event's aftermath (the call after LTTng's switch), said with it.
-fn fold_followers(mut periodic: Vec<PeriodicPath>) -> Vec<PeriodicPath> {
-    periodic.sort_by(|a, b| b.extra.total_cmp(&a.extra));
-    let mut k = 1;
-    while k < periodic.len() {
-        let lead = (0..k).find(|&j| {
-            let (a, b) = (&periodic[j], &periodic[k]);
-            a.period == b.period
-                && a.residues.len() == b.residues.len()
-                && a.residues.iter().zip(&b.residues).all(|(x, y)| {
-                    x.seq == y.seq
-                        && (1..=FOLLOWER_MAX_OFFSET).contains(&((y.residue + a.period - x.residue) % a.period))
-                })
-        });
-        if let Some(j) = lead {
-            let f = periodic.remove(k);
-            let off = (f.residues[0].residue + f.period - periodic[j].residues[0].residue) % f.period;
-            periodic[j].followers.push(Follower { offset: off, extra: f.extra, calls: f.hits });
-        } else {
-            k += 1;
-        }
-    }
-    periodic.sort_by_key(|p| p.period);
-    periodic
 }
 
 /// Slow calls on no path, and calls of the fast path's mode that take a path or stand above the

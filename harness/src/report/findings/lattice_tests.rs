@@ -43,3 +43,33 @@ fn the_coincidence_of_two_paths_is_not_a_third() {
     crate::analysis::passes::drop_coincidences(&mut v);
     assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000, 97000, 1940]);
 }
+
+/// A cheap path every 40 calls (+60 ns, phase 7) whose next 12 calls cost +200 ns: the stretch's
+/// calls fill lattices of the same period a few calls after the path, each as exact as the path.
+/// They are its aftermath, one path; a second path of the period whose neighbours are fast (+900
+/// ns at phase 27) stays a path of its own.
+#[test]
+fn a_stretch_after_a_path_is_the_path_s() {
+    let mut rnd = crate::report::tests::xorshift();
+    let seqs: Vec<Vec<f64>> = (0..2)
+        .map(|_| {
+            (0..4000u64)
+                .map(|i| {
+                    let since = (i + 40 - 7) % 40;
+                    let extra = match since {
+                        0 => 60.0,
+                        1..=12 => 200.0,
+                        20 => 900.0,
+                        _ => 0.0,
+                    };
+                    90.0 + (rnd() % 2) as f64 * 10.0 + extra
+                })
+                .collect()
+        })
+        .collect();
+    let found = crate::report::tests::analysis_of(&seqs).periodic;
+    let of_40: Vec<(u64, u64)> = found.iter().filter(|p| p.period == 40).map(|p| (p.phase, p.phases)).collect();
+    assert_eq!(of_40.len(), 2, "{found:?}");
+    assert!(of_40.iter().any(|&(ph, _)| (7..=10).contains(&ph)), "{found:?}");
+    assert!(of_40.iter().any(|&(ph, _)| ph == 27), "{found:?}");
+}
