@@ -116,7 +116,7 @@ pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64) -> Result<i32, 
     let t0 = std::time::Instant::now();
     let exe = std::env::current_exe().map_err(|e| failed(Path::new("tracebench"), e.to_string()))?;
     let work = tracebench_tracers::owned::private_workdir("planted")
-        .map_err(|source| ReadError::Io { path: std::env::temp_dir(), source })?;
+        .map_err(|source| ReadError::Io { path: "the private state directory".into(), source })?;
     let mut t = Tally::default();
     for i in 0..runs {
         if t0.elapsed().as_secs_f64() > budget_s {
