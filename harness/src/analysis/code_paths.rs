@@ -118,6 +118,18 @@ impl PeriodicPath {
         self.residues.iter().any(|x| x.seq == seq && it % self.period == x.residue)
     }
 
+    /// Whether iteration `it` of sequence `seq` lies in the slower stretch after this path's call
+    /// (pass 3 finds the stretch): a call the path's line counts with it, not an outlier.
+    pub(crate) fn in_stretch(&self, seq: u64, it: u64) -> bool {
+        let Some(s) = &self.stretch else { return false };
+        self.residues.iter().any(|x| {
+            x.seq == seq && {
+                let off = (it + self.period - x.residue % self.period) % self.period;
+                off >= 1 && off < s.calls
+            }
+        })
+    }
+
     /// Calls between two calls of the path, on average.
     pub fn mean_period(&self) -> f64 {
         self.period as f64 / self.phases.max(1) as f64
@@ -141,6 +153,8 @@ pub enum TailClass {
     /// On periodic path i's lattice and slow, but below its cut: a call on its period that does
     /// not take it (the path's line counts it among its kept calls, not among those taking it).
     OnPeriod(usize),
+    /// In the slower stretch after periodic path i's call, and slow.
+    Stretch(usize),
     /// Irregular path i.
     Irregular(usize),
     /// In a speed phase's mode.

@@ -233,6 +233,13 @@ pub fn analyze_source(
     }
     // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
     count_on_lattices(path, &mut a, &mut row, &seqs.ranges)?;
+    // A slower stretch after a path (found in pass 3) holds calls of that path, not outliers.
+    for cp in a.code_paths.iter_mut() {
+        let before = cp.outlier_calls.len();
+        let periodic = &cp.periodic;
+        cp.outlier_calls.retain(|c| !periodic.iter().any(|p| p.in_stretch(c.1, c.2)));
+        cp.outliers -= (before - cp.outlier_calls.len()) as u64;
+    }
     for (m, cp) in scans.iter().zip(a.code_paths.iter_mut()) {
         if m.col.is_none() {
             let scanned =

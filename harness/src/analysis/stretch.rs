@@ -54,12 +54,17 @@ impl Profile {
             let var = (self.sum2[i] - self.sum[i] * self.sum[i] / n) / (n - 1.0);
             mean[i] - typical > STRETCH_SE * (var.max(0.0) / n).sqrt() && mean[i] > typical
         };
-        // The path's own bin holds the path's call (left out) and the first calls after it.
-        let run = (0..b).take_while(|&i| up(i)).count();
-        if run == 0 || run >= b / 2 {
+        // The path's own bin holds the path's call (left out) and the first calls after it; on a
+        // period of at most STRETCH_BINS calls a bin is one call, so the first holds nothing
+        // below the cut and the stretch starts at the second.
+        let start = usize::from(self.n[0] < 2);
+        let run = (start..b).take_while(|&i| up(i)).count();
+        if run == 0 || start + run >= b / 2 {
             return None;
         }
-        let (s, n) = (0..run).fold((0.0, 0u64), |a, i| (a.0 + self.sum[i], a.1 + self.n[i]));
-        Some(Stretch { calls: (run as u64 * period).div_ceil(b as u64), extra: s / n.max(1) as f64 - typical })
+        let bins = start..start + run;
+        let (s, n) = bins.fold((0.0, 0u64), |a, i| (a.0 + self.sum[i], a.1 + self.n[i]));
+        let calls = ((start + run) as u64 * period).div_ceil(b as u64);
+        Some(Stretch { calls, extra: s / n.max(1) as f64 - typical })
     }
 }

@@ -55,6 +55,8 @@ fn tail(m: &Scanned, cp: &CodePaths, h: &LogHistogram, q: f64) -> Option<Tail> {
             } else if let Some(i) = cp.periodic.iter().position(|p| p.on(*id, e.it) && v > cp.threshold) {
                 // Not an outlier: the outliers leave out every call on a path's lattice.
                 TailClass::OnPeriod(i)
+            } else if let Some(i) = cp.periodic.iter().position(|p| p.in_stretch(*id, e.it) && v > cp.threshold) {
+                TailClass::Stretch(i)
             } else if e.mode.is_some_and(|k| m.modes[k].count > 0 && cp.phases.iter().any(|ph| ph.mode == m.modes[k])) {
                 TailClass::Phase
             } else if let Some(i) = m.explained[lo + j].then(|| irregular_of(v)).flatten() {

@@ -136,6 +136,8 @@ struct Scratch {
     table: Vec<u32>,
     /// Residues of the calls, or the values counted, in order.
     keys: Vec<u64>,
+    /// Summed cost per residue, where residues tie on their count.
+    cost: Vec<f64>,
 }
 
 /// `a % d` for `a` and `d` below 2^32, given `m = u64::MAX / d + 1` (Lemire, Kaser & Kurz 2019,
@@ -148,10 +150,14 @@ pub(crate) fn fast_rem(a: u64, d: u64, m: u64) -> u64 {
 const TABLE_MAX: u64 = 1 << 22;
 
 impl Scratch {
-    /// The most frequent residue of calls modulo a period (the smallest among equals), one
-    /// multiply per call where iterations and period fit in 32 bits (Lemire, Kaser & Kurz 2019:
-    /// the remainder from a precomputed reciprocal), a division otherwise.
-    fn most_frequent(&mut self, calls: &[(u64, f32)], p: u64) -> Option<(u64, usize)> {
+    /// The residue of calls modulo a period that the calls fill best, one multiply per call where
+    /// iterations and period fit in 32 bits (Lemire, Kaser & Kurz 2019: the remainder from a
+    /// precomputed reciprocal), a division otherwise. Fill is calls per slot of the sequence
+    /// `first..=last`: residues differ by one slot at the sequence's ends, so the most frequent
+    /// residue is not always the best filled. Among equally filled residues the one whose calls
+    /// cost the most leads (then the smallest): a path with a slower stretch after it fills the
+    /// stretch's residues as well as its own, and the path is where the cost is.
+    fn best_filled(&mut self, calls: &[(u64, f32)], p: u64, first: u64, last: u64) -> Option<(u64, usize)> {
         self.keys.clear();
         if p > TABLE_MAX {
             self.keys.extend(calls.iter().map(|c| c.0 % p));
@@ -160,22 +166,41 @@ impl Scratch {
         if self.table.len() < p as usize {
             self.table.resize(p as usize, 0);
         }
+        if self.cost.len() < p as usize {
+            self.cost.resize(p as usize, 0.0);
+        }
         let table = &mut self.table[..p as usize];
         let m = (u64::MAX / p).wrapping_add(1);
-        // One pass: a residue that reaches the top count first, or as a smaller residue, leads.
-        let mut best: Option<(u64, usize)> = None;
+        let mut top = 0u32;
         for c in calls {
             let r = if (c.0 | p) >> 32 == 0 { fast_rem(c.0, p, m) } else { c.0 % p };
             self.keys.push(r);
             let n = &mut table[r as usize];
             *n += 1;
-            let n = *n as usize;
-            if best.is_none_or(|b| n > b.1 || (n == b.1 && r < b.0)) {
-                best = Some((r, n));
+            top = top.max(*n);
+        }
+        // Only a residue within one call of the most frequent can fill as well.
+        for (c, &r) in calls.iter().zip(&self.keys) {
+            if table[r as usize] + 1 >= top {
+                self.cost[r as usize] += c.1 as f64;
             }
         }
-        self.keys.iter().for_each(|&r| table[r as usize] = 0);
-        best
+        let mut best: Option<(u64, u32, f64, f64)> = None;
+        for &r in &self.keys {
+            let n = std::mem::replace(&mut table[r as usize], 0);
+            let cost = std::mem::take(&mut self.cost[r as usize]);
+            if n == 0 || n + 1 < top {
+                continue;
+            }
+            let fill = n as f64 / lattice_slots(first, last, p, r).max(1) as f64;
+            let better = |b: &(u64, u32, f64, f64)| {
+                fill.total_cmp(&b.2).then(cost.total_cmp(&b.3)).then(b.0.cmp(&r)) == std::cmp::Ordering::Greater
+            };
+            if best.as_ref().is_none_or(better) {
+                best = Some((r, n, fill, cost));
+            }
+        }
+        best.map(|b| (b.0, b.1 as usize))
     }
 
     /// The `keep` most frequent of `keys` below `limit` (count first, then the smaller value),
@@ -369,7 +394,7 @@ fn lattice_of_candidates(
         let mut residues = Vec::with_capacity(seqs.len());
         let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
         for s in seqs {
-            let best_rn = scratch.most_frequent(&s.calls, p);
+            let best_rn = scratch.best_filled(&s.calls, p, s.first, s.last);
             // A sequence without a call on the lattice counts its slots as misses
             // (dropping it would make two calls in one sequence a lattice).
             match best_rn {

@@ -295,6 +295,15 @@ pub(super) fn tails(s: &Said, out: &mut Vec<Contradiction>) {
                             .map(|x| num(x, "slots") - num(x, "calls"))
                             .sum()
                     }
+                    // The calls after each of the path's own, as many as its line says.
+                    "periodic_path" if what.starts_with("the slower stretch after the path every ") => {
+                        let per = what.trim_start_matches("the slower stretch after the path every ");
+                        f.iter()
+                            .filter(|x| kind(x) == "periodic_path" && period_text(x) == per)
+                            .filter_map(|x| x.get("stretch").filter(|s| !s.is_null()).map(|s| (x, s)))
+                            .map(|(x, s)| (num(s, "calls") - 1.0).max(0.0) * num(x, "slots"))
+                            .sum()
+                    }
                     "periodic_path" => {
                         let per = what.trim_start_matches("the path every ");
                         f.iter()

@@ -67,6 +67,10 @@ pub(super) fn tail_split(cp: &CodePaths, t: &code_paths::Tail, attr: Option<&Att
                 TailWho::PeriodicPath,
                 format!("calls on the period of the path every {} that do not take it", cp.periodic[i].period_text()),
             ),
+            TailClass::Stretch(i) => (
+                TailWho::PeriodicPath,
+                format!("the slower stretch after the path every {}", cp.periodic[i].period_text()),
+            ),
             TailClass::Irregular(i) if attr.is_some_and(|a| a.machine_path(i)) => {
                 (TailWho::Machine, "the machine's slow calls".into())
             }
