@@ -2,7 +2,7 @@
 //! (docs/ARCHITECTURE.md):
 //!
 //! ```text
-//! plan       options -> validated plan                   (plan.rs; nothing runs before it passes)
+//! plan       options -> validated plan                   (plan.rs, validate.rs; nothing runs before it passes)
 //! probe      the clock, the host, the counters           (probe.rs)
 //! prepare    the results directory                       (prepare.rs)
 //! supervise  the cells, one child process each, rounds   (cells.rs, rounds.rs, supervise.rs, protocol.rs)
@@ -35,6 +35,7 @@ pub mod supervise;
 pub mod sweep;
 pub mod timed;
 pub mod timings;
+mod validate;
 
 use crate::error::Error;
 
