@@ -1,14 +1,15 @@
-//! The merge's skeleton, shared by timed and stepped runs: each tracer's cells concatenated into
-//! its events.csv and discarded.csv, and read into groups per thread count and per repetition
-//! (merge.rs for timed runs, `singlestep` for stepped ones).
+//! The merge's skeleton, shared by timed and stepped runs: one pass per tracer row, which makes
+//! the row's directory, joins its cells' files into its own (events.csv, discarded.csv, and the
+//! per-cell files the run has, `results::rows::Joined`), and reads its cells into groups per
+//! thread count and per repetition (merge.rs for timed runs, `singlestep` for stepped ones).
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::plan::Plan;
+use super::prepare::Prepared;
 use super::supervise::CellRun;
 use crate::error::Error;
-use crate::results::rows::{DiscardsWriter, EventsWriter};
-use crate::results::{ResultsDir, DISCARDED_CSV, EVENTS_CSV};
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, Joined};
+use crate::results::{DISCARDED_CSV, EVENTS_CSV};
 
 /// What stage 4 accumulates per group of cells (a thread count, or a thread count and a
 /// repetition): latencies and counter sums for a timed run, exact counts for a stepped one.
@@ -24,25 +25,33 @@ pub trait Group {
 
 /// Stage 4's skeleton, shared by timed and stepped runs: each tracer's cells are concatenated into
 /// its events.csv and discarded.csv (`writers` makes them in the tracer's directory, given the
-/// rows its cells planned: `results::events_file` picks the file's form by it), and `feed`
-/// reads one cell's events.csv into its two groups. Returns the rows per thread count and per
-/// repetition.
+/// rows its cells planned: `results::events_file` picks the file's form by it), each of `joined`
+/// that its cells wrote is joined under one header, and `feed` reads one cell's events.csv into
+/// its two groups. A row none of whose cells measured has no directory. Returns the rows per
+/// thread count and per repetition.
 pub fn concatenate<G: Group>(
-    out: &ResultsDir,
-    plan: &Plan,
+    p: &Prepared,
     runs: &[CellRun],
+    joined: &[Joined],
     writers: impl Fn(&Path, u64) -> Result<(EventsWriter, DiscardsWriter), Error>,
     new: impl Fn(usize) -> G,
     mut feed: impl FnMut(&Path, &mut G, &mut G) -> Result<(), Error>,
 ) -> Result<(Vec<G::Row>, Vec<G::Row>), Error> {
     let (mut summary_rows, mut rep_rows) = (Vec::new(), Vec::new());
-    for (ri, row) in plan.rows.iter().enumerate() {
+    for ((ri, row), dir) in p.plan.rows.iter().enumerate().zip(&p.row_dirs) {
         let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
         if mine.is_empty() {
             continue;
         }
+        crate::results::subdir(dir).map_err(|e| Error::io(dir, e))?;
+        for &j in joined {
+            let cells: Vec<_> = mine.iter().map(|c| c.spec.dir.join(j.name())).filter(|f| f.exists()).collect();
+            if !cells.is_empty() {
+                rows::join_cells(j, &dir.join(j.name()), &cells)?;
+            }
+        }
         let planned: u64 = mine.iter().map(|c| (c.spec.iterations * c.spec.threads) as u64).sum();
-        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?, planned)?;
+        let (mut ev, mut ds) = writers(dir, planned)?;
         let mut by_threads: BTreeMap<usize, G> = BTreeMap::new();
         let mut by_rep: BTreeMap<(usize, usize), G> = BTreeMap::new();
         // Each group's kept calls, from the cells' results, before its rows are read.

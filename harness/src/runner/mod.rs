@@ -3,12 +3,12 @@
 //!
 //! ```text
 //! plan       options -> validated plan                   (plan.rs, validate.rs; nothing runs before it passes)
-//! probe      the clock, the host, the counters           (probe.rs)
-//! prepare    the results directory                       (prepare.rs)
+//! probe      the clock, the host, the counters, the disk (probe.rs)
+//! prepare    the results directory, the rows' directories (prepare.rs)
 //! supervise  the cells, one child process each, rounds   (cells.rs, rounds.rs, supervise.rs, protocol.rs)
 //! measure    the cell: set-up, warm-up, timed loop       (cell.rs, timed.rs, kernel_cell.rs)
 //! merge      cells -> events.csv, summary.csv, ...       (merge.rs, concat.rs, through `results`)
-//! export     run.json, the terminal, --export            (export.rs)
+//! export     run.json, the terminal, --export            (export.rs, run_json.rs)
 //! ```
 //! Data flows one way: no stage reads what a later one writes. A sweep (sweep.rs) is several
 //! plans whose cells are supervised interleaved, then merged and exported one by one.
@@ -51,7 +51,8 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     tracebench_tracers::registry::reap_leftovers();
     t.mark("reap_leftovers");
     let probe = probe::probe(&plan, &mut t)?;
-    let prepared = prepare::prepare(plan, &probe, &mut t)?;
+    let prepared = prepare::prepare(plan)?;
+    t.mark("prepare");
     let ran = cells::run(&prepared, &probe, &mut t)?;
     let merged = merge::merge_run(&prepared, &probe.columns, &ran.runs, &mut t)?;
     export::export(&prepared, &probe, &ran, &merged, argv, &mut t)?;

@@ -75,6 +75,8 @@ pub struct Row {
     pub spec: String,
     pub name: String,
     pub dir: String,
+    /// What the row's cells are started under (strace, say), from the registry once, here.
+    pub launch: Vec<String>,
 }
 
 /// A validated run plan.

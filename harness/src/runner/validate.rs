@@ -193,7 +193,7 @@ fn tracers(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Vec<String
 }
 
 /// One row per spec: its name (a `--label`, else the spec or a plugin's own name), which must
-/// name a row (`bad_row_name`) and no other row, and its directory's name.
+/// name a row (`bad_row_name`) and no other row, its directory's name and its launch prefix.
 fn rows(args: &Options, specs: &[String]) -> Result<Vec<Row>, Error> {
     if !args.label.is_empty() && args.label.len() != specs.len() {
         return Err(Error::Usage(format!(
@@ -221,7 +221,7 @@ fn rows(args: &Options, specs: &[String]) -> Result<Vec<Row>, Error> {
                 crate::escape::visible(&name)
             )));
         }
-        rows.push(Row { spec: spec.clone(), dir: results::dir_name(&name), name });
+        rows.push(Row { spec: spec.clone(), dir: results::dir_name(&name), name, launch: registry::launch_prefix(spec) });
     }
     Ok(rows)
 }
