@@ -27,7 +27,7 @@ pub fn print_run(
     for line in blocked_lines(rows) {
         println!("{line}");
     }
-    if let Some(line) = crate::results::interrupted_line(run_json) {
+    if let Some(line) = crate::results::read::interrupted_line(run_json) {
         println!("{line}");
     }
 }

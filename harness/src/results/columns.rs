@@ -50,7 +50,6 @@ pub const THREAD: &str = "thread";
 pub const ITERATION: &str = "iteration";
 pub const COUNTER_SET: &str = "counter_set";
 
-
 /// sweep.csv: one row per tracer, knob value and thread count. `slow_period`, `slow_extra_ns`
 /// and `slow_share` are the tracer's own main slow path as the report finds it (empty when none).
 /// The `vs_previous*` columns judge the row against the same curve's row at the previous value

@@ -51,37 +51,6 @@ pub fn duration_text(ns: f64) -> String {
     }
 }
 
-/// The one line that says a run was interrupted, and where, from its run.json (`interrupted`,
-/// `interrupted_at`); None for a run that finished. The terminal, the report and the gate all say
-/// it with these words.
-pub fn interrupted_line(run_json: &serde_json::Value) -> Option<String> {
-    if run_json.get("interrupted").and_then(serde_json::Value::as_bool) != Some(true) {
-        return None;
-    }
-    let at = &run_json["interrupted_at"];
-    let cells = at.get("cells_run").and_then(serde_json::Value::as_u64).unwrap_or(0);
-    let Some(tracer) = at.get("tracer").and_then(serde_json::Value::as_str) else {
-        return Some(
-            "This run was interrupted (Ctrl-C or a signal) before any cell measured; it holds no data.".into(),
-        );
-    };
-    let cell = format!(
-        "{tracer} at {} thread(s), repetition {}",
-        at["threads"],
-        at.get("repetition").and_then(serde_json::Value::as_u64).map_or(0, |r| r + 1)
-    );
-    let place = if at.get("in_cell").and_then(serde_json::Value::as_bool) == Some(true) {
-        format!("during cell {cells} ({cell})")
-    } else {
-        format!("after cell {cells} ({cell})")
-    };
-    Some(format!(
-        "This run was interrupted (Ctrl-C or a signal) {place}: no cell after it ran, so its rows lack repetitions \
-         or thread counts, and a cell stopped before its first measured call has no row; re-run it for complete \
-         results."
-    ))
-}
-
 /// A results directory being written (`create`) or read (`open`).
 #[derive(Debug, Clone)]
 pub struct ResultsDir {
@@ -129,14 +98,6 @@ impl ResultsDir {
     pub fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
-
-    /// The directory of one tracer row, created if needed (0700; an existing one must be a real
-    /// directory, not a link).
-    pub fn tracer_dir(&self, row_dir: &str) -> Result<PathBuf, Error> {
-        let d = self.path.join(row_dir);
-        subdir(&d).map_err(|e| Error::io(&d, e))?;
-        Ok(d)
-    }
 }
 
 /// The directory name of a tracer's row name: anything outside `[A-Za-z0-9._-]` becomes `_`
@@ -145,25 +106,27 @@ pub fn dir_name(row: &str) -> String {
     row.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect()
 }
 
+/// Why a row name (a `--label`, a plugin's own name) cannot name a row, if it cannot: it is a
+/// CSV field of every results file and a line of every table.
+pub fn bad_row_name(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".into());
+    }
+    if name.contains(',') {
+        return Some("it holds a comma, which separates the columns of the results' CSV files".into());
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Some(format!(
+            "it holds the control character {}, which would break the CSV rows or act on a terminal",
+            crate::escape::visible(&c.to_string())
+        ));
+    }
+    None
+}
+
 /// Mode of every directory a run makes: results are private by default (run.json holds the
 /// command line and the host name). `chmod -R go+rX DIR` shares one afterwards.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
-
-/// Makes `path` as a private (0700) directory, or accepts an existing real directory (not a
-/// link): figures and tracer directories inside a results directory.
-pub fn subdir(path: &Path) -> std::io::Result<()> {
-    owner::made_dir(path);
-    match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            if fs::symlink_metadata(path)?.is_dir() {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("exists and is not a directory (a link?); remove it"))
-            }
-        }
-        r => r,
-    }
-}
 
 /// Refuses an output directory that already holds files: a run never mixes its files with an
 /// earlier run's (a report of the directory would read both). A missing or empty one is fine, if

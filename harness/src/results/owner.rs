@@ -11,7 +11,7 @@
 //! Writers register what they make ([`made_dir`], [`made_file`]); `cli::run` calls [`hand_back`]
 //! once the command is over. A directory this user cannot read gets its own error ([`unreadable`]).
 use std::fs;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -190,6 +190,22 @@ fn check_parent(path: &Path, refuse: impl Fn(String) -> Result<(), Error>) -> Re
         ));
     }
     Ok(())
+}
+
+/// Makes `path` as a private (0700) directory, or accepts an existing real directory (not a
+/// link): figures and tracer directories inside a results directory.
+pub fn subdir(path: &Path) -> std::io::Result<()> {
+    made_dir(path);
+    match fs::DirBuilder::new().mode(super::PRIVATE_DIR_MODE).create(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if fs::symlink_metadata(path)?.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("exists and is not a directory (a link?); remove it"))
+            }
+        }
+        r => r,
+    }
 }
 
 #[cfg(test)]

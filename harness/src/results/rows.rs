@@ -103,6 +103,14 @@ impl<K, F: Commit> CsvWriter<K, F> {
     pub fn commit(self) -> Result<(), Error> {
         self.f.commit()
     }
+    /// Appends the body of each of `cells`, then commits: the cells' files of this kind joined
+    /// under one header.
+    pub fn commit_joined(mut self, cells: &[PathBuf]) -> Result<(), Error> {
+        for c in cells {
+            self.append_body_of(c)?;
+        }
+        self.commit()
+    }
 }
 
 impl EventsWriter {
@@ -212,37 +220,6 @@ impl ReferenceWriter {
                 r.windows
             )
         })
-    }
-}
-
-/// A per-cell file the merge joins, per tracer row, under one header: sentinels.csv (timed cells
-/// with `--sentinel-every K > 0`) and reference.csv (cells with reference windows).
-#[derive(Debug, Clone, Copy)]
-pub enum Joined {
-    Sentinels,
-    Reference,
-}
-
-impl Joined {
-    pub fn name(self) -> &'static str {
-        match self {
-            Joined::Sentinels => super::SENTINELS_CSV,
-            Joined::Reference => super::REFERENCE_CSV,
-        }
-    }
-}
-
-/// The cells' files `cells`, of kind `j`, joined into `dest` under its header, written whole.
-pub fn join_cells(j: Joined, dest: &Path, cells: &[PathBuf]) -> Result<(), Error> {
-    fn all<K>(mut w: CsvWriter<K>, cells: &[PathBuf]) -> Result<(), Error> {
-        for c in cells {
-            w.append_body_of(c)?;
-        }
-        w.commit()
-    }
-    match j {
-        Joined::Sentinels => all(SentinelsWriter::create(dest)?, cells),
-        Joined::Reference => all(ReferenceWriter::create(dest)?, cells),
     }
 }
 

@@ -1,15 +1,26 @@
 //! The merge's skeleton, shared by timed and stepped runs: one pass per tracer row, which makes
 //! the row's directory, joins its cells' files into its own (events.csv, discarded.csv, and the
-//! per-cell files the run has, `results::rows::Joined`), and reads its cells into groups per
+//! per-cell files the run has, `Joined`), and reads its cells into groups per
 //! thread count and per repetition (merge.rs for timed runs, `singlestep` for stepped ones).
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::prepare::Prepared;
 use super::supervise::CellRun;
 use crate::error::Error;
-use crate::results::rows::{self, DiscardsWriter, EventsWriter, Joined};
-use crate::results::{DISCARDED_CSV, EVENTS_CSV};
+use crate::results::profile::{self, PROFILE_JSON};
+use crate::results::rows::{DiscardsWriter, EventsWriter, ReferenceWriter, SentinelsWriter};
+use crate::results::{DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, SENTINELS_CSV};
+
+/// A per-cell file the merge joins per tracer row, where the row's cells wrote it: profile.json
+/// (stepped cells), sentinels.csv (timed cells with `--sentinel-every K > 0`) and reference.csv
+/// (cells with reference windows).
+#[derive(Debug, Clone, Copy)]
+pub enum Joined {
+    Profile,
+    Sentinels,
+    Reference,
+}
 
 /// What stage 4 accumulates per group of cells (a thread count, or a thread count and a
 /// repetition): latencies and counter sums for a timed run, exact counts for a stepped one.
@@ -43,11 +54,24 @@ pub fn concatenate<G: Group>(
         if mine.is_empty() {
             continue;
         }
-        crate::results::subdir(dir).map_err(|e| Error::io(dir, e))?;
+        crate::results::owner::subdir(dir).map_err(|e| Error::io(dir, e))?;
         for &j in joined {
-            let cells: Vec<_> = mine.iter().map(|c| c.spec.dir.join(j.name())).filter(|f| f.exists()).collect();
-            if !cells.is_empty() {
-                rows::join_cells(j, &dir.join(j.name()), &cells)?;
+            let name = match j {
+                Joined::Profile => PROFILE_JSON,
+                Joined::Sentinels => SENTINELS_CSV,
+                Joined::Reference => REFERENCE_CSV,
+            };
+            let cells: Vec<PathBuf> = mine.iter().map(|c| c.spec.dir.join(name)).filter(|f| f.exists()).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            // Joined by the module that owns the format: the profiles summed, the CSV files under
+            // one header.
+            let dest = dir.join(name);
+            match j {
+                Joined::Profile => profile::sum_into(&dest, &cells)?,
+                Joined::Sentinels => SentinelsWriter::create(&dest)?.commit_joined(&cells)?,
+                Joined::Reference => ReferenceWriter::create(&dest)?.commit_joined(&cells)?,
             }
         }
         let planned: u64 = mine.iter().map(|c| (c.spec.iterations * c.spec.threads) as u64).sum();

@@ -5,14 +5,14 @@
 //! first) writes no row: a kept-0 row with NaN statistics would read as data; run.json says the
 //! run was interrupted and where (`export`). Every file is written by `results`, which owns its
 //! format.
-use super::concat::{concatenate, Group};
+use super::concat::{concatenate, Group, Joined};
 use super::merge_acc::Acc;
 use super::prepare::Prepared;
 use super::singlestep;
 use super::supervise::CellRun;
 use super::timings::Timings;
 use crate::error::Error;
-use crate::results::rows::{self, DiscardsWriter, EventsWriter, Joined, MergedRow};
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, MergedRow};
 use crate::results::stepped::StepSummaryRow;
 use crate::results::{DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
 

@@ -2,9 +2,9 @@
 //! The clock's rate and floor, the host, the counters each set can read here (the cells' and
 //! the results' counter columns), the CPU time every later share of the run is taken from, and
 //! whether the run's files fit on the disk.
-use super::{calibrate, space};
 use super::plan::Plan;
 use super::timings::Timings;
+use super::{calibrate, space};
 use crate::clock::ClockInfo;
 use crate::counters::{self, Availability};
 use crate::error::Error;

@@ -23,12 +23,47 @@ pub struct Checked {
     pub exports: Vec<ExportSpec>,
 }
 
-/// Every check, in order: the counts, the tracers (kinds, stepping, payload, options), the row
+/// Every check, in order: the counts, the tracers (kinds, stepping, payload, options), the rows'
 /// names, the CPUs and thread counts, the counters, the results directory, the export files.
 pub fn validate(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Checked, Error> {
     counts(args)?;
     let specs = tracers(args, mode, tracer)?;
-    let rows = rows(args, &specs)?;
+    // One row per spec: its name (a `--label`, else the spec or a plugin's own name), which must
+    // name a row (`results::bad_row_name`) and no other row, its directory's name and its launch
+    // prefix.
+    if !args.label.is_empty() && args.label.len() != specs.len() {
+        return Err(Error::Usage(format!(
+            "--label gives {} names for {} tracers; give one per tracer, in the same order",
+            args.label.len(),
+            specs.len()
+        )));
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let name = match args.label.get(i) {
+            Some(l) => l.clone(),
+            None => registry::row_name(spec)?,
+        };
+        if let Some(why) = results::bad_row_name(&name) {
+            let what = if args.label.get(i).is_some() { "--label" } else { "the tracer's name" };
+            return Err(Error::Usage(format!(
+                "bad row name '{}' ({what}): {why}; give the row another name with --label",
+                crate::escape::visible(&name)
+            )));
+        }
+        if rows.iter().any(|r| r.name == name) {
+            return Err(Error::Usage(format!(
+                "tracer row '{}' appears twice; use --label to tell them apart",
+                crate::escape::visible(&name)
+            )));
+        }
+        rows.push(Row {
+            spec: spec.clone(),
+            dir: results::dir_name(&name),
+            name,
+            launch: registry::launch_prefix(spec),
+        });
+    }
     let online = host::online_cpus();
     let first = match args.cpu {
         Some(c) if online.contains(&c) => c,
@@ -102,6 +137,8 @@ fn counts(args: &Options) -> Result<(), Error> {
 /// options, so that a bad value exits 2 before any directory exists instead of failing inside
 /// a cell.
 fn tracers(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Vec<String>, Error> {
+    // What the backends are handed, for `registry::validate_options` below.
+    let copts = tracer.create_options(0.0, "", args.payload_size);
     let mut specs = Vec::new();
     for t in &args.tracer {
         if t == "all" {
@@ -185,61 +222,8 @@ fn tracers(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Vec<String
     }
     // What each row's backend accepts here: LTTng's sub-buffer geometry, the kernel's ftrace
     // clocks, the probe site (`registry::validate_options`).
-    let copts = tracer.create_options(0.0, "", args.payload_size);
     for s in &specs {
         registry::validate_options(s, &copts)?;
     }
     Ok(specs)
-}
-
-/// One row per spec: its name (a `--label`, else the spec or a plugin's own name), which must
-/// name a row (`bad_row_name`) and no other row, its directory's name and its launch prefix.
-fn rows(args: &Options, specs: &[String]) -> Result<Vec<Row>, Error> {
-    if !args.label.is_empty() && args.label.len() != specs.len() {
-        return Err(Error::Usage(format!(
-            "--label gives {} names for {} tracers; give one per tracer, in the same order",
-            args.label.len(),
-            specs.len()
-        )));
-    }
-    let mut rows: Vec<Row> = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        let name = match args.label.get(i) {
-            Some(l) => l.clone(),
-            None => registry::row_name(spec)?,
-        };
-        if let Some(why) = bad_row_name(&name) {
-            let what = if args.label.get(i).is_some() { "--label" } else { "the tracer's name" };
-            return Err(Error::Usage(format!(
-                "bad row name '{}' ({what}): {why}; give the row another name with --label",
-                crate::escape::visible(&name)
-            )));
-        }
-        if rows.iter().any(|r| r.name == name) {
-            return Err(Error::Usage(format!(
-                "tracer row '{}' appears twice; use --label to tell them apart",
-                crate::escape::visible(&name)
-            )));
-        }
-        rows.push(Row { spec: spec.clone(), dir: results::dir_name(&name), name, launch: registry::launch_prefix(spec) });
-    }
-    Ok(rows)
-}
-
-/// Why a row name (a `--label`, a plugin's own name) cannot name a row, if it cannot: it is a
-/// CSV field of every results file and a line of every table.
-fn bad_row_name(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("it is empty".into());
-    }
-    if name.contains(',') {
-        return Some("it holds a comma, which separates the columns of the results' CSV files".into());
-    }
-    if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return Some(format!(
-            "it holds the control character {}, which would break the CSV rows or act on a terminal",
-            crate::escape::visible(&c.to_string())
-        ));
-    }
-    None
 }

@@ -48,7 +48,7 @@ use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::NoCounters;
 use crate::disturbance::Detector;
 use crate::error::Error;
-use crate::results::profile::{Profile, PROFILE_JSON};
+use crate::results::profile::PROFILE_JSON;
 use crate::results::rows::{DiscardsWriter, EventsWriter};
 use crate::results::stepped::{self, StepRow, StepSummaryRow};
 use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
@@ -363,15 +363,14 @@ pub fn mode_of(sorted: &[u64]) -> (u64, f64) {
     (best, if sorted.is_empty() { 0.0 } else { best_n as f64 / sorted.len() as f64 })
 }
 
-/// Stage 4 for a stepped run: each tracer's profile.json, then its events.csv and discarded.csv,
-/// then summary.csv and repetitions.csv with the stepped columns
+/// Stage 4 for a stepped run: each tracer's events.csv, discarded.csv and profile.json, then
+/// summary.csv and repetitions.csv with the stepped columns
 /// (`results::columns::STEPPED_SUMMARY_STATS`).
 pub fn merge(p: &Prepared, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Error> {
-    merge_profiles(p, runs)?;
     let (summary_rows, rep_rows) = crate::runner::concat::concatenate(
         p,
         runs,
-        &[],
+        &[crate::runner::concat::Joined::Profile],
         |dir, _| {
             Ok((
                 EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?,
@@ -391,22 +390,4 @@ pub fn merge(p: &Prepared, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Erro
     stepped::write_stepped_summary(&p.out.file(SUMMARY_CSV), &summary_rows, false)?;
     stepped::write_stepped_summary(&p.out.file(REPETITIONS_CSV), &rep_rows, true)?;
     Ok(summary_rows)
-}
-
-/// Each tracer's profile.json: its cells' summed (the row's directory made for it).
-fn merge_profiles(p: &Prepared, runs: &[CellRun]) -> Result<(), Error> {
-    for (ri, dir) in p.row_dirs.iter().enumerate() {
-        let mut profile = Profile::default();
-        for c in runs.iter().filter(|c| c.row == ri && c.result.is_some()) {
-            let path = c.spec.dir.join(PROFILE_JSON);
-            if let Some(cell) = Profile::read(&path) {
-                profile.add(cell.map_err(|e| Error::Measurement(e.to_string()))?);
-            }
-        }
-        if !profile.counts.is_empty() {
-            crate::results::subdir(dir).map_err(|e| Error::io(dir, e))?;
-            profile.write(&dir.join(PROFILE_JSON))?;
-        }
-    }
-    Ok(())
 }
