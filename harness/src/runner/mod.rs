@@ -22,6 +22,7 @@ pub mod export;
 pub mod kernel_cell;
 pub mod merge;
 mod merge_acc;
+pub mod options;
 pub mod plan;
 pub mod prepare;
 pub mod probe;
@@ -39,7 +40,7 @@ mod validate;
 
 use crate::error::Error;
 
-pub use plan::{Mode, Options};
+pub use options::{Mode, Options};
 
 /// `run` and `scale`: the pipeline, once. Each stage takes what the one before it made; the
 /// options are read by the plan alone.

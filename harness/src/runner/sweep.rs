@@ -66,7 +66,7 @@ fn check_space(root: &Path, plans: &[plan::Plan], counters: usize) -> Result<(),
 
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
-    plan::refuse_stepped_sweep(opts)?;
+    super::validate::refuse_stepped_sweep(opts)?;
     if opts.budget.is_some() {
         return Err(Error::Usage(
             "--budget adds rounds to `run` and `scale` until every pair of tracers is decided; a sweep compares \

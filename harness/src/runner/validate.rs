@@ -7,11 +7,21 @@ use std::path::PathBuf;
 use tracebench_tracers::kernel::KERNEL_TRACERS;
 use tracebench_tracers::registry;
 
-use super::plan::{Mode, Options, Row};
+use super::options::{Mode, Options};
 use super::protocol::TracerOpts;
 use crate::error::Error;
 use crate::export::ExportSpec;
 use crate::{counters, host, kernel, results};
+
+/// One tracer row of the run, as the checks named it.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub spec: String,
+    pub name: String,
+    pub dir: String,
+    /// What the row's cells are started under (strace, say), from the registry once, here.
+    pub launch: Vec<String>,
+}
 
 /// What passed the checks: everything of the plan that is more than a copy of an option.
 pub struct Checked {
@@ -102,6 +112,18 @@ pub fn validate(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Check
     results::check_new_dir(&out)?;
     let exports = crate::export::parse_specs(&args.export)?;
     Ok(Checked { rows, cpus, threads, sets, out, exports })
+}
+
+/// `sweep` with `--instructions singlestep`: refused (a sweep's curves are timings).
+pub fn refuse_stepped_sweep(opts: &Options) -> Result<(), Error> {
+    if opts.singlestep {
+        return Err(Error::Usage(
+            "--instructions singlestep works with `run` only (a sweep's curves are timings); run one `tracebench \
+             run --instructions singlestep` per value"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The counts and periods, and the options that exclude each other.
