@@ -37,7 +37,7 @@ pub trait Group {
 /// Stage 4's skeleton, shared by timed and stepped runs: each tracer's cells are concatenated into
 /// its events.csv and discarded.csv (`writers` makes them in the tracer's directory, given the
 /// rows its cells planned: `results::events_file` picks the file's form by it), each of `joined`
-/// that its cells wrote is joined under one header, and `feed` reads one cell's events.csv into
+/// that its cells wrote is joined into the row's, and `feed` reads one cell's events.csv into
 /// its two groups. A row none of whose cells measured has no directory. Returns the rows per
 /// thread count and per repetition.
 pub fn concatenate<G: Group>(

@@ -2,12 +2,12 @@
 //! (docs/ARCHITECTURE.md):
 //!
 //! ```text
-//! plan       options -> validated plan                   (plan.rs, validate.rs; nothing runs before it passes)
+//! plan       options -> validated plan                   (options.rs, plan.rs, validate.rs; nothing runs before it passes)
 //! probe      the clock, the host, the counters, the disk (probe.rs)
-//! prepare    the results directory, the rows' directories (prepare.rs)
-//! supervise  the cells, one child process each, rounds   (cells.rs, rounds.rs, supervise.rs, protocol.rs)
+//! prepare    the results directory, the rows' paths      (prepare.rs)
+//! supervise  the cells, one child process each, rounds   (cells.rs, supervise.rs, protocol.rs, rounds.rs)
 //! measure    the cell: set-up, warm-up, timed loop       (cell.rs, timed.rs, kernel_cell.rs)
-//! merge      cells -> events.csv, summary.csv, ...       (merge.rs, concat.rs, through `results`)
+//! merge      cells -> one pass per row, then summaries   (merge.rs, concat.rs, through `results`)
 //! export     run.json, the terminal, --export            (export.rs, run_json.rs)
 //! ```
 //! Data flows one way: no stage reads what a later one writes. A sweep (sweep.rs) is several
