@@ -2,7 +2,7 @@
 //! (docs/ARCHITECTURE.md):
 //!
 //! ```text
-//! plan       options -> validated plan                   (options.rs, plan.rs, validate.rs; nothing runs before it passes)
+//! plan       options -> validated plan                   (options.rs, plan.rs, validate.rs: before anything runs)
 //! probe      the clock, the host, the counters, the disk (probe.rs)
 //! prepare    the results directory, the rows' paths      (prepare.rs)
 //! supervise  the cells, one child process each, rounds   (cells.rs, supervise.rs, protocol.rs, rounds.rs)
