@@ -1,5 +1,6 @@
 //! What the user reads on the terminal: the survey's Table 4 (Average, STD, 90th percentile)
-//! plus p50, p99 and the discards, and `tracebench list`.
+//! plus p50, p99 and the discards, with the counters' and the blocked calls' lines after a run;
+//! a stepped run's table; and `tracebench list`.
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -7,8 +8,31 @@ use crate::clock::ClockInfo;
 use crate::clock::Floor;
 use crate::error::Error;
 use crate::results::rows::MergedRow;
+use crate::results::stepped::StepSummaryRow;
 
-pub fn print_table(
+/// A timed run's terminal output: the table, then one line per counter read (from run.json),
+/// per row with blocked calls, and the interrupted line where the run was stopped.
+pub fn print_run(
+    out: &Path,
+    clock: &ClockInfo,
+    floor: &Floor,
+    rows: &[MergedRow],
+    reasons: &BTreeMap<String, BTreeMap<String, u64>>,
+    run_json: &serde_json::Value,
+) {
+    print_table(out, clock, floor, rows, reasons);
+    for line in counter_lines(&run_json["counters"]["per_counter"]) {
+        println!("{line}");
+    }
+    for line in blocked_lines(rows) {
+        println!("{line}");
+    }
+    if let Some(line) = crate::results::read::interrupted_line(run_json) {
+        println!("{line}");
+    }
+}
+
+fn print_table(
     out: &Path,
     clock: &ClockInfo,
     floor: &Floor,
@@ -42,6 +66,69 @@ pub fn print_table(
             println!("{l}");
         }
     }
+    println!("results: {}", out.display());
+}
+
+/// "printf at 2 threads: 66 calls blocked inside the tracer, mean 21.5 µs, kept", per row that has any.
+fn blocked_lines(rows: &[MergedRow]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.blocked > 0)
+        .map(|r| {
+            format!(
+                "{} at {} thread(s): {} call{} blocked inside the tracer (the thread slept in the call), mean {}, kept in its cost",
+                r.tracer,
+                r.threads,
+                r.blocked,
+                if r.blocked == 1 { "" } else { "s" },
+                crate::results::duration_text(r.blocked_mean_ns.unwrap_or(f64::NAN))
+            )
+        })
+        .collect()
+}
+
+/// One line per counter read: how, whether it counted the whole time, and its discards.
+fn counter_lines(per_counter: &serde_json::Value) -> Vec<String> {
+    let Some(list) = per_counter.as_array() else { return Vec::new() };
+    list.iter()
+        .map(|c| {
+            let ran = match c["scheduled_fraction_min"].as_f64() {
+                Some(f) if f >= 0.9999 => "counting the whole run (time_running = time_enabled)".to_string(),
+                Some(f) => format!("counting only {:.1}% of the run (multiplexed, or pinned and in error)", 100.0 * f),
+                None => "time counting unknown (the group could not be read at the end)".to_string(),
+            };
+            format!(
+                "counter {} (set {}): read with {}, {ran}; {} samples discarded as counter-not-running",
+                c["name"].as_str().unwrap_or("?"),
+                c["set"],
+                c["read"].as_str().unwrap_or("?"),
+                c["samples_discarded_not_running"]
+            )
+        })
+        .collect()
+}
+
+/// The terminal's table for a stepped run.
+pub fn print_stepped(out: &Path, rows: &[StepSummaryRow]) {
+    println!(
+        "{:<16} {:>7} {:>10} {:>7} {:>9} {:>9} {:>8}",
+        "tracer", "calls", "instr", "share", "min", "max", "kentries"
+    );
+    for r in rows {
+        println!(
+            "{:<16} {:>7} {:>10} {:>6.1}% {:>9} {:>9} {:>8.3}",
+            r.tracer,
+            r.kept,
+            r.mode,
+            100.0 * r.mode_share,
+            r.min,
+            r.max,
+            r.kernel_entries_mean
+        );
+    }
+    println!(
+        "instr: the most frequent exact user-space instruction count per call (share: of the calls); kentries: \
+         kernel entries per call (system calls, traps, page faults), whose kernel instructions are not counted"
+    );
     println!("results: {}", out.display());
 }
 

@@ -138,6 +138,45 @@ pub fn probe(names: &[String]) -> Result<Availability, Error> {
     Ok(av)
 }
 
+/// Counters: probed once, reported once; unsupported ones are left out, never zero-filled.
+/// Returns each set's and the union's.
+pub fn probe_sets(sets: &[Vec<String>]) -> Result<(Vec<Availability>, Vec<String>), Error> {
+    let mut avail = Vec::new();
+    for (i, set) in sets.iter().enumerate() {
+        let a = probe(set)?;
+        // One line per reason: a VM without a PMU refuses every hardware event the same way.
+        let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (n, why) in &a.unsupported {
+            match by_why.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, names)) => names.push(n),
+                None => by_why.push((why, vec![n])),
+            }
+        }
+        for (why, names) in by_why {
+            let (what, col) =
+                if names.len() == 1 { ("counter", "its column is") } else { ("counters", "their columns are") };
+            eprintln!("tracebench: {what} {} (set {}) unavailable: {why}; {col} left out", names.join(", "), i + 1);
+        }
+        avail.push(a);
+    }
+    let columns = counter_columns(&avail);
+    Ok((avail, columns))
+}
+
+/// The union of the available counters of every set, in first-seen order: the counter columns
+/// of events.csv and summary.csv.
+fn counter_columns(avail: &[Availability]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for a in avail {
+        for c in &a.available {
+            if !all.contains(c) {
+                all.push(c.clone());
+            }
+        }
+    }
+    all
+}
+
 fn describe_open_error(e: &std::io::Error) -> String {
     match e.raw_os_error() {
         Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) => {

@@ -275,6 +275,27 @@ pub fn write(specs: &[ExportSpec], benches: &[Benchmark]) -> Result<(), Error> {
     Ok(())
 }
 
+/// The `--export` files after a run (or a sweep's runs), unless it was interrupted (its rows may
+/// lack repetitions) or measured nothing: then one line says why none was written.
+pub fn export_run(
+    specs: &[ExportSpec],
+    dirs: &[(&Path, Option<String>)],
+    interrupted: bool,
+    nothing_measured: bool,
+) -> Result<(), Error> {
+    if specs.is_empty() {
+        return Ok(());
+    }
+    if interrupted {
+        eprintln!("tracebench: interrupted, so the --export files were not written (the rows may lack repetitions)");
+    } else if nothing_measured {
+        eprintln!("tracebench: no row was measured, so the --export files were not written");
+    } else {
+        export_dirs(specs, dirs)?;
+    }
+    Ok(())
+}
+
 /// Exports results directories: the entry point of `run --export`, `scale --export` and a sweep
 /// (one directory per knob value, each with its `knob=value` suffix).
 pub fn export_dirs(specs: &[ExportSpec], dirs: &[(&Path, Option<String>)]) -> Result<(), Error> {

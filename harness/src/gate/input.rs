@@ -48,11 +48,11 @@ impl Results {
             });
         };
         // An interrupted run's rows lack repetitions or thread counts: said in one line, before
-        // any column is judged (results::interrupted_line, as the report and `run` say it).
+        // any column is judged (results::read::interrupted_line, as the report and `run` say it).
         let run_json = std::fs::read_to_string(dir.join(crate::results::RUN_JSON))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-        if let Some(line) = run_json.as_ref().and_then(crate::results::interrupted_line) {
+        if let Some(line) = run_json.as_ref().and_then(crate::results::read::interrupted_line) {
             return Err(GateError::InterruptedRun { dir: dir.into(), line });
         }
         for need in ["tracer", "threads"] {

@@ -28,7 +28,7 @@ use super::{GateArgs, GateError};
 use crate::runner::supervise::{self, Ended};
 
 /// A working directory: the user's `--out` (kept; it must be ours alone, see
-/// `results::check_private`), or a private temporary one (mkdtemp: random name, 0700) removed on
+/// `results::owner::check_private`), or a private temporary one (mkdtemp: random name, 0700) removed on
 /// drop. A predictable name under /tmp could be planted by another user first.
 struct WorkDir {
     path: PathBuf,

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::results::read::{read_run_json, tracers_of};
-use crate::results::rows::for_each_stepped;
+use crate::results::stepped::for_each_stepped;
 
 /// The chance, over all the counts of one row, of calling a share moved when it did not.
 pub const ALPHA: f64 = 0.001;

@@ -50,28 +50,6 @@ pub const THREAD: &str = "thread";
 pub const ITERATION: &str = "iteration";
 pub const COUNTER_SET: &str = "counter_set";
 
-/// The events.csv header for a run that read `counters`.
-pub fn events_header(counters: &[String]) -> String {
-    let mut v: Vec<&str> = EVENTS_HEAD.to_vec();
-    v.extend(counters.iter().map(String::as_str));
-    v.extend(EVENTS_TAIL);
-    v.join(",")
-}
-
-/// The summary.csv (or, with `repetition`, repetitions.csv) header.
-pub fn summary_header(counters: &[String], repetition: bool) -> String {
-    let mut v: Vec<String> = SUMMARY_KEY.iter().map(|s| s.to_string()).collect();
-    if repetition {
-        v.push(REPETITION.into());
-    }
-    v.extend(SUMMARY_STATS.iter().map(|s| s.to_string()));
-    v.extend(counters.iter().map(|c| format!("{c}{COUNTER_MEAN_SUFFIX}")));
-    v.push(MOM.into());
-    v.push(BLOCKED.into());
-    v.push(BLOCKED_MEAN.into());
-    v.join(",")
-}
-
 /// sweep.csv: one row per tracer, knob value and thread count. `slow_period`, `slow_extra_ns`
 /// and `slow_share` are the tracer's own main slow path as the report finds it (empty when none).
 /// The `vs_previous*` columns judge the row against the same curve's row at the previous value
@@ -145,13 +123,3 @@ pub const STEPPED_SUMMARY_STATS: [&str; 9] = [
     "user_instructions_max",
     "kernel_entries_mean",
 ];
-
-/// The stepped summary.csv (or, with `repetition`, repetitions.csv) header.
-pub fn stepped_summary_header(repetition: bool) -> String {
-    let mut v: Vec<&str> = SUMMARY_KEY.to_vec();
-    if repetition {
-        v.push(REPETITION);
-    }
-    v.extend(STEPPED_SUMMARY_STATS);
-    v.join(",")
-}

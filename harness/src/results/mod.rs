@@ -18,11 +18,12 @@ pub mod owner;
 pub mod profile;
 pub mod read;
 pub mod rows;
+pub mod stepped;
 pub mod sweep_steps;
 pub mod table;
 
 use std::fs;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 pub use atomic::{write_atomic, write_atomic_io, write_json, AtomicFile};
@@ -50,37 +51,6 @@ pub fn duration_text(ns: f64) -> String {
     }
 }
 
-/// The one line that says a run was interrupted, and where, from its run.json (`interrupted`,
-/// `interrupted_at`); None for a run that finished. The terminal, the report and the gate all say
-/// it with these words.
-pub fn interrupted_line(run_json: &serde_json::Value) -> Option<String> {
-    if run_json.get("interrupted").and_then(serde_json::Value::as_bool) != Some(true) {
-        return None;
-    }
-    let at = &run_json["interrupted_at"];
-    let cells = at.get("cells_run").and_then(serde_json::Value::as_u64).unwrap_or(0);
-    let Some(tracer) = at.get("tracer").and_then(serde_json::Value::as_str) else {
-        return Some(
-            "This run was interrupted (Ctrl-C or a signal) before any cell measured; it holds no data.".into(),
-        );
-    };
-    let cell = format!(
-        "{tracer} at {} thread(s), repetition {}",
-        at["threads"],
-        at.get("repetition").and_then(serde_json::Value::as_u64).map_or(0, |r| r + 1)
-    );
-    let place = if at.get("in_cell").and_then(serde_json::Value::as_bool) == Some(true) {
-        format!("during cell {cells} ({cell})")
-    } else {
-        format!("after cell {cells} ({cell})")
-    };
-    Some(format!(
-        "This run was interrupted (Ctrl-C or a signal) {place}: no cell after it ran, so its rows lack repetitions \
-         or thread counts, and a cell stopped before its first measured call has no row; re-run it for complete \
-         results."
-    ))
-}
-
 /// A results directory being written (`create`) or read (`open`).
 #[derive(Debug, Clone)]
 pub struct ResultsDir {
@@ -90,7 +60,7 @@ pub struct ResultsDir {
 impl ResultsDir {
     /// Creates `path` (mode 0700) and proves it writable, so a bad `--out` fails before any
     /// measurement. An existing `path` must be a directory of ours that nobody else can write
-    /// ([`check_private`]): a root run writes specs and results there and reads them back.
+    /// ([`owner::check_private`]): a root run writes specs and results there and reads them back.
     pub fn create(path: &Path) -> Result<Self, Error> {
         let fail = |e: &dyn std::fmt::Display| Error::OutDir { path: path.display().to_string(), why: e.to_string() };
         owner::made_dir(path);
@@ -102,7 +72,7 @@ impl ResultsDir {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(fail(&e)),
         }
-        check_private(path)?;
+        owner::check_private(path)?;
         // A probe file made the private way (random name, O_EXCL), removed on drop.
         tempfile::Builder::new().prefix(".write-test.").tempfile_in(path).map_err(|e| fail(&e))?;
         Ok(ResultsDir { path: path.to_path_buf() })
@@ -128,14 +98,6 @@ impl ResultsDir {
     pub fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
-
-    /// The directory of one tracer row, created if needed (0700; an existing one must be a real
-    /// directory, not a link).
-    pub fn tracer_dir(&self, row_dir: &str) -> Result<PathBuf, Error> {
-        let d = self.path.join(row_dir);
-        subdir(&d).map_err(|e| Error::io(&d, e))?;
-        Ok(d)
-    }
 }
 
 /// The directory name of a tracer's row name: anything outside `[A-Za-z0-9._-]` becomes `_`
@@ -144,83 +106,33 @@ pub fn dir_name(row: &str) -> String {
     row.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect()
 }
 
+/// Why a row name (a `--label`, a plugin's own name) cannot name a row, if it cannot: it is a
+/// CSV field of every results file and a line of every table.
+pub fn bad_row_name(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".into());
+    }
+    if name.contains(',') {
+        return Some("it holds a comma, which separates the columns of the results' CSV files".into());
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Some(format!(
+            "it holds the control character {}, which would break the CSV rows or act on a terminal",
+            crate::escape::visible(&c.to_string())
+        ));
+    }
+    None
+}
+
 /// Mode of every directory a run makes: results are private by default (run.json holds the
 /// command line and the host name). `chmod -R go+rX DIR` shares one afterwards.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
 
-/// An existing output directory must be ours alone: owned by the effective user, not writable by
-/// group or others, and not reached through a link someone else owns. The run writes the cells'
-/// specs and rows there and reads them back, as root too; a directory another user can write
-/// would let them swap a spec or plant a link. Its parent must not let others replace
-/// it either (writable by others without the sticky bit).
-pub fn check_private(path: &Path) -> Result<(), Error> {
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    let refuse = |why: String| Err(Error::Usage(format!("--out {}: {why}", path.display())));
-    check_parent(path, refuse)?;
-    let Ok(link) = fs::symlink_metadata(path) else { return Ok(()) };
-    if link.file_type().is_symlink() && link.uid() != me && link.uid() != 0 {
-        return refuse(format!("it is a link owned by uid {}; pass the real directory", link.uid()));
-    }
-    let Ok(m) = fs::metadata(path) else { return refuse("it is a dangling link; pass a real directory".into()) };
-    if !m.is_dir() {
-        return refuse("it is not a directory; pass a new or empty directory".into());
-    }
-    if m.uid() != me {
-        return refuse(format!(
-            "it is owned by uid {}, not by you (uid {me}), so its owner could swap what this run writes and \
-             reads back; pass a directory of your own, or a new path",
-            m.uid()
-        ));
-    }
-    if m.mode() & 0o022 != 0 {
-        return refuse(format!(
-            "group or others can write it (mode {:o}); run `chmod go-w {}` or pass a new path",
-            m.mode() & 0o7777,
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a path whose parent lets others replace it: writable by everyone without the sticky
-/// bit (a sticky /tmp is fine: there nobody renames or removes another user's entry).
-fn check_parent(path: &Path, refuse: impl Fn(String) -> Result<(), Error>) -> Result<(), Error> {
-    let abs =
-        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
-    let Some(parent) = abs.parent() else { return Ok(()) };
-    let Ok(m) = fs::metadata(parent) else { return Ok(()) };
-    if m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0 {
-        return refuse(format!(
-            "its parent directory {} is writable by everyone without the sticky bit, so anyone could replace \
-             it; pick a directory elsewhere",
-            parent.display()
-        ));
-    }
-    Ok(())
-}
-
-/// Makes `path` as a private (0700) directory, or accepts an existing real directory (not a
-/// link): figures and tracer directories inside a results directory.
-pub fn subdir(path: &Path) -> std::io::Result<()> {
-    owner::made_dir(path);
-    match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            if fs::symlink_metadata(path)?.is_dir() {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("exists and is not a directory (a link?); remove it"))
-            }
-        }
-        r => r,
-    }
-}
-
 /// Refuses an output directory that already holds files: a run never mixes its files with an
 /// earlier run's (a report of the directory would read both). A missing or empty one is fine, if
-/// it is ours alone ([`check_private`]).
+/// it is ours alone ([`owner::check_private`]).
 pub fn check_new_dir(path: &Path) -> Result<(), Error> {
-    check_private(path)?;
+    owner::check_private(path)?;
     let Ok(mut entries) = fs::read_dir(path) else { return Ok(()) };
     match entries.next() {
         None => Ok(()),

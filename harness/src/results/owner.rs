@@ -1,4 +1,5 @@
-//! Results made under sudo belong to the user who ran sudo.
+//! Who owns a results directory: this user alone while the command writes it
+//! ([`check_private`]), and, for results made under sudo, the user who ran sudo afterwards.
 //!
 //! `sudo tracebench run --out base-run` would otherwise leave a root-owned 0700 directory that the next,
 //! unprivileged CI step could not read. When tracebench runs as root with `SUDO_UID` and
@@ -10,9 +11,11 @@
 //! Writers register what they make ([`made_dir`], [`made_file`]); `cli::run` calls [`hand_back`]
 //! once the command is over. A directory this user cannot read gets its own error ([`unreadable`]).
 use std::fs;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use crate::error::Error;
 
 /// What the command made that goes to the sudo user at its end: the topmost new directory of an
 /// output (walked whole), or a file written into a directory that user already owned.
@@ -135,6 +138,74 @@ pub fn unreadable(dir: &Path) -> Option<String> {
         dir.display(),
         dir.display()
     ))
+}
+
+/// An existing output directory must be ours alone: owned by the effective user, not writable by
+/// group or others, and not reached through a link someone else owns. The run writes the cells'
+/// specs and rows there and reads them back, as root too; a directory another user can write
+/// would let them swap a spec or plant a link. Its parent must not let others replace
+/// it either (writable by others without the sticky bit).
+pub fn check_private(path: &Path) -> Result<(), Error> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let refuse = |why: String| Err(Error::Usage(format!("--out {}: {why}", path.display())));
+    check_parent(path, refuse)?;
+    let Ok(link) = fs::symlink_metadata(path) else { return Ok(()) };
+    if link.file_type().is_symlink() && link.uid() != me && link.uid() != 0 {
+        return refuse(format!("it is a link owned by uid {}; pass the real directory", link.uid()));
+    }
+    let Ok(m) = fs::metadata(path) else { return refuse("it is a dangling link; pass a real directory".into()) };
+    if !m.is_dir() {
+        return refuse("it is not a directory; pass a new or empty directory".into());
+    }
+    if m.uid() != me {
+        return refuse(format!(
+            "it is owned by uid {}, not by you (uid {me}), so its owner could swap what this run writes and \
+             reads back; pass a directory of your own, or a new path",
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "group or others can write it (mode {:o}); run `chmod go-w {}` or pass a new path",
+            m.mode() & 0o7777,
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a path whose parent lets others replace it: writable by everyone without the sticky
+/// bit (a sticky /tmp is fine: there nobody renames or removes another user's entry).
+fn check_parent(path: &Path, refuse: impl Fn(String) -> Result<(), Error>) -> Result<(), Error> {
+    let abs =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let Some(parent) = abs.parent() else { return Ok(()) };
+    let Ok(m) = fs::metadata(parent) else { return Ok(()) };
+    if m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0 {
+        return refuse(format!(
+            "its parent directory {} is writable by everyone without the sticky bit, so anyone could replace \
+             it; pick a directory elsewhere",
+            parent.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `path` as a private (0700) directory, or accepts an existing real directory (not a
+/// link): figures and tracer directories inside a results directory.
+pub fn subdir(path: &Path) -> std::io::Result<()> {
+    made_dir(path);
+    match fs::DirBuilder::new().mode(super::PRIVATE_DIR_MODE).create(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if fs::symlink_metadata(path)?.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("exists and is not a directory (a link?); remove it"))
+            }
+        }
+        r => r,
+    }
 }
 
 #[cfg(test)]

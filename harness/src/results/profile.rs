@@ -8,7 +8,7 @@
 //! the instructions run there over all the count's calls. The self counts of a count's stacks sum
 //! to `user_instructions * calls` exactly.
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +71,20 @@ impl Profile {
             msg: format!("not a stepped run's profile: {e}"),
         }))
     }
+}
+
+/// The cells' profiles `cells` summed into `dest`; nothing is written when they hold no count.
+pub fn sum_into(dest: &Path, cells: &[PathBuf]) -> Result<(), Error> {
+    let mut sum = Profile::default();
+    for c in cells {
+        if let Some(cell) = Profile::read(c) {
+            sum.add(cell.map_err(|e| Error::Measurement(e.to_string()))?);
+        }
+    }
+    if !sum.counts.is_empty() {
+        sum.write(dest)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -428,3 +428,34 @@ pub fn system_lines(run: &Value) -> Vec<String> {
     out.sort_by_key(|(not_bad, _)| *not_bad);
     out.into_iter().map(|(_, l)| l).collect()
 }
+
+/// The one line that says a run was interrupted, and where, from its run.json (`interrupted`,
+/// `interrupted_at`); None for a run that finished. The terminal, the report and the gate all say
+/// it with these words.
+pub fn interrupted_line(run_json: &serde_json::Value) -> Option<String> {
+    if run_json.get("interrupted").and_then(serde_json::Value::as_bool) != Some(true) {
+        return None;
+    }
+    let at = &run_json["interrupted_at"];
+    let cells = at.get("cells_run").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let Some(tracer) = at.get("tracer").and_then(serde_json::Value::as_str) else {
+        return Some(
+            "This run was interrupted (Ctrl-C or a signal) before any cell measured; it holds no data.".into(),
+        );
+    };
+    let cell = format!(
+        "{tracer} at {} thread(s), repetition {}",
+        at["threads"],
+        at.get("repetition").and_then(serde_json::Value::as_u64).map_or(0, |r| r + 1)
+    );
+    let place = if at.get("in_cell").and_then(serde_json::Value::as_bool) == Some(true) {
+        format!("during cell {cells} ({cell})")
+    } else {
+        format!("after cell {cells} ({cell})")
+    };
+    Some(format!(
+        "This run was interrupted (Ctrl-C or a signal) {place}: no cell after it ran, so its rows lack repetitions \
+         or thread counts, and a cell stopped before its first measured call has no row; re-run it for complete \
+         results."
+    ))
+}

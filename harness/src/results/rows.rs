@@ -1,6 +1,6 @@
 //! Typed rows of the CSV files and their writers. A measuring cell writes its rows here in their
 //! final form, once; the merge stage concatenates cells and computes the summaries.
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use super::columns;
@@ -87,12 +87,12 @@ pub type ReferenceWriter = CsvWriter<Reference>;
 
 impl<K, F: Commit> CsvWriter<K, F> {
     /// Writes `header` as the first line of `f`, the file at `path`.
-    fn start(mut f: F, path: &Path, header: &str) -> Result<Self, Error> {
+    pub(super) fn start(mut f: F, path: &Path, header: &str) -> Result<Self, Error> {
         writeln!(f, "{header}").map_err(|e| Error::io(path, e))?;
         Ok(CsvWriter { f, path: path.to_path_buf(), kind: std::marker::PhantomData })
     }
     /// One row, as `write` writes it (its line ending included).
-    fn line(&mut self, write: impl FnOnce(&mut F) -> std::io::Result<()>) -> Result<(), Error> {
+    pub(super) fn line(&mut self, write: impl FnOnce(&mut F) -> std::io::Result<()>) -> Result<(), Error> {
         write(&mut self.f).map_err(|e| Error::io(&self.path, e))
     }
     /// Appends the body (every line after the header) of another file of the same kind written
@@ -103,12 +103,20 @@ impl<K, F: Commit> CsvWriter<K, F> {
     pub fn commit(self) -> Result<(), Error> {
         self.f.commit()
     }
+    /// Appends the body of each of `cells`, then commits: the cells' files of this kind joined
+    /// under one header.
+    pub fn commit_joined(mut self, cells: &[PathBuf]) -> Result<(), Error> {
+        for c in cells {
+            self.append_body_of(c)?;
+        }
+        self.commit()
+    }
 }
 
 impl EventsWriter {
     /// `path` is the plain name (`DIR/events.csv`) whichever form the rows take.
     pub fn create(path: &Path, counters: &[String], planned_rows: u64) -> Result<Self, Error> {
-        Self::start(Sink::create(path, planned_rows)?, path, &columns::events_header(counters))
+        Self::start(Sink::create(path, planned_rows)?, path, &events_header(counters))
     }
     pub fn row(&mut self, r: &EventRow) -> Result<(), Error> {
         self.line(|f| {
@@ -126,6 +134,14 @@ impl EventsWriter {
             }
         })
     }
+}
+
+/// The events.csv header for a run that read `counters`.
+fn events_header(counters: &[String]) -> String {
+    let mut v: Vec<&str> = columns::EVENTS_HEAD.to_vec();
+    v.extend(counters.iter().map(String::as_str));
+    v.extend(columns::EVENTS_TAIL);
+    v.join(",")
 }
 
 impl DiscardsWriter {
@@ -267,11 +283,25 @@ pub struct MergedRow {
     pub blocked_mean_ns: Option<f64>,
 }
 
+/// The summary.csv (or, with `repetition`, repetitions.csv) header.
+pub fn summary_header(counters: &[String], repetition: bool) -> String {
+    let mut v: Vec<String> = columns::SUMMARY_KEY.iter().map(|s| s.to_string()).collect();
+    if repetition {
+        v.push(columns::REPETITION.into());
+    }
+    v.extend(columns::SUMMARY_STATS.iter().map(|s| s.to_string()));
+    v.extend(counters.iter().map(|c| format!("{c}{}", columns::COUNTER_MEAN_SUFFIX)));
+    v.push(columns::MOM.into());
+    v.push(columns::BLOCKED.into());
+    v.push(columns::BLOCKED_MEAN.into());
+    v.join(",")
+}
+
 /// Writes summary.csv (rows without a repetition) or repetitions.csv (rows with one).
 pub fn write_summary(path: &Path, rows: &[MergedRow], counters: &[String], repetition: bool) -> Result<(), Error> {
     let mut f = AtomicFile::create(path)?;
     let io = |e: std::io::Error| Error::io(path, e);
-    writeln!(f, "{}", columns::summary_header(counters, repetition)).map_err(io)?;
+    writeln!(f, "{}", summary_header(counters, repetition)).map_err(io)?;
     for r in rows {
         let s = &r.s;
         let mut line = format!("{},{}", r.tracer, r.threads);
@@ -293,127 +323,6 @@ pub fn write_summary(path: &Path, rows: &[MergedRow], counters: &[String], repet
             Some(v) => line.push_str(&format!(",{v:.3}")),
             None => line.push(','),
         }
-        writeln!(f, "{line}").map_err(io)?;
-    }
-    f.commit()
-}
-
-// --- `run --instructions singlestep`: rows without timing columns ---
-
-/// One stepped call (a line of a stepped events.csv).
-#[derive(Debug, Clone, Copy)]
-pub struct StepRow<'a> {
-    pub tracer: &'a str,
-    pub threads: usize,
-    pub thread: usize,
-    pub cpu: u32,
-    pub iteration: u64,
-    pub user_instructions: u64,
-    pub kernel_entries: u32,
-    pub repetition: usize,
-    pub clock_retries: u32,
-}
-
-impl EventsWriter {
-    /// A stepped events.csv (`columns::STEPPED_EVENTS`).
-    /// Stepped runs are thousands of calls, never compressed.
-    pub fn create_stepped(path: &Path) -> Result<Self, Error> {
-        Self::start(Sink::create(path, 0)?, path, &columns::STEPPED_EVENTS.join(","))
-    }
-    pub fn row_stepped(&mut self, r: &StepRow) -> Result<(), Error> {
-        self.line(|f| {
-            writeln!(
-                f,
-                "{},{},{},{},{},{},{},{},1,{}",
-                r.tracer,
-                r.threads,
-                r.thread,
-                r.cpu,
-                r.iteration,
-                r.user_instructions,
-                r.kernel_entries,
-                r.repetition,
-                r.clock_retries
-            )
-        })
-    }
-}
-
-impl DiscardsWriter {
-    /// A stepped discarded.csv (`columns::STEPPED_DISCARDS`).
-    pub fn create_stepped(path: &Path) -> Result<Self, Error> {
-        Self::start(AtomicFile::create(path)?, path, &columns::STEPPED_DISCARDS.join(","))
-    }
-    /// `r.user_instructions` counts the handler's instructions too.
-    pub fn row_stepped(&mut self, r: &StepRow, reason: &str) -> Result<(), Error> {
-        self.line(|f| {
-            writeln!(
-                f,
-                "{},{},{},{},{},{},{},{}",
-                r.tracer, r.threads, r.thread, r.cpu, r.iteration, r.user_instructions, reason, r.repetition
-            )
-        })
-    }
-}
-
-/// Streams (iteration, user_instructions, kernel_entries) of a stepped events.csv, by name.
-pub fn for_each_stepped(path: &Path, mut f: impl FnMut(u64, u64, u64)) -> Result<(), Error> {
-    let mut text = String::new();
-    events_file::open(path).and_then(|mut r| r.read_to_string(&mut text)).map_err(|e| Error::io(path, e))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    let col = |n: &str| {
-        header.iter().position(|h| *h == n).ok_or_else(|| Error::Data {
-            path: path.display().to_string(),
-            why: format!("no {n} column (not a --instructions singlestep run?)"),
-        })
-    };
-    let (ci, cu, ck) = (col("iteration")?, col(columns::USER_INSTRUCTIONS)?, col(columns::KERNEL_ENTRIES)?);
-    for (n, l) in lines.enumerate() {
-        if l.is_empty() {
-            continue;
-        }
-        let v: Vec<&str> = l.split(',').collect();
-        let num = |c: usize| v.get(c).and_then(|s| s.parse::<u64>().ok());
-        match (num(ci), num(cu), num(ck)) {
-            (Some(i), Some(u), Some(k)) => f(i, u, k),
-            _ => return Err(Error::Data { path: path.display().to_string(), why: format!("line {}: bad row", n + 2) }),
-        }
-    }
-    Ok(())
-}
-
-/// One line of a stepped summary.csv or repetitions.csv.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepSummaryRow {
-    pub tracer: String,
-    pub threads: usize,
-    pub repetition: Option<usize>,
-    pub kept: usize,
-    pub discarded: u64,
-    pub mean: f64,
-    pub min: u64,
-    pub p50: u64,
-    pub max: u64,
-    pub mode: u64,
-    pub mode_share: f64,
-    pub kernel_entries_mean: f64,
-}
-
-/// Writes a stepped summary.csv (rows without a repetition) or repetitions.csv (with one).
-pub fn write_stepped_summary(path: &Path, rows: &[StepSummaryRow], repetition: bool) -> Result<(), Error> {
-    let mut f = AtomicFile::create(path)?;
-    let io = |e: std::io::Error| Error::io(path, e);
-    writeln!(f, "{}", columns::stepped_summary_header(repetition)).map_err(io)?;
-    for r in rows {
-        let mut line = format!("{},{}", r.tracer, r.threads);
-        if let (true, Some(rep)) = (repetition, r.repetition) {
-            line.push_str(&format!(",{rep}"));
-        }
-        line.push_str(&format!(
-            ",{},{},{},{:.5},{:.3},{},{},{},{:.3}",
-            r.kept, r.discarded, r.mode, r.mode_share, r.mean, r.min, r.p50, r.max, r.kernel_entries_mean
-        ));
         writeln!(f, "{line}").map_err(io)?;
     }
     f.commit()

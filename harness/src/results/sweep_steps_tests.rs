@@ -44,7 +44,7 @@ fn the_floor_is_the_cheaper_values_none_row() {
 
 fn write_reps(dir: &Path, rows: &[(&str, u32, u32, f64)]) {
     std::fs::create_dir_all(dir).unwrap();
-    let mut s = super::super::columns::summary_header(&[], true) + "\n";
+    let mut s = super::super::rows::summary_header(&[], true) + "\n";
     for (t, threads, rep, mean) in rows {
         s += &format!("{t},{threads},{rep},100,0,{mean},1,{mean},{mean},{mean},{mean},{mean},{mean},0,\n");
     }

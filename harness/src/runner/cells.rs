@@ -1,6 +1,6 @@
-//! Stage 4, supervise: the plan's cells, one child process each (supervise.rs), one after
-//! another, under each backend's parent-side guard; with `--budget`, the rounds added until
-//! every pair of rows is decided (rounds.rs).
+//! Stage 4, supervise: the plan's cells, numbered by round, one child process each, one after
+//! another, under each backend's parent-side guard (supervise.rs); with `--budget`, the rounds
+//! added until every pair of rows is decided (rounds.rs).
 use std::ops::Range;
 use std::path::Path;
 
@@ -23,12 +23,13 @@ pub struct Ran {
 /// The planned rounds, then the added ones; the guards are released before returning.
 pub fn run(p: &Prepared, probe: &Probe, t: &mut Timings) -> Result<Ran, Error> {
     supervise::install_handlers();
-    let guards = parent_guards(&p.plan, probe)?;
-    t.mark("guards");
-    let cells_dir = p.cells_dir();
+    // A round: its cells, supervised one after another.
     let round = |reps: Range<usize>, first_id: usize| {
-        run_cells(round_cells(&p.plan, reps, first_id, probe, &cells_dir), &p.plan)
+        let cells = round_cells(&p.plan, reps, first_id, probe, &p.cells);
+        supervise::run_cells(cells, &p.plan)
     };
+    let guards = supervise::parent_guards(&p.plan, probe)?;
+    t.mark("guards");
     let mut runs = round(0..p.plan.repeats, 0)?;
     let mut rounds = p.plan.repeats;
     if let Some(budget) = p.plan.budget {
@@ -91,54 +92,6 @@ pub fn round_cells(
         }
     }
     cells
-}
-
-/// Each backend's parent-side guard (e.g. LTTng's session daemon), held for the whole run.
-pub fn parent_guards(plan: &Plan, probe: &Probe) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
-    let m = &probe.machine;
-    let copts = plan.cell.tracer.create_options(m.clock.tsc_hz, &m.run_id, plan.cell.payload_size);
-    let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
-    if !plan.cell.kernel {
-        for r in &plan.rows {
-            guards.push(Box::new(tracebench_tracers::registry::parent_guard(&r.spec, &copts)?));
-        }
-    }
-    Ok(guards)
-}
-
-/// The cells one after another (each is pinned; running two at once would measure contention).
-pub fn run_cells(cells: Vec<(usize, CellSpec)>, plan: &Plan) -> Result<Vec<CellRun>, Error> {
-    let pb = progress(cells.len(), plan.quiet);
-    let mut runs = Vec::new();
-    for (ri, spec) in cells {
-        if supervise::stopped() {
-            break;
-        }
-        pb.set_message(format!("{} x{} rep {}", spec.label, spec.threads, spec.repetition + 1));
-        let run = supervise::run_cell(ri, spec, plan.timeout)?;
-        if let Some(e) = &run.error {
-            pb.suspend(|| eprintln!("tracebench: tracer {} {e}", run.spec.label));
-        }
-        for w in run.result.iter().flat_map(|r| &r.warnings) {
-            pb.suspend(|| eprintln!("tracebench: warning: {w}"));
-        }
-        runs.push(run);
-        pb.inc(1);
-    }
-    pb.finish_and_clear();
-    Ok(runs)
-}
-
-fn progress(cells: usize, quiet: bool) -> indicatif::ProgressBar {
-    if quiet {
-        return indicatif::ProgressBar::hidden();
-    }
-    let pb = indicatif::ProgressBar::new(cells as u64);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    pb
 }
 
 /// The exit status the cells earn: 130 when stopped, 1 when a cell failed, else 0; the line

@@ -1,14 +1,26 @@
-//! The merge's skeleton, shared by timed and stepped runs: each tracer's cells concatenated into
-//! its events.csv and discarded.csv, and read into groups per thread count and per repetition
-//! (merge.rs for timed runs, `singlestep` for stepped ones).
+//! The merge's skeleton, shared by timed and stepped runs: one pass per tracer row, which makes
+//! the row's directory, joins its cells' files into its own (events.csv, discarded.csv, and the
+//! per-cell files the run has, `Joined`), and reads its cells into groups per
+//! thread count and per repetition (merge.rs for timed runs, `singlestep` for stepped ones).
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::plan::Plan;
+use super::prepare::Prepared;
 use super::supervise::CellRun;
 use crate::error::Error;
-use crate::results::rows::{DiscardsWriter, EventsWriter};
-use crate::results::{ResultsDir, DISCARDED_CSV, EVENTS_CSV};
+use crate::results::profile::{self, PROFILE_JSON};
+use crate::results::rows::{DiscardsWriter, EventsWriter, ReferenceWriter, SentinelsWriter};
+use crate::results::{DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, SENTINELS_CSV};
+
+/// A per-cell file the merge joins per tracer row, where the row's cells wrote it: profile.json
+/// (stepped cells), sentinels.csv (timed cells with `--sentinel-every K > 0`) and reference.csv
+/// (cells with reference windows).
+#[derive(Debug, Clone, Copy)]
+pub enum Joined {
+    Profile,
+    Sentinels,
+    Reference,
+}
 
 /// What stage 4 accumulates per group of cells (a thread count, or a thread count and a
 /// repetition): latencies and counter sums for a timed run, exact counts for a stepped one.
@@ -24,25 +36,46 @@ pub trait Group {
 
 /// Stage 4's skeleton, shared by timed and stepped runs: each tracer's cells are concatenated into
 /// its events.csv and discarded.csv (`writers` makes them in the tracer's directory, given the
-/// rows its cells planned: `results::events_file` picks the file's form by it), and `feed`
-/// reads one cell's events.csv into its two groups. Returns the rows per thread count and per
-/// repetition.
+/// rows its cells planned: `results::events_file` picks the file's form by it), each of `joined`
+/// that its cells wrote is joined into the row's, and `feed` reads one cell's events.csv into
+/// its two groups. A row none of whose cells measured has no directory. Returns the rows per
+/// thread count and per repetition.
 pub fn concatenate<G: Group>(
-    out: &ResultsDir,
-    plan: &Plan,
+    p: &Prepared,
     runs: &[CellRun],
+    joined: &[Joined],
     writers: impl Fn(&Path, u64) -> Result<(EventsWriter, DiscardsWriter), Error>,
     new: impl Fn(usize) -> G,
     mut feed: impl FnMut(&Path, &mut G, &mut G) -> Result<(), Error>,
 ) -> Result<(Vec<G::Row>, Vec<G::Row>), Error> {
     let (mut summary_rows, mut rep_rows) = (Vec::new(), Vec::new());
-    for (ri, row) in plan.rows.iter().enumerate() {
+    for ((ri, row), dir) in p.plan.rows.iter().enumerate().zip(&p.row_dirs) {
         let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri && c.result.is_some()).collect();
         if mine.is_empty() {
             continue;
         }
+        crate::results::owner::subdir(dir).map_err(|e| Error::io(dir, e))?;
+        for &j in joined {
+            let name = match j {
+                Joined::Profile => PROFILE_JSON,
+                Joined::Sentinels => SENTINELS_CSV,
+                Joined::Reference => REFERENCE_CSV,
+            };
+            let cells: Vec<PathBuf> = mine.iter().map(|c| c.spec.dir.join(name)).filter(|f| f.exists()).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            // Joined by the module that owns the format: the profiles summed, the CSV files under
+            // one header.
+            let dest = dir.join(name);
+            match j {
+                Joined::Profile => profile::sum_into(&dest, &cells)?,
+                Joined::Sentinels => SentinelsWriter::create(&dest)?.commit_joined(&cells)?,
+                Joined::Reference => ReferenceWriter::create(&dest)?.commit_joined(&cells)?,
+            }
+        }
         let planned: u64 = mine.iter().map(|c| (c.spec.iterations * c.spec.threads) as u64).sum();
-        let (mut ev, mut ds) = writers(&out.tracer_dir(&row.dir)?, planned)?;
+        let (mut ev, mut ds) = writers(dir, planned)?;
         let mut by_threads: BTreeMap<usize, G> = BTreeMap::new();
         let mut by_rep: BTreeMap<(usize, usize), G> = BTreeMap::new();
         // Each group's kept calls, from the cells' results, before its rows are read.

@@ -14,32 +14,10 @@ use crate::error::Error;
 use crate::kernel::{self, KernelCellConfig, KernelClock, KernelCounter, KernelSamples};
 use crate::results::rows::{DiscardRow, DiscardsWriter, EventRow, EventsWriter};
 use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV};
-use tracebench_tracers::kernel::{self as ktracer, KERNEL_TRACERS};
+use tracebench_tracers::kernel as ktracer;
 
 /// 16 KiB per CPU, the survey's buffer size for every tracer (6.2.3).
 const BUFFER_BYTES: u64 = 16 * 1024;
-
-/// Checks, in the parent, that a kernel run can start here.
-pub fn validate(specs: &[String], payload: u32) -> Result<(), Error> {
-    for s in specs {
-        if !KERNEL_TRACERS.contains(&s.as_str()) {
-            return Err(Error::Usage(format!(
-                "--kernel drives {} here; '{s}' needs its own kernel module or program (run it through the kernel lab: make kernel-lab, see kbench-module/README.md)",
-                KERNEL_TRACERS.join(", ")
-            )));
-        }
-    }
-    if !kernel::PAYLOAD_SIZES.contains(&payload) {
-        return Err(Error::Usage(format!("--payload-size must be one of {:?} bytes", kernel::PAYLOAD_SIZES)));
-    }
-    if !std::path::Path::new(kernel::DEVICE).exists() {
-        return Err(Error::Usage(format!(
-            "{} not found: build and load kbench-module first (make -C kbench-module && sudo insmod kbench-module/kbench.ko)",
-            kernel::DEVICE
-        )));
-    }
-    Ok(())
-}
 
 /// The module's discard flags (kbench_abi.h `KBENCH_SAMPLE_DISCARDED_*`) and the one reason table
 /// (`tracers/src/reason.rs`) they are written with.

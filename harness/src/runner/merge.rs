@@ -1,22 +1,20 @@
 //! Stage 4, merge: the cells' rows become one events.csv and discarded.csv per tracer (by
-//! concatenation: the cells wrote them in final form; sentinels.csv too when the run has them), and the summaries per tracer x thread
-//! count (summary.csv) and per repetition (repetitions.csv). A group with no kept call (a cell a
-//! Ctrl-C stopped before its first) writes no row: a kept-0 row with NaN statistics would read as
-//! data; run.json says the run was interrupted and where (`export`).
-use super::concat::{concatenate, Group};
+//! concatenation: the cells wrote them in final form; sentinels.csv and reference.csv too when
+//! the cells wrote them), and the summaries per tracer x thread count (summary.csv) and per
+//! repetition (repetitions.csv). A group with no kept call (a cell a Ctrl-C stopped before its
+//! first) writes no row: a kept-0 row with NaN statistics would read as data; run.json says the
+//! run was interrupted and where (`export`). Every file is written by `results`, which owns its
+//! format.
+use super::concat::{concatenate, Group, Joined};
 use super::merge_acc::Acc;
-use super::plan::Plan;
 use super::prepare::Prepared;
 use super::singlestep;
 use super::supervise::CellRun;
 use super::timings::Timings;
 use crate::error::Error;
-use crate::results::rows::{
-    self, DiscardsWriter, EventsWriter, MergedRow, ReferenceWriter, SentinelsWriter, StepSummaryRow,
-};
-use crate::results::{
-    ResultsDir, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, REPETITIONS_CSV, SENTINELS_CSV, SUMMARY_CSV,
-};
+use crate::results::rows::{self, DiscardsWriter, EventsWriter, MergedRow};
+use crate::results::stepped::StepSummaryRow;
+use crate::results::{DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
 
 pub use super::merge_acc::MOM_BLOCKS;
 
@@ -28,15 +26,14 @@ pub struct Merged {
 
 /// The cells of a prepared run into its results directory; `columns` are the counter columns.
 pub fn merge_run(p: &Prepared, columns: &[String], runs: &[CellRun], t: &mut Timings) -> Result<Merged, Error> {
-    // --instructions singlestep: its own columns and table (`singlestep`).
-    let stepped = if p.plan.cell.singlestep { Some(singlestep::merge(&p.out, &p.plan, runs)?) } else { None };
-    let summaries = if stepped.is_some() {
-        Vec::new()
+    let merged = if !p.plan.cell.singlestep {
+        Merged { summaries: merge(p, runs, columns)?, stepped: None }
     } else {
-        merge(&p.out, &p.plan, runs, columns, p.plan.cell.sentinel_every > 0)?
+        // --instructions singlestep: its own columns and table (`singlestep`).
+        Merged { summaries: Vec::new(), stepped: Some(singlestep::merge(p, runs)?) }
     };
     t.mark("merge");
-    Ok(Merged { summaries, stepped })
+    Ok(merged)
 }
 
 impl Group for Acc {
@@ -56,58 +53,15 @@ impl Group for Acc {
     }
 }
 
-/// One per-cell file of each tracer row concatenated, its cells in the order of its events.csv,
-/// under one header: sentinels.csv (a cell that measured wrote one, headers only when it kept no
-/// sentinel) and reference.csv (cells without reference windows wrote none). `create` opens the
-/// row's writer; `append` adds a cell's body; `commit` renames it into place.
-fn merge_per_row<W>(
-    out: &ResultsDir,
-    plan: &Plan,
-    runs: &[CellRun],
-    name: &str,
-    create: impl Fn(&std::path::Path) -> Result<W, Error>,
-    append: impl Fn(&mut W, &std::path::Path) -> Result<(), Error>,
-    commit: impl Fn(W) -> Result<(), Error>,
-) -> Result<(), Error> {
-    for (ri, row) in plan.rows.iter().enumerate() {
-        let mine: Vec<&CellRun> =
-            runs.iter().filter(|c| c.row == ri && c.result.is_some() && c.spec.dir.join(name).exists()).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let mut w = create(&out.tracer_dir(&row.dir)?.join(name))?;
-        for c in mine {
-            append(&mut w, &c.spec.dir.join(name))?;
-        }
-        commit(w)?;
-    }
-    Ok(())
-}
-
-/// Merges the cells into the results directory; returns the summary rows (per tracer x threads).
-pub fn merge(
-    out: &ResultsDir,
-    plan: &Plan,
-    runs: &[CellRun],
-    columns: &[String],
-    sentinels: bool,
-) -> Result<Vec<MergedRow>, Error> {
-    if sentinels {
-        merge_per_row(
-            out,
-            plan,
-            runs,
-            SENTINELS_CSV,
-            SentinelsWriter::create,
-            |w, p| w.append_body_of(p),
-            |w| w.commit(),
-        )?;
-    }
-    merge_per_row(out, plan, runs, REFERENCE_CSV, ReferenceWriter::create, |w, p| w.append_body_of(p), |w| w.commit())?;
+/// A timed run's cells into the results directory; returns the summary rows (per tracer x
+/// threads).
+fn merge(p: &Prepared, runs: &[CellRun], columns: &[String]) -> Result<Vec<MergedRow>, Error> {
+    let joined: &[Joined] =
+        if p.plan.cell.sentinel_every > 0 { &[Joined::Sentinels, Joined::Reference] } else { &[Joined::Reference] };
     let (summary_rows, rep_rows) = concatenate(
-        out,
-        plan,
+        p,
         runs,
+        joined,
         |dir, planned_rows| {
             Ok((
                 EventsWriter::create(&dir.join(EVENTS_CSV), columns, planned_rows)?,
@@ -122,7 +76,7 @@ pub fn merge(
             })
         },
     )?;
-    rows::write_summary(&out.file(SUMMARY_CSV), &summary_rows, columns, false)?;
-    rows::write_summary(&out.file(REPETITIONS_CSV), &rep_rows, columns, true)?;
+    rows::write_summary(&p.out.file(SUMMARY_CSV), &summary_rows, columns, false)?;
+    rows::write_summary(&p.out.file(REPETITIONS_CSV), &rep_rows, columns, true)?;
     Ok(summary_rows)
 }

@@ -2,13 +2,13 @@
 //! (docs/ARCHITECTURE.md):
 //!
 //! ```text
-//! plan       options -> validated plan                   (plan.rs; nothing runs before it passes)
-//! probe      the clock, the host, the counters           (probe.rs)
-//! prepare    the results directory                       (prepare.rs)
-//! supervise  the cells, one child process each, rounds   (cells.rs, rounds.rs, supervise.rs, protocol.rs)
+//! plan       options -> validated plan                   (options.rs, plan.rs, validate.rs: before anything runs)
+//! probe      the clock, the host, the counters, the disk (probe.rs)
+//! prepare    the results directory, the rows' paths      (prepare.rs)
+//! supervise  the cells, one child process each, rounds   (cells.rs, supervise.rs, protocol.rs, rounds.rs)
 //! measure    the cell: set-up, warm-up, timed loop       (cell.rs, timed.rs, kernel_cell.rs)
-//! merge      cells -> events.csv, summary.csv, ...       (merge.rs, concat.rs, through `results`)
-//! export     run.json, the terminal, --export            (export.rs)
+//! merge      cells -> one pass per row, then summaries   (merge.rs, concat.rs, through `results`)
+//! export     run.json, the terminal, --export            (export.rs, run_json.rs)
 //! ```
 //! Data flows one way: no stage reads what a later one writes. A sweep (sweep.rs) is several
 //! plans whose cells are supervised interleaved, then merged and exported one by one.
@@ -22,6 +22,7 @@ pub mod export;
 pub mod kernel_cell;
 pub mod merge;
 mod merge_acc;
+pub mod options;
 pub mod plan;
 pub mod prepare;
 pub mod probe;
@@ -35,10 +36,11 @@ pub mod supervise;
 pub mod sweep;
 pub mod timed;
 pub mod timings;
+mod validate;
 
 use crate::error::Error;
 
-pub use plan::{Mode, Options};
+pub use options::{Mode, Options};
 
 /// `run` and `scale`: the pipeline, once. Each stage takes what the one before it made; the
 /// options are read by the plan alone.
@@ -50,7 +52,8 @@ pub fn run(opts: &Options, mode: Mode, argv: &[String]) -> Result<i32, Error> {
     tracebench_tracers::registry::reap_leftovers();
     t.mark("reap_leftovers");
     let probe = probe::probe(&plan, &mut t)?;
-    let prepared = prepare::prepare(plan, &probe, &mut t)?;
+    let prepared = prepare::prepare(plan)?;
+    t.mark("prepare");
     let ran = cells::run(&prepared, &probe, &mut t)?;
     let merged = merge::merge_run(&prepared, &probe.columns, &ran.runs, &mut t)?;
     export::export(&prepared, &probe, &ran, &merged, argv, &mut t)?;

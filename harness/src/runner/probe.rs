@@ -1,9 +1,10 @@
 //! Stage 2, probe: what the machine offers the plan, measured once before anything is written.
 //! The clock's rate and floor, the host, the counters each set can read here (the cells' and
-//! the results' counter columns), and the CPU time every later share of the run is taken from.
-use super::calibrate;
+//! the results' counter columns), the CPU time every later share of the run is taken from, and
+//! whether the run's files fit on the disk.
 use super::plan::Plan;
 use super::timings::Timings;
+use super::{calibrate, space};
 use crate::clock::ClockInfo;
 use crate::counters::{self, Availability};
 use crate::error::Error;
@@ -31,11 +32,15 @@ pub struct Machine {
     _keep_alive: Option<crate::disturbance::KeepAlive>,
 }
 
-/// The machine, then the counters of the plan's sets.
+/// The machine, then the counters of the plan's sets, then the disk: a warning where the run's
+/// files may not fit (they take a column per counter read).
 pub fn probe(plan: &Plan, t: &mut Timings) -> Result<Probe, Error> {
     let machine = Machine::measure(plan, t)?;
     t.mark("host");
-    let (avail, columns) = probe_counters(&plan.sets)?;
+    let (avail, columns) = counters::probe_sets(&plan.sets)?;
+    let e = space::estimate(plan, plan.cell.iterations, plan.repeats, columns.len(), plan.cell.sentinel_every);
+    space::check(&plan.out, e)?;
+    t.mark("counters");
     Ok(Probe { machine, avail, columns })
 }
 
@@ -57,43 +62,4 @@ impl Machine {
             _keep_alive: keep_alive,
         })
     }
-}
-
-/// Counters: probed once, reported once; unsupported ones are left out, never zero-filled.
-/// Returns each set's and the union's.
-pub fn probe_counters(sets: &[Vec<String>]) -> Result<(Vec<Availability>, Vec<String>), Error> {
-    let mut avail = Vec::new();
-    for (i, set) in sets.iter().enumerate() {
-        let a = counters::probe(set)?;
-        // One line per reason: a VM without a PMU refuses every hardware event the same way.
-        let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
-        for (n, why) in &a.unsupported {
-            match by_why.iter_mut().find(|(w, _)| *w == why.as_str()) {
-                Some((_, names)) => names.push(n),
-                None => by_why.push((why, vec![n])),
-            }
-        }
-        for (why, names) in by_why {
-            let (what, col) =
-                if names.len() == 1 { ("counter", "its column is") } else { ("counters", "their columns are") };
-            eprintln!("tracebench: {what} {} (set {}) unavailable: {why}; {col} left out", names.join(", "), i + 1);
-        }
-        avail.push(a);
-    }
-    let columns = counter_columns(&avail);
-    Ok((avail, columns))
-}
-
-/// The union of the available counters of every set, in first-seen order: the counter columns
-/// of events.csv and summary.csv.
-fn counter_columns(avail: &[Availability]) -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
-    for a in avail {
-        for c in &a.available {
-            if !all.contains(c) {
-                all.push(c.clone());
-            }
-        }
-    }
-    all
 }

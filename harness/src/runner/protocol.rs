@@ -209,25 +209,6 @@ pub const CELL_PID_FD: libc::c_int = 3;
 /// In a cell's directory: the parent's "stop" mark.
 pub const CELL_STOP: &str = "stop";
 
-/// Makes the directory of every cell: `.cells` inside the results directory, created here and
-/// never reused (a `.cells` that exists is refused), mode 0700.
-pub fn make_cells_dir(dir: &Path) -> Result<(), Error> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().mode(crate::results::PRIVATE_DIR_MODE).create(dir).map_err(|e| Error::OutDir {
-        path: dir.display().to_string(),
-        why: format!("cannot make it ({e}); it must not exist yet"),
-    })
-}
-
-/// Makes one cell's directory (0700, inside `.cells`; refused if it exists).
-pub fn make_cell_dir(spec: &CellSpec) -> Result<(), Error> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .mode(crate::results::PRIVATE_DIR_MODE)
-        .create(&spec.dir)
-        .map_err(|e| Error::io(&spec.dir, e))
-}
-
 /// The spec as the cell reads it from its stdin.
 pub fn read_spec(from: &mut impl std::io::Read) -> Result<CellSpec, Error> {
     let mut text = String::new();

@@ -38,8 +38,18 @@ pub(super) fn add_until_decided(
     let per_round = runs.len() / plan.repeats.max(1);
     let mut rounds = plan.repeats;
     let mut means: HashMap<usize, Option<f64>> = HashMap::new();
+    // Set when the next look does not fit in what is left of the budget: the pairs still open
+    // are said once more, then the rounds stop.
+    let mut spent = false;
     loop {
+        if spent && plan.quiet {
+            break;
+        }
         let open = open_pairs(plan, columns, runs, &mut means)?;
+        if spent {
+            eprintln!("tracebench: the --budget is spent after {rounds} rounds; {} pair(s) not decided", open.len());
+            break;
+        }
         if open.is_empty() {
             if !plan.quiet {
                 eprintln!("tracebench: every pair of rows is decided after {rounds} rounds");
@@ -77,13 +87,8 @@ pub(super) fn add_until_decided(
             added = true;
         }
         if rounds < next {
-            if !plan.quiet {
-                let left = open_pairs(plan, columns, runs, &mut means)?.len();
-                eprintln!("tracebench: the --budget is spent after {rounds} rounds; {left} pair(s) not decided");
-            }
-            break;
-        }
-        if !added {
+            spent = true;
+        } else if !added {
             break;
         }
     }

@@ -4,21 +4,19 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::calibrate::Floor;
 use super::plan::{Mode, Plan, Row};
 use super::prepare::Prepared;
 use super::probe::Probe;
-use super::singlestep;
 use super::supervise::{self, CellRun};
 use super::timings::Timings;
-use crate::clock::ClockInfo;
 use crate::counters::Availability;
 use crate::error::Error;
-use crate::host::{CpuTimes, Host};
-use crate::results::{write_json, ResultsDir, RUN_JSON};
+use crate::host::CpuTimes;
+use crate::results::{write_json, RUN_JSON};
 
 /// Writes run.json from the plan, the probe and the cells (`rounds`: the rounds they made);
-/// returns it.
+/// returns it. The parts this file makes from the plan and the cells come first; then the
+/// machine's shares and checks over the run, read as late as they can be.
 pub fn write(
     p: &Prepared,
     probe: &Probe,
@@ -27,33 +25,77 @@ pub fn write(
     argv: &[String],
     t: &mut Timings,
 ) -> Result<serde_json::Value, Error> {
-    let m = &probe.machine;
-    let cpus = measuring_cpus(&p.plan);
-    let facts = RunFacts {
-        plan: &p.plan,
-        repeats: rounds,
-        argv,
-        run_id: &m.run_id,
-        host: &m.host,
-        cpu_busy: serde_json::to_value(m.cpu_before.busy_since(&CpuTimes::now())).unwrap_or_default(),
-        clock: &m.clock,
-        floor: &m.floor,
-        avail: &probe.avail,
-        columns: &probe.columns,
-        runs,
-        interrupted: supervise::stopped(),
-        system: crate::system::for_run(
-            m.system_since.clone(),
-            &m.clock,
-            &p.plan.cpus,
-            others_share(&m.cpu_before, cpus).map(|b| (b, cpus)),
-        ),
-        timings: {
-            t.mark("system_checks");
-            t.json()
+    let (plan, m) = (&p.plan, &probe.machine);
+    let interrupted = supervise::stopped();
+    let tracers: Vec<_> = plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect();
+    let per_counter = counters_json(&probe.avail, runs);
+    let interrupted_at = if interrupted { interrupted_at(plan, runs) } else { serde_json::Value::Null };
+    let instructions = instructions_json(plan.cell.singlestep);
+    let cpus = measuring_cpus(plan);
+    let others = others_share(&m.cpu_before, cpus);
+    let cpu_busy = serde_json::to_value(m.cpu_before.busy_since(&CpuTimes::now())).unwrap_or_default();
+    let system = crate::system::for_run(m.system_since.clone(), &m.clock, &plan.cpus, others.map(|b| (b, cpus)));
+    t.mark("system_checks");
+    let timings = t.json();
+    let clock_info = &m.clock;
+    let run_json = json!({
+        "tracebench": { "version": env!("CARGO_PKG_VERSION"), "git_commit": env!("TRACEBENCH_GIT_COMMIT") },
+        "command_line": argv.join(" "),
+        "mode": if plan.cell.kernel { "kernel" } else if plan.mode == Mode::Scale { "scale" } else { "run" },
+        "kernel": plan.cell.kernel,
+        "run_id": m.run_id,
+        "host": m.host,
+        "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
+                  "cpu_busy_during_run": cpu_busy },
+        // `stable`: the clock ticks at one rate all run long (CLOCK_MONOTONIC_RAW, or an invariant
+        // TSC); a TSC that follows the CPU's frequency makes timings incomparable across runs.
+        "clock": { "info": clock_info, "floor": m.floor,
+                   "stable": clock_info.kind == crate::clock::ClockKind::Monotonic || clock_info.invariant_tsc },
+        "counters": { "sets": probe.avail, "columns": probe.columns,
+                      "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
+                      "per_counter": per_counter },
+        "disturbance": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.detector.clone())),
+        "steady_state": {
+            "criterion": "buffer wrapped once (max(buffer_events+1, min_calls) untimed calls), then the last `stable` windows of `window` undisturbed calls agree within max(tolerance x median, 1.5 x clock resolution) in median and 10%-trimmed mean; bounded by max_windows",
+            "min_calls": crate::steady_state::MIN_CALLS, "window": crate::steady_state::WINDOW,
+            "stable": crate::steady_state::STABLE, "tolerance": crate::steady_state::TOLERANCE,
+            "max_windows": crate::steady_state::MAX_WINDOWS,
         },
-    };
-    write_run_json(&p.out, &facts)
+        "iterations": plan.cell.iterations,
+        // The rounds run: the planned repeats, or more where `--budget` added some.
+        "repeats": rounds,
+        // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
+        // stepped runs never have them).
+        "sentinel_every": plan.cell.sentinel_every,
+        "reference_every": plan.cell.reference_every,
+        // The harness's own cycles in the calls it measures: the sample buffer enters a new page
+        // every `sample_page` kept calls. The report checks that slow calls do not gather on
+        // them (docs/method.md, "The harness's footprint").
+        "harness_cycles": if plan.cell.kernel {
+            serde_json::Value::Null
+        } else {
+            serde_json::json!({ "sample_page": crate::runner::timed::samples_per_page() })
+        },
+        "threads": plan.threads,
+        "cpus": plan.cpus,
+        "payload": if plan.cell.kernel {
+            let size = plan.cell.payload_size;
+            format!("{size} bytes, starting with the u32 sequence number (kbench_event_{size})")
+        } else {
+            tracebench_tracers::payload::Payload::describe(plan.cell.payload_size)
+        },
+        "payload_bytes": plan.cell.payload_size,
+        "tracers": tracers,
+        "interrupted": interrupted,
+        "interrupted_at": interrupted_at,
+        "instructions": instructions,
+        // `tracebench system show`'s checks over the run (`crate::system::for_run`).
+        "system": system,
+        // Seconds per phase up to writing run.json (`runner::timings`).
+        "timings": timings,
+    });
+    write_json(p.out.file(RUN_JSON), &run_json)?;
+    Ok(run_json)
 }
 
 /// The CPUs the run's cells measure on: the plan's first as many as its most threads.
@@ -80,88 +122,6 @@ fn others_share(before: &CpuTimes, cpus: &[usize]) -> Option<f64> {
         (cpu_time(libc::RUSAGE_CHILDREN)? + cpu_time(libc::RUSAGE_SELF)?, libc::sysconf(libc::_SC_CLK_TCK) as f64)
     };
     (total >= 20 && hz > 0.0).then(|| ((busy as f64 - ours * hz) / total as f64).clamp(0.0, 1.0))
-}
-
-/// Everything run.json is made of.
-struct RunFacts<'a> {
-    plan: &'a Plan,
-    /// The rounds run: the planned repeats, or more where `--budget` added some.
-    repeats: usize,
-    argv: &'a [String],
-    run_id: &'a str,
-    host: &'a Host,
-    cpu_busy: serde_json::Value,
-    clock: &'a ClockInfo,
-    floor: &'a Floor,
-    avail: &'a [Availability],
-    columns: &'a [String],
-    runs: &'a [CellRun],
-    interrupted: bool,
-    /// `tracebench system show`'s checks over the run (`crate::system::for_run`).
-    system: serde_json::Value,
-    /// Seconds per phase up to writing run.json (`runner::timings`).
-    timings: serde_json::Value,
-}
-
-/// Writes run.json; returns it.
-fn write_run_json(out: &ResultsDir, f: &RunFacts) -> Result<serde_json::Value, Error> {
-    let (argv, run_id, host, cpu_busy, clock_info, floor, avail, all_counters, plan, runs, interrupted) =
-        (f.argv, f.run_id, f.host, &f.cpu_busy, f.clock, f.floor, f.avail, f.columns, f.plan, f.runs, f.interrupted);
-    let run_json = json!({
-        "tracebench": { "version": env!("CARGO_PKG_VERSION"), "git_commit": env!("TRACEBENCH_GIT_COMMIT") },
-        "command_line": argv.join(" "),
-        "mode": if plan.cell.kernel { "kernel" } else if plan.mode == Mode::Scale { "scale" } else { "run" },
-        "kernel": plan.cell.kernel,
-        "run_id": run_id,
-        "host": host,
-        "load": { "loadavg_after": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
-                  "cpu_busy_during_run": cpu_busy },
-        // `stable`: the clock ticks at one rate all run long (CLOCK_MONOTONIC_RAW, or an invariant
-        // TSC); a TSC that follows the CPU's frequency makes timings incomparable across runs.
-        "clock": { "info": clock_info, "floor": floor,
-                   "stable": clock_info.kind == crate::clock::ClockKind::Monotonic || clock_info.invariant_tsc },
-        "counters": { "sets": avail, "columns": all_counters,
-                      "read": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.counter_read.clone())),
-                      "per_counter": counters_json(avail, runs) },
-        "disturbance": runs.iter().find_map(|r| r.result.as_ref().map(|x| x.detector.clone())),
-        "steady_state": {
-            "criterion": "buffer wrapped once (max(buffer_events+1, min_calls) untimed calls), then the last `stable` windows of `window` undisturbed calls agree within max(tolerance x median, 1.5 x clock resolution) in median and 10%-trimmed mean; bounded by max_windows",
-            "min_calls": crate::steady_state::MIN_CALLS, "window": crate::steady_state::WINDOW,
-            "stable": crate::steady_state::STABLE, "tolerance": crate::steady_state::TOLERANCE,
-            "max_windows": crate::steady_state::MAX_WINDOWS,
-        },
-        "iterations": plan.cell.iterations,
-        "repeats": f.repeats,
-        // Every K-th timed window timed the `none` call (sentinels.csv); 0: none (kernel and
-        // stepped runs never have them).
-        "sentinel_every": plan.cell.sentinel_every,
-        "reference_every": plan.cell.reference_every,
-        // The harness's own cycles in the calls it measures: the sample buffer enters a new page
-        // every `sample_page` kept calls. The report checks that slow calls do not gather on
-        // them (docs/method.md, "The harness's footprint").
-        "harness_cycles": if plan.cell.kernel {
-            serde_json::Value::Null
-        } else {
-            serde_json::json!({ "sample_page": crate::runner::timed::samples_per_page() })
-        },
-        "threads": plan.threads,
-        "cpus": plan.cpus,
-        "payload": if plan.cell.kernel {
-            let size = plan.cell.payload_size;
-            format!("{size} bytes, starting with the u32 sequence number (kbench_event_{size})")
-        } else {
-            tracebench_tracers::payload::Payload::describe(plan.cell.payload_size)
-        },
-        "payload_bytes": plan.cell.payload_size,
-        "tracers": plan.rows.iter().enumerate().map(|(ri, r)| tracer_json(ri, r, runs)).collect::<Vec<_>>(),
-        "interrupted": interrupted,
-        "interrupted_at": if interrupted { interrupted_at(plan, runs) } else { serde_json::Value::Null },
-        "instructions": singlestep::run_json(plan.cell.singlestep),
-        "system": &f.system,
-        "timings": &f.timings,
-    });
-    write_json(out.file(RUN_JSON), &run_json)?;
-    Ok(run_json)
 }
 
 /// Per thread count, the kept calls in which the thread slept inside the tracer (a voluntary
@@ -255,4 +215,29 @@ fn counters_json(avail: &[Availability], runs: &[CellRun]) -> Vec<serde_json::Va
         }
     }
     out
+}
+
+/// The `instructions` object of run.json: how a stepped run counts (null unless it was stepped).
+fn instructions_json(stepped: bool) -> serde_json::Value {
+    if !stepped {
+        return serde_json::Value::Null;
+    }
+    serde_json::json!({
+        "mode": "singlestep",
+        "how": "a process of ours ptraces the measuring thread and PTRACE_SINGLESTEPs it from the call into the \
+                tracer (dynamic dispatch included, as for `none`) to its return: one step per user-space instruction",
+        "user_instructions": "exact user-space instructions per call (not a PMU count)",
+        "kernel_instructions_counted": false,
+        "clock_retries": "passes of the vDSO clock read's seqlock loop that a clock update during the stepped (about \
+                          1,000 times slower) read forced are left out of user_instructions and counted per call in \
+                          clock_retries; the vDSO's other loop (nanoseconds into seconds) stays counted",
+        "kernel_entries": "per call: system-call instructions + int3 traps (uprobes) + page faults of the thread; \
+                           what the kernel executes for them is not counted",
+        "timing": "not measured: single-stepped time is meaningless, so no latency_ns column is written",
+        "warm_up": "untimed and not stepped, as in a timed run (buffer wrap, then steady state)",
+        "discarded": "calls a signal landed in (its handler was stepped too)",
+        "profile": "<tracer>/profile.json: per exact count, the folded stacks of the stepped instructions (a shadow \
+                    call stack from call and return instructions; functions named by blazesym, module+offset where \
+                    no symbol covers them) and the system calls by name",
+    })
 }

@@ -122,7 +122,12 @@ mod tests {
     fn plan(rows: usize, threads: Vec<usize>, sets: Vec<Vec<String>>) -> Plan {
         Plan {
             rows: (0..rows)
-                .map(|i| Row { spec: "lttng-ust".into(), name: format!("lttng-ust{i}"), dir: format!("d{i}") })
+                .map(|i| Row {
+                    spec: "lttng-ust".into(),
+                    name: format!("lttng-ust{i}"),
+                    dir: format!("d{i}"),
+                    launch: Vec::new(),
+                })
                 .collect(),
             threads,
             cpus: vec![0],

@@ -21,6 +21,7 @@
 //! fail with ENOENT. The link opens the running image even once its file is gone.
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -30,8 +31,10 @@ use std::time::{Duration, Instant};
 
 use tracebench_tracers::registry;
 
+use super::plan::Plan;
 use super::protocol::{self, CellResult, CellSpec, CELL_PID_FD, CELL_STOP};
 use crate::error::Error;
+use crate::results::PRIVATE_DIR_MODE;
 
 /// Set by SIGINT/SIGTERM in the parent (runner or gate).
 pub static STOP: AtomicBool = AtomicBool::new(false);
@@ -280,15 +283,63 @@ fn tail(s: &str, n: usize) -> String {
     t.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
+/// Each backend's parent-side guard (e.g. LTTng's session daemon), held for the whole run.
+pub fn parent_guards(plan: &Plan, probe: &super::probe::Probe) -> Result<Vec<Box<dyn std::any::Any>>, Error> {
+    let m = &probe.machine;
+    let copts = plan.cell.tracer.create_options(m.clock.tsc_hz, &m.run_id, plan.cell.payload_size);
+    let mut guards: Vec<Box<dyn std::any::Any>> = Vec::new();
+    if !plan.cell.kernel {
+        for r in &plan.rows {
+            guards.push(Box::new(registry::parent_guard(&r.spec, &copts)?));
+        }
+    }
+    Ok(guards)
+}
+
+/// The cells one after another (each is pinned; running two at once would measure contention).
+pub fn run_cells(cells: Vec<(usize, CellSpec)>, plan: &Plan) -> Result<Vec<CellRun>, Error> {
+    let pb = progress(cells.len(), plan.quiet);
+    let mut runs = Vec::new();
+    for (ri, spec) in cells {
+        if stopped() {
+            break;
+        }
+        pb.set_message(format!("{} x{} rep {}", spec.label, spec.threads, spec.repetition + 1));
+        let run = run_cell(ri, spec, &plan.rows[ri].launch, plan.timeout)?;
+        if let Some(e) = &run.error {
+            pb.suspend(|| eprintln!("tracebench: tracer {} {e}", run.spec.label));
+        }
+        for w in run.result.iter().flat_map(|r| &r.warnings) {
+            pb.suspend(|| eprintln!("tracebench: warning: {w}"));
+        }
+        runs.push(run);
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(runs)
+}
+
+fn progress(cells: usize, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(cells as u64);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    pb
+}
+
 /// Spawns the measuring child for one cell (under its tracer's launch prefix) and waits for it.
 /// The spec goes down its stdin; its pid comes back on fd 3 (`protocol`).
-pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun, Error> {
+pub fn run_cell(row: usize, spec: CellSpec, launch: &[String], timeout: Duration) -> Result<CellRun, Error> {
     let t0 = Instant::now();
-    protocol::make_cell_dir(&spec)?;
+    // The cell's directory: 0700, inside `.cells`, refused if it exists.
+    std::fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(&spec.dir).map_err(|e| Error::io(&spec.dir, e))?;
     let json = serde_json::to_vec(&spec).map_err(|e| Error::Measurement(format!("cell spec: {e}")))?;
     let exe = own_exe();
-    let prefix = registry::launch_prefix(&spec.spec);
-    let mut cmd = match prefix.split_first() {
+    let mut cmd = match launch.split_first() {
         Some((p, rest)) => {
             let mut c = Command::new(p);
             c.args(rest).arg(&exe);
@@ -322,7 +373,7 @@ pub fn run_cell(row: usize, spec: CellSpec, timeout: Duration) -> Result<CellRun
         let _ = err_pipe.read_to_string(&mut s);
         let _ = tx.send(s);
     });
-    let hs = Handshake { dir: &spec.dir, pid_pipe: &pid_r, prefixed: !prefix.is_empty() };
+    let hs = Handshake { dir: &spec.dir, pid_pipe: &pid_r, prefixed: !launch.is_empty() };
     let ended = wait(&mut child, Some(timeout), Some(hs), None)?;
     // Bounded: a descendant that outlives the child would hold the pipe open.
     let stderr = rx

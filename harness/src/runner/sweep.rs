@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use tracebench_tracers::registry;
 
-use super::cells::{exit_code, parent_guards, round_cells, run_cells};
-use super::export::{export_history, run_files, warn_weak};
+use super::cells::{exit_code, round_cells};
+use super::export::run_files;
 use super::merge::merge_run;
 use super::plan::Options;
-use super::prepare::results_dir;
-use super::probe::{probe_counters, Machine, Probe};
+use super::prepare::prepare;
+use super::probe::{Machine, Probe};
 use super::{plan, protocol, supervise, Mode};
 use crate::error::Error;
 use crate::results::rows::MergedRow;
@@ -66,7 +66,7 @@ fn check_space(root: &Path, plans: &[plan::Plan], counters: usize) -> Result<(),
 
 /// `sweep`: one run per value of the knob, cells interleaved by repetition, then OUT/sweep.csv.
 pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Error> {
-    plan::refuse_stepped_sweep(opts)?;
+    super::validate::refuse_stepped_sweep(opts)?;
     if opts.budget.is_some() {
         return Err(Error::Usage(
             "--budget adds rounds to `run` and `scale` until every pair of tracers is decided; a sweep compares \
@@ -97,20 +97,20 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     let mut t = super::timings::Timings::start();
     let machine = Machine::measure(&plans[0], &mut t)?;
     // Every value reads the same counter sets: probed and reported once.
-    let (avail, columns) = probe_counters(&plans[0].sets)?;
+    let (avail, columns) = crate::counters::probe_sets(&plans[0].sets)?;
     let probe = Probe { machine, avail, columns };
     check_space(&root, &plans, probe.columns.len())?;
     ResultsDir::create(&root)?;
     let mut prepared = Vec::new();
     for p in plans {
-        prepared.push(results_dir(p)?);
+        prepared.push(prepare(p)?);
     }
     supervise::install_handlers();
-    let guards = parent_guards(&prepared[0].plan, &probe)?;
+    let guards = supervise::parent_guards(&prepared[0].plan, &probe)?;
     // Interleave: repetition r of every value before repetition r+1 of any.
     let mut order: Vec<(usize, usize, protocol::CellSpec)> = Vec::new();
     for (vi, p) in prepared.iter().enumerate() {
-        for (ri, c) in round_cells(&p.plan, 0..p.plan.repeats, 0, &probe, &p.cells_dir()) {
+        for (ri, c) in round_cells(&p.plan, 0..p.plan.repeats, 0, &probe, &p.cells) {
             order.push((vi, ri, c));
         }
     }
@@ -119,7 +119,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
     let mut runs: Vec<Vec<supervise::CellRun>> = prepared.iter().map(|_| Vec::new()).collect();
     let flat = order.into_iter().map(|(_, ri, c)| (ri, c)).collect();
     // run_cells returns the cells it ran, in order (fewer after a stop).
-    for (vi, r) in values.into_iter().zip(run_cells(flat, &prepared[0].plan)?) {
+    for (vi, r) in values.into_iter().zip(supervise::run_cells(flat, &prepared[0].plan)?) {
         runs[vi].push(r);
     }
     t.mark("cells");
@@ -156,7 +156,7 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
             (p.out.path.as_path(), (vary.knob != "threads").then(|| format!("{}={plain}", vary.knob)))
         })
         .collect();
-    export_history(&exports, &dirs, csv_rows.is_empty())?;
+    crate::export::export_run(&exports, &dirs, supervise::stopped(), csv_rows.is_empty())?;
     if !opts.quiet {
         println!(
             "sweep: {} values of {}; sweep.csv and one results directory per value in {}",
@@ -166,7 +166,10 @@ pub fn run_sweep(opts: &Options, vary: &str, argv: &[String]) -> Result<i32, Err
         );
     }
     let all: Vec<supervise::CellRun> = runs.into_iter().flatten().collect();
-    warn_weak(&probe);
+    // Last and on stderr: what a weak disturbance detector could not see (as `run` says it).
+    if let Some(w) = &probe.machine.floor.weak {
+        eprintln!("tracebench: warning: {w}");
+    }
     exit_code(&all, &root)
 }
 

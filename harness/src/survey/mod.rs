@@ -63,7 +63,7 @@ pub fn run(s: &Settings, argv: &[String]) -> Result<i32, Error> {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     for d in [out.clone(), out.join("steps"), out.join("figures"), out.join("tables")] {
-        crate::results::subdir(&d).map_err(|e| Error::io(&d, e))?;
+        crate::results::owner::subdir(&d).map_err(|e| Error::io(&d, e))?;
     }
     crate::plot::set_options(crate::plot::FigureOptions {
         size_in: Some(FIGURE_SIZE),

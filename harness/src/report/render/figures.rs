@@ -12,7 +12,7 @@ use crate::stats::hist::LogHistogram;
 
 pub fn draw(r: &mut Report, iterations: usize) -> Result<(), ReportError> {
     let fdir = r.dir.join("figures");
-    crate::results::subdir(&fdir)
+    crate::results::owner::subdir(&fdir)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: fdir.clone(), source }))?;
     let analysed: Vec<(&TracerReport, &TracerAnalysis)> =
         r.tracers.iter().filter_map(|t| Some((t, t.analysis.as_ref()?))).filter(|(_, a)| a.rows > 0).collect();

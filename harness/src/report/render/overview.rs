@@ -162,8 +162,11 @@ pub fn of(
     // A machine the run's own checks found not fit is said before any decision taken on it.
     let unfit = (!rk.unfit.is_empty())
         .then(|| format!("machine not fit to measure ({}): every decision below was taken on it", rk.unfit.join("; ")));
-    let notes =
-        crate::results::interrupted_line(&r.run).into_iter().chain(unfit).chain(r.notes.iter().cloned()).collect();
+    let notes = crate::results::read::interrupted_line(&r.run)
+        .into_iter()
+        .chain(unfit)
+        .chain(r.notes.iter().cloned())
+        .collect();
     Overview {
         floor_ns: rk.floor,
         tracers,

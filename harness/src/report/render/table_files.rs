@@ -161,7 +161,7 @@ pub fn csv(t: &Table) -> Result<String, ReportError> {
 /// Writes every table as DIR/tables/NAME.csv and NAME.tex.
 pub fn write_files(dir: &Path, tables: &[Table]) -> Result<(), ReportError> {
     let tdir = dir.join("tables");
-    crate::results::subdir(&tdir)
+    crate::results::owner::subdir(&tdir)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: tdir.clone(), source }))?;
     for t in tables.iter().map(chosen) {
         for (ext, text) in [("csv", csv(&t)?), ("tex", latex(&t))] {

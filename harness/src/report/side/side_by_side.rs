@@ -63,7 +63,7 @@ pub fn write(dirs: &[PathBuf], out: &Path) -> Result<Vec<String>, ReportError> {
             ReportError::Read(crate::results::read::ReadError::Io { path: parent.to_path_buf(), source })
         })?;
     }
-    crate::results::subdir(out)
+    crate::results::owner::subdir(out)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: out.to_path_buf(), source }))?;
     let mut keys: Vec<(String, u32)> = Vec::new();
     for r in &runs {

@@ -318,7 +318,7 @@ fn say(tracers: &[Stepped]) -> Vec<String> {
 /// figures/instructions: each tracer's main path as a bar, its six next paths as dots.
 fn draw_figure(dir: &Path, tracers: &[Stepped]) -> Result<(), ReportError> {
     let figs = dir.join("figures");
-    crate::results::subdir(&figs)
+    crate::results::owner::subdir(&figs)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: figs.clone(), source }))?;
     let fig = PathBars {
         title: "User-space instructions per call (bars: main path; dots: rarer paths)".into(),

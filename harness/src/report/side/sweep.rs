@@ -192,7 +192,7 @@ fn draw_figures(dir: &Path, s: &Sweep) -> Result<Vec<(String, String)>, ReportEr
     let log_x = numeric && lo > 0.0 && hi / lo >= 16.0;
     let unit = if matches!(knob.as_str(), "subbuf-size" | "payload-size") { " (bytes)" } else { "" };
     let fdir = dir.join("figures");
-    crate::results::subdir(&fdir)
+    crate::results::owner::subdir(&fdir)
         .map_err(|source| ReportError::Read(crate::results::read::ReadError::Io { path: fdir.clone(), source }))?;
     let mut figures = Vec::new();
     // The steps were judged on the repetitions' means: only the mean's figure draws them.

@@ -48,10 +48,11 @@ use crate::clock::{Clock, ClockKind, Monotonic, Tsc};
 use crate::counters::NoCounters;
 use crate::disturbance::Detector;
 use crate::error::Error;
-use crate::results::profile::{Profile, PROFILE_JSON};
-use crate::results::rows::{self, DiscardsWriter, EventsWriter, StepRow, StepSummaryRow};
-use crate::results::{write_json, ResultsDir, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
-use crate::runner::plan::Plan;
+use crate::results::profile::PROFILE_JSON;
+use crate::results::rows::{DiscardsWriter, EventsWriter};
+use crate::results::stepped::{self, StepRow, StepSummaryRow};
+use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, REPETITIONS_CSV, SUMMARY_CSV};
+use crate::runner::prepare::Prepared;
 use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
@@ -67,31 +68,6 @@ pub const MAGIC_DONE: u64 = 0x656e_6f64_6563_7274;
 /// `-n` when `--instructions singlestep` is given without one: each step is a ptrace round
 /// trip, so 2,000 calls of a 1,000-instruction tracer take about a minute.
 pub const DEFAULT_ITERATIONS: usize = 2000;
-
-/// The `instructions` object of run.json (null unless the run was stepped).
-pub fn run_json(stepped: bool) -> serde_json::Value {
-    if !stepped {
-        return serde_json::Value::Null;
-    }
-    serde_json::json!({
-        "mode": "singlestep",
-        "how": "a process of ours ptraces the measuring thread and PTRACE_SINGLESTEPs it from the call into the \
-                tracer (dynamic dispatch included, as for `none`) to its return: one step per user-space instruction",
-        "user_instructions": "exact user-space instructions per call (not a PMU count)",
-        "kernel_instructions_counted": false,
-        "clock_retries": "passes of the vDSO clock read's seqlock loop that a clock update during the stepped (about \
-                          1,000 times slower) read forced are left out of user_instructions and counted per call in \
-                          clock_retries; the vDSO's other loop (nanoseconds into seconds) stays counted",
-        "kernel_entries": "per call: system-call instructions + int3 traps (uprobes) + page faults of the thread; \
-                           what the kernel executes for them is not counted",
-        "timing": "not measured: single-stepped time is meaningless, so no latency_ns column is written",
-        "warm_up": "untimed and not stepped, as in a timed run (buffer wrap, then steady state)",
-        "discarded": "calls a signal landed in (its handler was stepped too)",
-        "profile": "<tracer>/profile.json: per exact count, the folded stacks of the stepped instructions (a shadow \
-                    call stack from call and return instructions; functions named by blazesym, module+offset where \
-                    no symbol covers them) and the system calls by name",
-    })
-}
 
 /// Set when the stepper vanished and the kernel delivered our own marker's or the trap flag's
 /// SIGTRAP to us (see `stepper` on why that, not PTRACE_O_EXITKILL).
@@ -387,13 +363,14 @@ pub fn mode_of(sorted: &[u64]) -> (u64, f64) {
     (best, if sorted.is_empty() { 0.0 } else { best_n as f64 / sorted.len() as f64 })
 }
 
-/// Stage 4 for a stepped run: events.csv and discarded.csv per tracer, summary.csv and
-/// repetitions.csv with the stepped columns (`results::columns::STEPPED_SUMMARY_STATS`).
-pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Error> {
+/// Stage 4 for a stepped run: each tracer's events.csv, discarded.csv and profile.json, then
+/// summary.csv and repetitions.csv with the stepped columns
+/// (`results::columns::STEPPED_SUMMARY_STATS`).
+pub fn merge(p: &Prepared, runs: &[CellRun]) -> Result<Vec<StepSummaryRow>, Error> {
     let (summary_rows, rep_rows) = crate::runner::concat::concatenate(
-        out,
-        plan,
+        p,
         runs,
+        &[crate::runner::concat::Joined::Profile],
         |dir, _| {
             Ok((
                 EventsWriter::create_stepped(&dir.join(EVENTS_CSV))?,
@@ -402,7 +379,7 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
         },
         |_| Acc::default(),
         |path, a, b| {
-            rows::for_each_stepped(path, |_, u, k| {
+            stepped::for_each_stepped(path, |_, u, k| {
                 a.counts.push(u);
                 a.kernel += k;
                 b.counts.push(u);
@@ -410,50 +387,7 @@ pub fn merge(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<Vec<Step
             })
         },
     )?;
-    merge_profiles(out, plan, runs)?;
-    rows::write_stepped_summary(&out.file(SUMMARY_CSV), &summary_rows, false)?;
-    rows::write_stepped_summary(&out.file(REPETITIONS_CSV), &rep_rows, true)?;
+    stepped::write_stepped_summary(&p.out.file(SUMMARY_CSV), &summary_rows, false)?;
+    stepped::write_stepped_summary(&p.out.file(REPETITIONS_CSV), &rep_rows, true)?;
     Ok(summary_rows)
-}
-
-/// Each tracer's profile.json: its cells' summed.
-fn merge_profiles(out: &ResultsDir, plan: &Plan, runs: &[CellRun]) -> Result<(), Error> {
-    for (ri, row) in plan.rows.iter().enumerate() {
-        let mut p = Profile::default();
-        for c in runs.iter().filter(|c| c.row == ri && c.result.is_some()) {
-            let path = c.spec.dir.join(PROFILE_JSON);
-            if let Some(cell) = Profile::read(&path) {
-                p.add(cell.map_err(|e| Error::Measurement(e.to_string()))?);
-            }
-        }
-        if !p.counts.is_empty() {
-            p.write(&out.tracer_dir(&row.dir)?.join(PROFILE_JSON))?;
-        }
-    }
-    Ok(())
-}
-
-/// The terminal's table for a stepped run.
-pub fn print(out: &std::path::Path, rows: &[StepSummaryRow]) {
-    println!(
-        "{:<16} {:>7} {:>10} {:>7} {:>9} {:>9} {:>8}",
-        "tracer", "calls", "instr", "share", "min", "max", "kentries"
-    );
-    for r in rows {
-        println!(
-            "{:<16} {:>7} {:>10} {:>6.1}% {:>9} {:>9} {:>8.3}",
-            r.tracer,
-            r.kept,
-            r.mode,
-            100.0 * r.mode_share,
-            r.min,
-            r.max,
-            r.kernel_entries_mean
-        );
-    }
-    println!(
-        "instr: the most frequent exact user-space instruction count per call (share: of the calls); kentries: \
-         kernel entries per call (system calls, traps, page faults), whose kernel instructions are not counted"
-    );
-    println!("results: {}", out.display());
 }
