@@ -5,6 +5,8 @@
 //! periodic path is established by its lattice (calls exactly P apart, phase included), which
 //! is far stronger evidence than its share of calls.
 
+use super::residues::{lattice_slots, Scratch};
+
 /// How regularly a set of events recurs in an iteration sequence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Periodicity {
@@ -128,150 +130,11 @@ pub struct Lattice {
     pub log10_chance: f64,
 }
 
-/// Scratch tables of the search, reused across candidates and calls (the permutation null reruns
-/// the search a thousand times: allocating and sorting were most of its time).
-#[derive(Default)]
-struct Scratch {
-    /// Count per residue (periods up to 2^16) or per difference (up to 2^22).
-    table: Vec<u32>,
-    /// Residues of the calls, or the values counted, in order.
-    keys: Vec<u64>,
-    /// Summed cost per residue, where residues tie on their count.
-    cost: Vec<f64>,
-}
-
-/// `a % d` for `a` and `d` below 2^32, given `m = u64::MAX / d + 1` (Lemire, Kaser & Kurz 2019,
-/// "Faster remainder by direct computation": exact for every such `a` and `d`).
-pub(crate) fn fast_rem(a: u64, d: u64, m: u64) -> u64 {
-    ((m.wrapping_mul(a) as u128 * d as u128) >> 64) as u64
-}
-
-/// Tables are used up to this size; above, values are counted by sorting.
-const TABLE_MAX: u64 = 1 << 22;
-
-impl Scratch {
-    /// The residue of calls modulo a period that the calls fill best, one multiply per call where
-    /// iterations and period fit in 32 bits (Lemire, Kaser & Kurz 2019: the remainder from a
-    /// precomputed reciprocal), a division otherwise. Fill is calls per slot of the sequence
-    /// `first..=last`: residues differ by one slot at the sequence's ends, so the most frequent
-    /// residue is not always the best filled. Among equally filled residues the one whose calls
-    /// cost the most leads (then the smallest): a path with a slower stretch after it fills the
-    /// stretch's residues as well as its own, and the path is where the cost is.
-    fn best_filled(&mut self, calls: &[(u64, f32)], p: u64, first: u64, last: u64) -> Option<(u64, usize)> {
-        self.keys.clear();
-        if p > TABLE_MAX {
-            self.keys.extend(calls.iter().map(|c| c.0 % p));
-            return self.count_best(p, 1).first().copied();
-        }
-        if self.table.len() < p as usize {
-            self.table.resize(p as usize, 0);
-        }
-        if self.cost.len() < p as usize {
-            self.cost.resize(p as usize, 0.0);
-        }
-        let table = &mut self.table[..p as usize];
-        let m = (u64::MAX / p).wrapping_add(1);
-        let mut top = 0u32;
-        for c in calls {
-            let r = if (c.0 | p) >> 32 == 0 { fast_rem(c.0, p, m) } else { c.0 % p };
-            self.keys.push(r);
-            let n = &mut table[r as usize];
-            *n += 1;
-            top = top.max(*n);
-        }
-        // Only a residue within one call of the most frequent can fill as well.
-        for (c, &r) in calls.iter().zip(&self.keys) {
-            if table[r as usize] + 1 >= top {
-                self.cost[r as usize] += c.1 as f64;
-            }
-        }
-        let mut best: Option<(u64, u32, f64, f64)> = None;
-        for &r in &self.keys {
-            let n = std::mem::replace(&mut table[r as usize], 0);
-            let cost = std::mem::take(&mut self.cost[r as usize]);
-            if n == 0 || n + 1 < top {
-                continue;
-            }
-            let fill = n as f64 / lattice_slots(first, last, p, r).max(1) as f64;
-            let better = |b: &(u64, u32, f64, f64)| {
-                fill.total_cmp(&b.2).then(cost.total_cmp(&b.3)).then(b.0.cmp(&r)) == std::cmp::Ordering::Greater
-            };
-            if best.as_ref().is_none_or(better) {
-                best = Some((r, n, fill, cost));
-            }
-        }
-        best.map(|b| (b.0, b.1 as usize))
-    }
-
-    /// The `keep` most frequent of `keys` below `limit` (count first, then the smaller value),
-    /// as (value, count), each at least `min_count` times. Clears `keys`' counts after.
-    fn count_best_of(&mut self, limit: u64, keep: usize, min_count: usize, min_value: u64) -> Vec<(u64, usize)> {
-        let mut v: Vec<(u64, usize)> = Vec::new();
-        if limit <= TABLE_MAX {
-            if self.table.len() < limit as usize {
-                self.table.resize(limit as usize, 0);
-            }
-            for &k in &self.keys {
-                self.table[k as usize] += 1;
-            }
-            for &k in &self.keys {
-                let n = std::mem::take(&mut self.table[k as usize]) as usize;
-                if n >= min_count && k >= min_value {
-                    v.push((k, n));
-                }
-            }
-        } else {
-            self.keys.sort_unstable();
-            let mut i = 0;
-            while i < self.keys.len() {
-                let j = i + self.keys[i..].partition_point(|&x| x == self.keys[i]);
-                if j - i >= min_count && self.keys[i] >= min_value {
-                    v.push((self.keys[i], j - i));
-                }
-                i = j;
-            }
-        }
-        // Most frequent first, the smaller value among equals (a total order: no stable sort
-        // needed), the first `keep` selected before they are sorted.
-        let order = |a: &(u64, usize), b: &(u64, usize)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
-        if v.len() > keep && keep > 0 {
-            v.select_nth_unstable_by(keep - 1, order);
-            v.truncate(keep);
-        }
-        v.sort_unstable_by(order);
-        v.truncate(keep);
-        v
-    }
-
-    fn count_best(&mut self, limit: u64, keep: usize) -> Vec<(u64, usize)> {
-        self.count_best_of(limit, keep, 1, 0)
-    }
-
-    /// The `keep` most frequent differences in `m` seen at least three times (periods of 2 or
-    /// more), most frequent first, the smaller among equals.
-    fn top(&mut self, m: &[u64], keep: usize) -> Vec<(u64, usize)> {
-        self.keys.clear();
-        self.keys.extend_from_slice(m);
-        let limit = m.iter().max().map_or(0, |&x| x + 1);
-        self.count_best_of(limit, keep, 3, 2)
-    }
-}
-
 /// Candidate periods whose pairwise GCDs are candidates too (the most frequent differences).
 pub const GCD_OF: usize = 16;
 
 /// Calls of one sequence on a lattice before they count as its evidence (fewer: misses).
 pub const MIN_SEQ_HITS: usize = 3;
-
-/// Slots of the lattice `r mod p` inside `first..=last`.
-fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
-    let on = first + (r + p - first % p) % p;
-    if on > last {
-        0
-    } else {
-        (last - on) / p + 1
-    }
-}
 
 /// The best-supported lattice among the slow calls, if any beats chance by 1000:1.
 fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
@@ -394,7 +257,7 @@ fn lattice_of_candidates(
         let mut residues = Vec::with_capacity(seqs.len());
         let (mut hits, mut slots, mut ln_tests) = (0usize, 0u64, ln_cands);
         for s in seqs {
-            let best_rn = scratch.best_filled(&s.calls, p, s.first, s.last);
+            let best_rn = scratch.most_frequent(&s.calls, p);
             // A sequence without a call on the lattice counts its slots as misses
             // (dropping it would make two calls in one sequence a lattice).
             match best_rn {
@@ -433,6 +296,18 @@ fn lattice_of_candidates(
             continue;
         }
         if best.as_ref().map(|b| margin > b.0).unwrap_or(true) {
+            // The new best's residues, each the best filled and costliest (`best_filled`): counted
+            // for this candidate only, as most candidates are never the best.
+            let mut slots = slots;
+            for (s, r) in seqs.iter().zip(residues.iter_mut()) {
+                let Some(was) = *r else { continue };
+                if let Some((now, _)) =
+                    scratch.best_filled(&s.calls, p, s.first, s.last, MIN_SEQ_HITS).filter(|x| x.1 >= MIN_SEQ_HITS)
+                {
+                    slots = slots - lattice_slots(s.first, s.last, p, was) + lattice_slots(s.first, s.last, p, now);
+                    *r = Some(now);
+                }
+            }
             let calls = seqs
                 .iter()
                 .zip(&residues)
@@ -440,7 +315,8 @@ fn lattice_of_candidates(
                     Some(r) => s.calls.iter().filter(|c| c.0 % p == *r).copied().collect(),
                     None => Vec::new(),
                 })
-                .collect();
+                .collect::<Vec<Vec<(u64, f32)>>>();
+            let hits = calls.iter().map(Vec::len).sum();
             best = Some((
                 margin,
                 Lattice { period: p, residues, hits, calls, slots, log10_chance: -margin / std::f64::consts::LN_10 },

@@ -1,5 +1,6 @@
 //! Tests of `stats::period` (kept apart so that period.rs stays under 500 lines).
 use super::*;
+use crate::stats::residues::fast_rem;
 
 #[test]
 fn detect_period_scores_the_share_on_the_lattice() {
@@ -133,4 +134,22 @@ fn the_fast_remainder_is_the_remainder() {
     for (a, d) in pairs {
         assert_eq!(fast_rem(a, d, (u64::MAX / d).wrapping_add(1)), a % d, "{a} % {d}");
     }
+}
+
+#[test]
+fn a_path_with_a_slower_stretch_after_it_keeps_its_own_residue() {
+    // A path every 51 at phase 42 (+2000 ns) and a slower stretch of its next 15 calls (+150 ns),
+    // which wraps past the period's end: residues 43..=50 and 0..=6 are as full as 42, and 0 has
+    // one more slot in 0..=999. The lattice is the path's: the best filled, then the costliest.
+    let mut calls: Vec<(u64, f32)> = Vec::new();
+    for i in 0..1000u64 {
+        let off = (i + 51 - 42) % 51;
+        if off == 0 {
+            calls.push((i, 2000.0));
+        } else if off <= 15 {
+            calls.push((i, 150.0));
+        }
+    }
+    let l = find_lattices(&[SlowSeq { first: 0, last: 999, calls }], 1000, 1);
+    assert_eq!(l.first().map(|l| (l.period, l.residues[0])), Some((51, Some(42))), "{l:?}");
 }
