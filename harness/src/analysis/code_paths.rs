@@ -227,6 +227,8 @@ pub struct CodePaths {
     /// Two speed levels of the machine in the means of 64-call windows (phases.rs), when they are
     /// too close to form latency modes of their own.
     pub levels: Option<crate::analysis::phases::Levels>,
+    /// The windows at the higher of those levels.
+    pub(crate) slower_level: Option<crate::analysis::phases::SlowerLevel>,
     pub rows: u64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
@@ -235,6 +237,15 @@ pub struct CodePaths {
     pub sequences: u64,
     /// The metric's column (None: latency).
     pub(crate) col: Option<usize>,
+}
+
+impl CodePaths {
+    /// Whether a slow call (`v`, at iteration `it` of sequence `seq`) lies in a window at the
+    /// machine's slower level and stands no further above that level than the slow threshold:
+    /// the level's own spread, not an outlier.
+    pub(crate) fn in_slower_level(&self, seq: u64, it: u64, v: f64) -> bool {
+        self.slower_level.as_ref().is_some_and(|l| l.holds(seq, it) && v - l.shift <= self.threshold)
+    }
 }
 
 #[derive(Debug, Clone)]

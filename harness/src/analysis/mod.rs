@@ -35,7 +35,7 @@ use crate::analysis::code_paths::*;
 use crate::analysis::passes::{count_on_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
 use crate::analysis::periodic::{aftermath, fractional, permutation, search, sub_period};
-use crate::analysis::phases::{WindowMeans, Windows};
+use crate::analysis::phases::{SlowerLevel, WindowMeans, Windows};
 use crate::decisions::modes::{
     INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
     TIGHT_QUANTILE, TIGHT_WIDTHS,
@@ -290,7 +290,10 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
             start_every: stretch_starts::period(&m.entries, &seqs.ids, k),
         })
         .collect();
-    let cp = CodePaths {
+    let means = m.means.take();
+    let levels = means.as_ref().and_then(WindowMeans::levels);
+    let slower_level = means.as_ref().zip(levels.as_ref()).map(|(w, l)| SlowerLevel::of(w, l));
+    let mut cp = CodePaths {
         metric: m.name.clone(),
         unit: m.unit,
         fast_fraction: (dom.count - counts.slow_in_dom.min(dom.count)) as f64 / rows as f64,
@@ -305,7 +308,8 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
         tails: Vec::new(),
         // Calls off the dominant mode that hold the majority of their windows, in stretches: a
         // slower phase too broad to form one mode, not scattered noise.
-        levels: m.means.take().and_then(WindowMeans::levels),
+        levels,
+        slower_level,
         outliers_in_stretches: (m.off_calls >= 2 * WINDOW
             && m.off.major_calls[1] as f64 >= PHASE_SHARE * m.off_calls as f64)
             .then_some(m.off.stretches[1]),
@@ -314,6 +318,14 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
         sequences: seqs.extents.len() as u64,
         col: m.col,
     };
+    // The slower level's own spread is not outliers on no path (phases.rs).
+    let before = cp.outlier_calls.len();
+    let base32 = base;
+    let cpr = &cp;
+    let kept: Vec<(f32, u64, u64)> =
+        cpr.outlier_calls.iter().filter(|c| !cpr.in_slower_level(c.1, c.2, c.0 as f64 + base32)).copied().collect();
+    cp.outliers -= (before - kept.len()) as u64;
+    cp.outlier_calls = kept;
     m.explained = explained;
     cp
 }

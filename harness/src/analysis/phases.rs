@@ -99,9 +99,9 @@ impl WindowMeans {
     /// or more, in stretches (at most half the level changes that a random order would give). A
     /// speed phase too small to form its own latency mode (40 to 50 ns against 90 to 100 ns: the
     /// 15 ns kernel floor that hides the TSC's comb merges them) is found here.
-    pub(crate) fn levels(self) -> Option<Levels> {
-        let seqs: Vec<Vec<f64>> = self.seqs.into_values().map(|e| e.3).collect();
-        let mut v: Vec<f64> = seqs.iter().flatten().copied().filter(|x| x.is_finite()).collect();
+    pub(crate) fn levels(&self) -> Option<Levels> {
+        let seqs: Vec<&Vec<f64>> = self.seqs.values().map(|e| &e.3).collect();
+        let mut v: Vec<f64> = seqs.iter().flat_map(|s| s.iter()).copied().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
         let n = v.len();
         if n < MIN_WINDOWS {
@@ -128,7 +128,7 @@ impl WindowMeans {
         let cut = 0.5 * (low + high);
         let p = b.len() as f64 / n as f64;
         let mut stretches = 0u64;
-        for s in &seqs {
+        for s in seqs {
             let mut prev = None;
             for &x in s.iter().filter(|x| x.is_finite()) {
                 let hi = x > cut;
@@ -145,6 +145,28 @@ impl WindowMeans {
             high_share: p,
             stretches,
         })
+    }
+}
+
+/// The windows at the higher of two speed levels, per sequence: a call there is judged against
+/// that level's fast path, not the run's (the fast path's own spread rides on the slower level,
+/// and its upper tail there is the level's, not outliers on no path).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SlowerLevel {
+    /// The higher level's mean over the lower's (ns).
+    pub shift: f64,
+    high: HashMap<u64, Vec<bool>>,
+}
+
+impl SlowerLevel {
+    pub(crate) fn of(means: &WindowMeans, l: &Levels) -> Self {
+        let cut = 0.5 * (l.low + l.high);
+        let high = means.seqs.iter().map(|(s, e)| (*s, e.3.iter().map(|&x| x > cut).collect())).collect();
+        SlowerLevel { shift: l.high - l.low, high }
+    }
+    /// Whether iteration `it` of sequence `seq` lies in a window at the higher level.
+    pub(crate) fn holds(&self, seq: u64, it: u64) -> bool {
+        self.high.get(&seq).and_then(|w| w.get((it / WINDOW) as usize)).copied().unwrap_or(false)
     }
 }
 

@@ -61,6 +61,8 @@ fn tail(m: &Scanned, cp: &CodePaths, h: &LogHistogram, q: f64) -> Option<Tail> {
                 TailClass::Phase
             } else if let Some(i) = m.explained[lo + j].then(|| irregular_of(v)).flatten() {
                 TailClass::Irregular(i)
+            } else if v > cp.threshold && cp.in_slower_level(*id, e.it, v) {
+                TailClass::Phase
             } else if v > cp.threshold {
                 TailClass::Outlier
             } else {
