@@ -38,5 +38,5 @@ decisions! {
     /// The share of a seeded subset of the generative battery's compositions that today's model
     /// is held below (a unit test): a regression past it fails, while the target is MAX_FALSE_RUNS.
     calibrated_by: "the unit test `analysis::calibration_battery::generative::tests::a_seeded_subset_stays_below_the_ceiling`, at the rate the battery measured";
-    pub const GENERATIVE_CEILING: f64 = 0.085;
+    pub const GENERATIVE_CEILING: f64 = 0.05;
 }
