@@ -312,7 +312,9 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
             left.drain(i..j);
             continue;
         }
-        let (lo, hi) = (left[i].0 as f64, left[i].0 as f64 * BAND_FACTOR as f64);
+        // The band's edges as `densest` drew them, in f32: a call at the upper edge is on the
+        // same side in the band's count and wherever the band is matched by cost.
+        let (lo, hi) = (left[i].0 as f64, (left[i].0 * BAND_FACTOR) as f64);
         if !separate(&cp.outlier_calls, (j - i) as u64, lo, cp.threshold - base) {
             // Part of one tail that falls from the fast path on: left among the outliers.
             left.drain(i..j);

@@ -68,7 +68,9 @@ fn tail(m: &Scanned, cp: &CodePaths, h: &LogHistogram, q: f64) -> Option<Tail> {
             } else {
                 TailClass::FastPath
             };
-            members.push((class, (v - base) as f32));
+            // In f32 as the outliers' extra costs are (analysis/mod.rs), so that a call at a band's
+            // edge falls on the same side here as in the band's count.
+            members.push((class, e.v - base as f32));
         }
     }
     // Calls above the edge that pass 2 did not keep (below its keep threshold): the fast path's.
