@@ -345,6 +345,25 @@ fn calls_by_seq(m: &MetricScan, seqs: &Sequences, phase: &[bool]) -> Vec<Vec<Cal
         .collect()
 }
 
+/// A claimed path's residue in a sequence the search did not read (its part held other whole
+/// sequences): the residue most of the sequence's calls above the path's cut fall on (the
+/// costliest among equals), where they take at least TAKEN of its slots, as the claim's own
+/// sequences do; None where no residue does.
+fn residue_beyond(calls: &[Call], (first, last): (u64, u64), period: u64, cut: f64) -> Option<u64> {
+    let mut by: std::collections::HashMap<u64, (usize, f64)> = std::collections::HashMap::new();
+    for c in calls.iter().filter(|c| !c.phase && c.v as f64 > cut) {
+        let e = by.entry(c.it % period).or_default();
+        e.0 += 1;
+        e.1 += c.v as f64;
+    }
+    let (r, (n, _)) =
+        by.into_iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)).then(b.0.cmp(&a.0)))?;
+    let on = first + (r + period - first % period) % period;
+    let slots = if on > last { 0 } else { (last - on) / period + 1 };
+    (n >= crate::stats::period::MIN_SEQ_HITS && n as f64 >= crate::decisions::periodic::TAKEN * slots as f64)
+        .then_some(r)
+}
+
 /// The periodic paths the search finds and the null confirms, and the lattices it refused.
 fn periodic_paths(
     m: &MetricScan,
@@ -352,14 +371,30 @@ fn periodic_paths(
     seqs: &Sequences,
     phase: &[bool],
 ) -> (Vec<PeriodicPath>, Vec<RejectedLattice>) {
-    let mut calls = calls_by_seq(m, seqs, phase);
+    let all = calls_by_seq(m, seqs, phase);
+    let mut calls = all.clone();
     // The null reruns the search a thousand times, at a cost that grows with the slow calls: a
     // long noisy run is searched in its first part only (the same part for the data and for the
     // null, so the test stays exact), holding MAX_SEARCH_CALLS of them. Pass 3 still counts the
-    // claimed paths over the whole run.
-    let total: usize = calls.iter().map(|c| c.iter().filter(|x| !x.phase).count()).sum();
+    // claimed paths over the whole run. Where two or more whole sequences fit, the part is those
+    // sequences, whole: a path's phase is its sequence's own, and a sequence cut short holds too
+    // few of a long period's calls (LTTng's switch every 810 calls in repetitions of 5000).
+    let per_seq: Vec<usize> = calls.iter().map(|c| c.iter().filter(|x| !x.phase).count()).collect();
+    let total: usize = per_seq.iter().sum();
+    let whole = per_seq.iter().scan(0, |acc, n| {
+        *acc += n;
+        Some(*acc)
+    });
+    let whole = whole.take_while(|&acc| acc <= MAX_SEARCH_CALLS).count();
     let region;
-    let sp = if total > MAX_SEARCH_CALLS {
+    let sp = if total > MAX_SEARCH_CALLS && whole >= 2 {
+        calls.truncate(whole);
+        let len = |e: &[(u64, u64)]| e.iter().map(|&(f, l)| l - f + 1).sum::<u64>() as f64;
+        let extents = sp.extents[..whole].to_vec();
+        let rows = ((sp.rows as f64 * len(&extents) / len(&sp.extents)) as u64).max(1);
+        region = Space { extents, rows, base: sp.base, bw: sp.bw, th: sp.th };
+        &region
+    } else if total > MAX_SEARCH_CALLS {
         let frac = MAX_SEARCH_CALLS as f64 / total as f64;
         let extents: Vec<(u64, u64)> =
             sp.extents.iter().map(|&(f, l)| (f, f + ((l - f) as f64 * frac) as u64)).collect();
@@ -410,6 +445,10 @@ fn periodic_paths(
                 .iter()
                 .zip(&seqs.ids)
                 .filter_map(|(r, id)| r.map(|residue| Residue { seq: *id, residue }))
+                .chain((l.residues.len()..all.len()).filter_map(|k| {
+                    residue_beyond(&all[k], seqs.extents[k], l.period, cut)
+                        .map(|residue| Residue { seq: seqs.ids[k], residue })
+                }))
                 .collect(),
             followers: Vec::new(),
             profile: None,
