@@ -10,7 +10,7 @@ pub mod cycles;
 pub mod hist;
 pub mod period;
 pub mod rates;
-mod residues;
+pub(crate) mod residues;
 pub mod rng;
 pub mod tick_bins;
 

@@ -5,7 +5,7 @@
 //! periodic path is established by its lattice (calls exactly P apart, phase included), which
 //! is far stronger evidence than its share of calls.
 
-use super::residues::{lattice_slots, Scratch};
+use super::residues::{best_filled, lattice_slots, Scratch};
 
 /// How regularly a set of events recurs in an iteration sequence.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,14 +296,12 @@ fn lattice_of_candidates(
             continue;
         }
         if best.as_ref().map(|b| margin > b.0).unwrap_or(true) {
-            // The new best's residues, each the best filled and costliest (`best_filled`): counted
+            // The new best's residues, each the best filled and costliest (`residues::best_filled`): counted
             // for this candidate only, as most candidates are never the best.
             let mut slots = slots;
             for (s, r) in seqs.iter().zip(residues.iter_mut()) {
                 let Some(was) = *r else { continue };
-                if let Some((now, _)) =
-                    scratch.best_filled(&s.calls, p, s.first, s.last, MIN_SEQ_HITS).filter(|x| x.1 >= MIN_SEQ_HITS)
-                {
+                if let Some((now, _)) = best_filled(&s.calls, p, s.first, s.last).filter(|x| x.1 >= MIN_SEQ_HITS) {
                     slots = slots - lattice_slots(s.first, s.last, p, was) + lattice_slots(s.first, s.last, p, now);
                     *r = Some(now);
                 }

@@ -9,8 +9,6 @@ pub(crate) struct Scratch {
     table: Vec<u32>,
     /// Residues of the calls, or the values counted, in order.
     keys: Vec<u64>,
-    /// Summed cost per residue, where residues tie on their count.
-    cost: Vec<f64>,
 }
 
 /// `a % d` for `a` and `d` below 2^32, given `m = u64::MAX / d + 1` (Lemire, Kaser & Kurz 2019,
@@ -51,80 +49,6 @@ impl Scratch {
         }
         self.keys.iter().for_each(|&r| table[r as usize] = 0);
         best
-    }
-
-    /// The residue of calls modulo a period that the calls fill best, one multiply per call where
-    /// iterations and period fit in 32 bits (Lemire, Kaser & Kurz 2019: the remainder from a
-    /// precomputed reciprocal), a division otherwise. Fill is calls per slot of the sequence
-    /// `first..=last`: residues differ by one slot at the sequence's ends, so the most frequent
-    /// residue is not always the best filled. Among equally filled residues the one whose calls
-    /// cost the most leads (then the smallest): a path with a slower stretch after it fills the
-    /// stretch's residues as well as its own, and the path is where the cost is.
-    pub(crate) fn best_filled(
-        &mut self,
-        calls: &[(u64, f32)],
-        p: u64,
-        first: u64,
-        last: u64,
-        min_hits: usize,
-    ) -> Option<(u64, usize)> {
-        self.keys.clear();
-        if p > TABLE_MAX {
-            self.keys.extend(calls.iter().map(|c| c.0 % p));
-            return self.count_best(p, 1).first().copied();
-        }
-        if self.table.len() < p as usize {
-            self.table.resize(p as usize, 0);
-        }
-        if self.cost.len() < p as usize {
-            self.cost.resize(p as usize, 0.0);
-        }
-        let table = &mut self.table[..p as usize];
-        let m = (u64::MAX / p).wrapping_add(1);
-        // The most frequent residue (the smallest among equals) and the count of the next.
-        let (mut top, mut top_r, mut second) = (0u32, 0u64, 0u32);
-        for c in calls {
-            let r = if (c.0 | p) >> 32 == 0 { fast_rem(c.0, p, m) } else { c.0 % p };
-            self.keys.push(r);
-            let n = &mut table[r as usize];
-            *n += 1;
-            let n = *n;
-            if r == top_r {
-                top = n;
-            } else if n > top || (n == top && r < top_r) {
-                second = top;
-                (top, top_r) = (n, r);
-            } else {
-                second = second.max(n);
-            }
-        }
-        // Only a residue within one call of the most frequent can fill as well; below
-        // `min_hits` the sequence's calls do not count on any lattice.
-        if second + 1 < top || (top as usize) < min_hits {
-            self.keys.iter().for_each(|&r| table[r as usize] = 0);
-            return (top > 0).then_some((top_r, top as usize));
-        }
-        for (c, &r) in calls.iter().zip(&self.keys) {
-            if table[r as usize] + 1 >= top {
-                self.cost[r as usize] += c.1 as f64;
-            }
-        }
-        let mut best: Option<(u64, u32, f64, f64)> = None;
-        for &r in &self.keys {
-            let n = std::mem::replace(&mut table[r as usize], 0);
-            let cost = std::mem::take(&mut self.cost[r as usize]);
-            if n == 0 || n + 1 < top {
-                continue;
-            }
-            let fill = n as f64 / lattice_slots(first, last, p, r).max(1) as f64;
-            let better = |b: &(u64, u32, f64, f64)| {
-                fill.total_cmp(&b.2).then(cost.total_cmp(&b.3)).then(b.0.cmp(&r)) == std::cmp::Ordering::Greater
-            };
-            if best.as_ref().is_none_or(better) {
-                best = Some((r, n, fill, cost));
-            }
-        }
-        best.map(|b| (b.0, b.1 as usize))
     }
 
     /// The `keep` most frequent of `keys` below `limit` (count first, then the smaller value),
@@ -195,4 +119,25 @@ pub(crate) fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
     } else {
         (last - on) / p + 1
     }
+}
+
+/// The residue modulo `p` that the calls (iteration, cost) of the sequence `first..=last` fill
+/// best, with its count. Fill is calls per slot: residues differ by one slot at the sequence's
+/// ends, so the most frequent residue is not always the best filled. Among equally filled
+/// residues the one whose calls cost the most leads (then the smallest): a path with a slower
+/// stretch after it fills the stretch's residues as well as its own, and the path is where the
+/// cost is. A plain count: it is read for a search's best lattice only, not for every candidate.
+pub(crate) fn best_filled(calls: &[(u64, f32)], p: u64, first: u64, last: u64) -> Option<(u64, usize)> {
+    let mut by: std::collections::HashMap<u64, (usize, f64)> = std::collections::HashMap::new();
+    for c in calls {
+        let e = by.entry(c.0 % p).or_default();
+        e.0 += 1;
+        e.1 += c.1 as f64;
+    }
+    let fill = |r: u64, n: usize| n as f64 / lattice_slots(first, last, p, r).max(1) as f64;
+    by.into_iter()
+        .max_by(|a, b| {
+            fill(a.0, a.1 .0).total_cmp(&fill(b.0, b.1 .0)).then(a.1 .1.total_cmp(&b.1 .1)).then(b.0.cmp(&a.0))
+        })
+        .map(|(r, (n, _))| (r, n))
 }

@@ -251,20 +251,13 @@ pub(crate) fn cost_and_cut(sp: &Space, l: &Lattice) -> (f64, f64) {
 }
 
 /// A claimed path's residue in a sequence the search did not read (its part held other whole
-/// sequences): the residue most of the sequence's calls above the path's cut fall on (the
-/// costliest among equals), where they take at least TAKEN of its slots, as the claim's own
-/// sequences do; None where no residue does.
+/// sequences): the residue the sequence's calls above the path's cut fill best
+/// (`stats::residues::best_filled`), where they take at least TAKEN of its slots, as the claim's
+/// own sequences do; None where no residue does.
 pub(crate) fn residue_beyond(calls: &[Call], (first, last): (u64, u64), period: u64, cut: f64) -> Option<u64> {
-    let mut by: std::collections::HashMap<u64, (usize, f64)> = std::collections::HashMap::new();
-    for c in calls.iter().filter(|c| !c.phase && c.v as f64 > cut) {
-        let e = by.entry(c.it % period).or_default();
-        e.0 += 1;
-        e.1 += c.v as f64;
-    }
-    let (r, (n, _)) =
-        by.into_iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)).then(b.0.cmp(&a.0)))?;
-    let on = first + (r + period - first % period) % period;
-    let slots = if on > last { 0 } else { (last - on) / period + 1 };
-    (n >= crate::stats::period::MIN_SEQ_HITS && n as f64 >= crate::decisions::periodic::TAKEN * slots as f64)
-        .then_some(r)
+    use crate::stats::residues::{best_filled, lattice_slots};
+    let above: Vec<(u64, f32)> = calls.iter().filter(|c| !c.phase && c.v as f64 > cut).map(|c| (c.it, c.v)).collect();
+    let (r, n) = best_filled(&above, period, first, last)?;
+    let slots = lattice_slots(first, last, period, r);
+    (n >= crate::stats::period::MIN_SEQ_HITS && n as f64 >= TAKEN * slots as f64).then_some(r)
 }
