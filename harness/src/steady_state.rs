@@ -34,19 +34,19 @@ pub fn wrap_calls(buffer_events: u64) -> u64 {
 
 /// One drift window's statistics, in ns.
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-pub struct Window {
+pub struct DriftWindow {
     pub median: f64,
     pub trimmed_mean: f64,
 }
 
-impl Window {
+impl DriftWindow {
     /// From a window's latencies (sorted in place).
-    pub fn of(lat: &mut [f64]) -> Window {
+    pub fn of(lat: &mut [f64]) -> DriftWindow {
         lat.sort_by(|a, b| a.total_cmp(b));
         let n = lat.len();
         let trim = n / 10;
         let mid = &lat[..n - trim];
-        Window {
+        DriftWindow {
             median: crate::stats::percentile_sorted(lat, 50.0),
             trimmed_mean: if mid.is_empty() { f64::NAN } else { crate::stats::mean(mid) },
         }
@@ -54,12 +54,12 @@ impl Window {
 }
 
 /// Whether the last [`STABLE`] windows agree.
-pub fn is_steady(windows: &[Window], resolution_ns: f64) -> bool {
+pub fn is_steady(windows: &[DriftWindow], resolution_ns: f64) -> bool {
     if windows.len() < STABLE {
         return false;
     }
     let last = &windows[windows.len() - STABLE..];
-    let agree = |f: fn(&Window) -> f64| {
+    let agree = |f: fn(&DriftWindow) -> f64| {
         let (lo, hi) = last.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
         let centre = (lo + hi) / 2.0;
         hi - lo <= (TOLERANCE * centre).max(1.5 * resolution_ns)
@@ -71,8 +71,8 @@ pub fn is_steady(windows: &[Window], resolution_ns: f64) -> bool {
 mod tests {
     use super::*;
 
-    fn w(m: f64) -> Window {
-        Window { median: m, trimmed_mean: m }
+    fn w(m: f64) -> DriftWindow {
+        DriftWindow { median: m, trimmed_mean: m }
     }
 
     #[test]
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn trimmed_mean_ignores_the_top_decile() {
         let mut v: Vec<f64> = (0..100).map(|i| if i < 95 { 100.0 } else { 10_000.0 }).collect();
-        let win = Window::of(&mut v);
+        let win = DriftWindow::of(&mut v);
         assert_eq!(win.median, 100.0);
         assert_eq!(win.trimmed_mean, 100.0);
     }

@@ -52,7 +52,7 @@ pub struct Follower {
 
 /// A call above the fast path (or in a non-dominant mode), as pass 2 keeps it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Entry {
+pub(crate) struct SlowCall {
     /// Sequence (thread, repetition, counter set), iteration, value of the metric, and the
     /// histogram mode holding it (None: in no mode).
     pub seq: u64,

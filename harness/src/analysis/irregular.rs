@@ -5,7 +5,7 @@
 //! path is never counted as an outlier "on no path".
 use std::collections::HashMap;
 
-use crate::analysis::code_paths::{CodePath, Entry};
+use crate::analysis::code_paths::{CodePath, SlowCall};
 use crate::analysis::phases::busiest_quarter_share;
 use crate::decisions::claims::ALPHA;
 use crate::decisions::irregular::{
@@ -20,7 +20,7 @@ use crate::stats::period::spacing;
 /// The slow calls of pass 2 and what they were drawn from.
 pub(crate) struct Scan<'a> {
     /// Each call above the fast path, sorted by sequence and iteration.
-    pub entries: &'a [Entry],
+    pub entries: &'a [SlowCall],
     pub seq_ids: &'a [u64],
     pub ranges: &'a HashMap<u64, (u64, u64)>,
     pub rows: u64,

@@ -56,7 +56,7 @@ struct MetricScan {
     bw: (f64, f64),
     th: Thresholds,
     /// Calls above `th.keep_above` or in a non-dominant mode.
-    entries: Vec<Entry>,
+    entries: Vec<SlowCall>,
     by_mode: Windows,
     /// Calls off the fast path (above the slow threshold, or in another mode) against the rest:
     /// a slower phase too broad to form one mode still holds the majority of its windows so.
@@ -191,7 +191,7 @@ fn observe(m: &mut MetricScan, seq: u64, it: u64, v: f64, kept: bool, stored: &m
     }
     m.sample_hist.add(v);
     if v > m.th.keep_above || k.is_some_and(|k| k != m.dom) {
-        m.entries.push(Entry { seq, it, v: v as f32, mode: k });
+        m.entries.push(SlowCall { seq, it, v: v as f32, mode: k });
         *stored += 1;
     }
 }

@@ -7,14 +7,14 @@
 //! first call. The starts' gaps are tested as an irregular path's are (`irregular::regular_spacing`:
 //! half of them or more in one +-10 % window, beyond what random gaps put in any window, binomial
 //! tail times the windows below ALPHA), with at least STRETCH_MIN_GAPS of them (`decisions::irregular`).
-use crate::analysis::code_paths::Entry;
+use crate::analysis::code_paths::SlowCall;
 use crate::analysis::irregular::regular_spacing;
 use crate::decisions::irregular::{SPACING_TOLERANCE, STRETCH_GAP, STRETCH_MIN_GAPS};
 
 /// The mean call count between stretch starts of mode `k`, when they recur at a nearly fixed
 /// spacing; None otherwise. `entries`: the calls above the fast path or in a mode, sorted by
 /// sequence and iteration.
-pub(crate) fn period(entries: &[Entry], seq_ids: &[u64], k: usize) -> Option<f64> {
+pub(crate) fn period(entries: &[SlowCall], seq_ids: &[u64], k: usize) -> Option<f64> {
     let starts: Vec<Vec<u64>> = seq_ids
         .iter()
         .map(|id| {
@@ -46,8 +46,8 @@ pub(crate) fn period(entries: &[Entry], seq_ids: &[u64], k: usize) -> Option<f64
 mod tests {
     use super::*;
 
-    fn entries(its: &[u64]) -> Vec<Entry> {
-        its.iter().map(|&it| Entry { seq: 0, it, v: 250.0, mode: Some(1) }).collect()
+    fn entries(its: &[u64]) -> Vec<SlowCall> {
+        its.iter().map(|&it| SlowCall { seq: 0, it, v: 250.0, mode: Some(1) }).collect()
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What sets a tail: the calls above p99 and p99.9, each given to its population (a
 //! periodic path, an irregular path, a speed phase, an outlier on no path, the fast path's own
 //! spread). The report names the outliers' share by the reference windows' bands (findings).
-use super::code_paths::{CodePaths, Entry, PeriodicPath, Tail, TailClass};
+use super::code_paths::{CodePaths, PeriodicPath, SlowCall, Tail, TailClass};
 use crate::decisions::tails::TAIL_QUANTILES;
 use crate::stats::hist::{LogHistogram, Mode};
 
@@ -9,7 +9,7 @@ use crate::stats::hist::{LogHistogram, Mode};
 /// iteration), its modes, which of the calls an irregular path explains, and the sample's
 /// sequences in order.
 pub(super) struct Scanned<'a> {
-    pub entries: &'a [Entry],
+    pub entries: &'a [SlowCall],
     pub modes: &'a [Mode],
     pub explained: &'a [bool],
     pub seq_ids: &'a [u64],

@@ -27,7 +27,7 @@ use std::fmt::Debug;
 
 /// One constant of the table: its name in its stage, its value (the constant itself, shown with
 /// `{:?}`), the reason for that value and what calibrates it.
-pub struct Entry {
+pub struct Constant {
     pub name: &'static str,
     /// The module that declares it: this stage's, or stats/'s for a re-exported one.
     pub defined_in: &'static str,
@@ -39,7 +39,7 @@ pub struct Entry {
 /// One stage: its module's name and its constants, in declaration order.
 pub struct Stage {
     pub module: &'static str,
-    pub entries: &'static [Entry],
+    pub entries: &'static [Constant],
 }
 
 /// Declares a stage's constants, each with its doc comment (the reason) and `calibrated_by`, and
@@ -74,9 +74,9 @@ macro_rules! decisions {
             pub use $($seg)::+ :: $rname;
         )+)?
         /// This stage's constants, for the table.
-        pub(super) const ENTRIES: &[super::Entry] = &[
-            $(super::Entry { name: stringify!($name), defined_in: module_path!(), value: &$name, reason: concat!($($doc),+), calibrated_by: $cal },)*
-            $($(super::Entry { name: stringify!($rname), defined_in: stringify!($($seg)::+), value: &$rname, reason: concat!($($rdoc),+), calibrated_by: $rcal },)+)?
+        pub(super) const ENTRIES: &[super::Constant] = &[
+            $(super::Constant { name: stringify!($name), defined_in: module_path!(), value: &$name, reason: concat!($($doc),+), calibrated_by: $cal },)*
+            $($(super::Constant { name: stringify!($rname), defined_in: stringify!($($seg)::+), value: &$rname, reason: concat!($($rdoc),+), calibrated_by: $rcal },)+)?
         ];
     };
 }

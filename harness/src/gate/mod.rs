@@ -68,7 +68,7 @@ impl crate::error::ExitCode for GateError {
 
 /// One judged row.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub struct JudgedRow {
     pub tracer: String,
     pub threads: u32,
     pub metric: String,
@@ -98,7 +98,7 @@ pub struct Report {
     pub count_threshold: u64,
     pub confidence: f64,
     pub strict: bool,
-    pub rows: Vec<Row>,
+    pub rows: Vec<JudgedRow>,
     pub pass: bool,
     pub exit_code: i32,
     /// Set when --max-repeats let the gate add repetitions (see `GateArgs::max_repeats`).
@@ -232,7 +232,14 @@ pub fn evaluate(base: &Results, cand: &Results, args: &GateArgs, interleaved: bo
             }
             None => modes::annotate(verdict::judge(&b, &c, floor.as_deref(), &cfg), &b, &c, cfg.threshold),
         };
-        rows.push(Row { tracer, threads, metric: metric.clone(), judgement, baseline_values: b, candidate_values: c });
+        rows.push(JudgedRow {
+            tracer,
+            threads,
+            metric: metric.clone(),
+            judgement,
+            baseline_values: b,
+            candidate_values: c,
+        });
     }
     if rows.is_empty() {
         return Err(GateError::Csv {

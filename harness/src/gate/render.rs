@@ -1,7 +1,7 @@
 //! The gate's outputs: terminal table, markdown (PR comment) and JUnit XML. JSON is the
 //! serialised `Report`.
 use super::verdict::{pct, ChangeVerdict};
-use super::{Report, Row};
+use super::{JudgedRow, Report};
 use crate::escape;
 
 /// A confidence level as a percentage: "99%", or "99.67%" for a sequential gate's per-look level.
@@ -20,14 +20,14 @@ fn value(x: f64, metric: &str) -> String {
     }
 }
 
-fn ci(r: &Row) -> String {
+fn ci(r: &JudgedRow) -> String {
     match r.judgement.ci {
         Some((lo, hi)) => format!("[{}, {}]", pct(lo), pct(hi)),
         None => "n/a".into(),
     }
 }
 
-fn reps(r: &Row) -> String {
+fn reps(r: &JudgedRow) -> String {
     if r.judgement.n_baseline == r.judgement.n_candidate {
         r.judgement.n_baseline.to_string()
     } else {
@@ -117,7 +117,7 @@ fn head(rep: &Report) -> Vec<String> {
 
 /// The row's cells; `name` renders the tracer's name (a tracer's string is data: escaped for the
 /// format, `crate::escape`).
-fn cells(r: &Row, name: fn(&str) -> String) -> Vec<String> {
+fn cells(r: &JudgedRow, name: fn(&str) -> String) -> Vec<String> {
     let j = &r.judgement;
     let mut c = vec![
         name(&r.tracer),

@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::results::events_file;
 use crate::results::rows::{DiscardsWriter, EventsWriter, ReferenceRow, ReferenceWriter, SentinelsWriter};
 use crate::results::{write_json, DISCARDED_CSV, EVENTS_CSV, REFERENCE_CSV, SENTINELS_CSV};
-use crate::steady_state::{self, Window};
+use crate::steady_state::{self, DriftWindow};
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
@@ -284,7 +284,7 @@ fn body<C: Clock, R: CounterRead>(
         ticks.extend(scratch.samples[..o.kept].iter().map(|s| s.ticks));
         ticks.sort_unstable();
         fast_ticks = ticks.get(ticks.len() / 2).copied();
-        windows.push(Window::of(&mut lat));
+        windows.push(DriftWindow::of(&mut lat));
         if steady_state::is_steady(&windows, spec.resolution_ns) {
             steady = true;
             break;

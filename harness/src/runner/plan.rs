@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 pub use super::options::{Mode, Options};
 use super::protocol::TracerOpts;
-pub use super::validate::Row;
+pub use super::validate::TracerRow;
 use super::validate::{validate, Checked};
 use crate::clock::ClockKind;
 use crate::error::Error;
@@ -13,7 +13,7 @@ use crate::error::Error;
 /// A validated run plan.
 #[derive(Debug)]
 pub struct Plan {
-    pub rows: Vec<Row>,
+    pub rows: Vec<TracerRow>,
     pub threads: Vec<usize>,
     pub cpus: Vec<usize>,
     pub sets: Vec<Vec<String>>,

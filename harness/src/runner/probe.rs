@@ -28,7 +28,7 @@ pub struct Machine {
     pub host: Host,
     pub cpu_before: CpuTimes,
     /// Where run.json's `system` checks (steal, load, interrupts) start their window.
-    pub system_since: crate::system::checks_virt::Snapshot,
+    pub system_since: crate::system::snapshot::Snapshot,
     _keep_alive: Option<crate::disturbance::KeepAlive>,
 }
 
@@ -58,7 +58,7 @@ impl Machine {
             floor,
             host: host::describe(),
             cpu_before: CpuTimes::now(),
-            system_since: crate::system::checks_virt::Snapshot::take(&crate::system::Sys::real()),
+            system_since: crate::system::snapshot::Snapshot::take(&crate::system::Sys::real()),
             _keep_alive: keep_alive,
         })
     }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::ClockKind;
 use crate::error::Error;
-use crate::steady_state::Window;
+use crate::steady_state::DriftWindow;
 
 pub const CELL_RESULT: &str = "result.json";
 /// Tracer options passed through to the backend (see `tracebench_tracers::CreateOptions`).
@@ -120,7 +120,7 @@ pub struct ThreadResult {
     pub wrap_calls: u64,
     pub warmup_calls: u64,
     pub steady: bool,
-    pub windows: Vec<Window>,
+    pub windows: Vec<DriftWindow>,
     /// Per counter (in the cell's counter order): samples discarded because it did not count the
     /// whole call.
     #[serde(default)]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::plan::{Mode, Plan, Row};
+use super::plan::{Mode, Plan, TracerRow};
 use super::prepare::Prepared;
 use super::probe::Probe;
 use super::supervise::{self, CellRun};
@@ -156,7 +156,7 @@ fn interrupted_at(plan: &Plan, runs: &[CellRun]) -> serde_json::Value {
     })
 }
 
-fn tracer_json(ri: usize, r: &Row, runs: &[CellRun]) -> serde_json::Value {
+fn tracer_json(ri: usize, r: &TracerRow, runs: &[CellRun]) -> serde_json::Value {
     let mine: Vec<&CellRun> = runs.iter().filter(|c| c.row == ri).collect();
     let first = mine.iter().find_map(|c| c.result.as_ref());
     json!({

@@ -117,12 +117,12 @@ pub fn check(out: &Path, e: Estimate) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::plan::Row;
+    use crate::runner::plan::TracerRow;
 
     fn plan(rows: usize, threads: Vec<usize>, sets: Vec<Vec<String>>) -> Plan {
         Plan {
             rows: (0..rows)
-                .map(|i| Row {
+                .map(|i| TracerRow {
                     spec: "lttng-ust".into(),
                     name: format!("lttng-ust{i}"),
                     dir: format!("d{i}"),

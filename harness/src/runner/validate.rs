@@ -15,7 +15,7 @@ use crate::{counters, host, kernel, results};
 
 /// One tracer row of the run, as the checks named it.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub struct TracerRow {
     pub spec: String,
     pub name: String,
     pub dir: String,
@@ -25,7 +25,7 @@ pub struct Row {
 
 /// What passed the checks: everything of the plan that is more than a copy of an option.
 pub struct Checked {
-    pub rows: Vec<Row>,
+    pub rows: Vec<TracerRow>,
     pub cpus: Vec<usize>,
     pub threads: Vec<usize>,
     pub sets: Vec<Vec<String>>,
@@ -48,7 +48,7 @@ pub fn validate(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Check
             specs.len()
         )));
     }
-    let mut rows: Vec<Row> = Vec::new();
+    let mut rows: Vec<TracerRow> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let name = match args.label.get(i) {
             Some(l) => l.clone(),
@@ -67,7 +67,7 @@ pub fn validate(args: &Options, mode: Mode, tracer: &TracerOpts) -> Result<Check
                 crate::escape::visible(&name)
             )));
         }
-        rows.push(Row {
+        rows.push(TracerRow {
             spec: spec.clone(),
             dir: results::dir_name(&name),
             name,

@@ -143,9 +143,9 @@ fn profile(dir: &Path, out: &Path, o: &Output) -> Result<Vec<String>, Error> {
     Ok(got)
 }
 
-type Row = std::collections::HashMap<String, String>;
+type CsvRecord = std::collections::HashMap<String, String>;
 
-fn read_csv(path: &Path) -> Result<Vec<Row>, Error> {
+fn read_csv(path: &Path) -> Result<Vec<CsvRecord>, Error> {
     let data = |why: String| Error::Data { path: path.display().to_string(), why };
     let mut r = csv::Reader::from_path(path).map_err(|e| data(e.to_string()))?;
     let head: Vec<String> = r.headers().map_err(|e| data(e.to_string()))?.iter().map(String::from).collect();

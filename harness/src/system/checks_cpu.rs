@@ -1,14 +1,17 @@
 //! The measuring CPU and its SMT sibling (online, busy, isolated from the scheduler, the tick and
 //! RCU callbacks), its frequency (governor, min/max, turbo, C-states) and the interrupts aimed at
 //! it (survey 6.2.3: frequency scaling, SMT and interrupts change single-call latencies).
-use super::checks_virt::{shares, Snapshot};
+use std::collections::BTreeMap;
+
+use super::snapshot::{CpuShare, Snapshot};
 use super::{Check, Sys};
 use crate::host::parse_cpu_list;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 
-fn busy_text(before: &Snapshot, after: &Snapshot, cpu: usize) -> Option<f64> {
-    shares(before, after, cpu).map(|(b, _)| 100.0 * b)
+/// The percent of `cpu`'s time that was busy over the window, if it was measured.
+fn busy_percent(shares: &BTreeMap<usize, CpuShare>, cpu: usize) -> Option<f64> {
+    shares.get(&cpu).map(|s| 100.0 * s.busy)
 }
 
 /// The CPUs sharing a core with `cpu`, itself excluded.
@@ -46,7 +49,7 @@ pub fn others_during_run(busy: f64, cpus: &[usize]) -> Check {
     }
 }
 
-pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[usize]) -> Vec<Check> {
+pub fn cpu(sys: &Sys, cpu: usize, shares: &BTreeMap<usize, CpuShare>, ours: &[usize]) -> Vec<Check> {
     const G: &str = "cpu";
     let mut out = Vec::new();
     let online = sys.get(&format!("{CPU_DIR}/cpu{cpu}/online")).map_or(true, |s| s == "1");
@@ -60,7 +63,7 @@ pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[u
         )
     });
     let fix = "pick an idle CPU with --cpu, or move the work away (taskset, cgroups cpusets)";
-    match busy_text(before, after, cpu) {
+    match busy_percent(shares, cpu) {
         _ if ours.contains(&cpu) => {}
         Some(b) if b >= BUSY_BAD => {
             out.push(Check::bad(G, format!("cpu {cpu} busy {b:.0}% during the check (others run there)"), fix).matters(
@@ -77,7 +80,7 @@ pub fn cpu(sys: &Sys, cpu: usize, before: &Snapshot, after: &Snapshot, ours: &[u
     }
     let sib = siblings(sys, cpu);
     for s in sib.iter().filter(|s| !ours.contains(s)) {
-        match busy_text(before, after, *s) {
+        match busy_percent(shares, *s) {
             Some(b) if b >= 10.0 => out.push(
                 Check::warn(
                     G,

@@ -15,6 +15,7 @@ pub mod checks_perf;
 pub mod checks_virt;
 pub mod render;
 pub mod selfcheck;
+pub mod snapshot;
 pub mod state;
 #[cfg(test)]
 mod tests;
@@ -251,7 +252,7 @@ pub fn run(a: &SystemArgs) -> Result<i32, SystemError> {
         Action::Show(s) => {
             let sys = sys_of(&s.sys_root);
             let cpus = measuring_cpus(&sys, &s.cpus, s.threads)?;
-            let checks = show(&sys, &cpus, Window::Measure(std::time::Duration::from_secs(1)), None, &[]);
+            let checks = show(&sys, &cpus, CheckWindow::Measure(std::time::Duration::from_secs(1)), None, &[]);
             render::print(&checks);
             let counters = s.counters.then(|| selfcheck::run_and_print(cpus[0]));
             let v = render::verdict(&checks, counters);
@@ -276,11 +277,11 @@ pub fn run(a: &SystemArgs) -> Result<i32, SystemError> {
 }
 
 /// Over what the time-dependent checks (steal, busy CPUs, interrupts) are measured.
-pub enum Window {
+pub enum CheckWindow {
     /// Sample now, wait this long, sample again (`system show`).
     Measure(std::time::Duration),
     /// Since this snapshot (a run's `for_run`: the run itself is the window).
-    Since(checks_virt::Snapshot),
+    Since(snapshot::Snapshot),
 }
 
 /// Every check, in the order they are printed. `clock`: a calibration already made (a run's),
@@ -290,25 +291,26 @@ pub enum Window {
 pub fn show(
     sys: &Sys,
     cpus: &[usize],
-    window: Window,
+    window: CheckWindow,
     clock: Option<&crate::clock::ClockInfo>,
     ours: &[usize],
 ) -> Vec<Check> {
     let (before, after, seconds) = match window {
-        Window::Measure(d) => {
-            let b = checks_virt::Snapshot::take(sys);
+        CheckWindow::Measure(d) => {
+            let b = snapshot::Snapshot::take(sys);
             std::thread::sleep(d);
-            (b, checks_virt::Snapshot::take(sys), d.as_secs_f64())
+            (b, snapshot::Snapshot::take(sys), d.as_secs_f64())
         }
-        Window::Since(b) => {
+        CheckWindow::Since(b) => {
             let secs = b.taken.elapsed().as_secs_f64();
-            (b, checks_virt::Snapshot::take(sys), secs)
+            (b, snapshot::Snapshot::take(sys), secs)
         }
     };
+    let shares = snapshot::cpu_shares(&before, &after);
     let mut out = checks_clock::checks(sys, clock);
     // Each per-CPU group for every measuring CPU, the groups in their order.
     for &cpu in cpus {
-        out.extend(checks_cpu::cpu(sys, cpu, &before, &after, ours));
+        out.extend(checks_cpu::cpu(sys, cpu, &shares, ours));
     }
     for &cpu in cpus {
         out.extend(checks_cpu::frequency(sys, cpu));
@@ -317,7 +319,7 @@ pub fn show(
         out.extend(checks_cpu::interrupts(sys, cpu, &before, &after));
     }
     for &cpu in cpus {
-        out.extend(checks_virt::checks(sys, cpu, &before, &after, seconds));
+        out.extend(checks_virt::checks(sys, cpu, &shares, seconds));
     }
     for &cpu in cpus {
         out.extend(checks_perf::perf(sys, cpu));
@@ -342,13 +344,13 @@ fn dedup(checks: Vec<Check>) -> Vec<Check> {
 /// cells (their busy time less the cells' CPU time), when it could be measured: the check
 /// `system show` makes on an idle CPU, which the run's own cells would otherwise hide.
 pub fn for_run(
-    since: checks_virt::Snapshot,
+    since: snapshot::Snapshot,
     clock: &crate::clock::ClockInfo,
     cpus: &[usize],
     others: Option<(f64, &[usize])>,
 ) -> serde_json::Value {
     let cpus = if cpus.is_empty() { vec![0] } else { cpus.to_vec() };
-    let mut checks = show(&Sys::real(), &cpus, Window::Since(since), Some(clock), &cpus);
+    let mut checks = show(&Sys::real(), &cpus, CheckWindow::Since(since), Some(clock), &cpus);
     checks.extend(others.map(|(b, measuring)| checks_cpu::others_during_run(b, measuring)));
     let mut j = render::json(&checks, "the run");
     j["cpus"] = serde_json::json!(cpus);

@@ -15,7 +15,7 @@ use super::{Sys, SystemError};
 
 /// One file tune changed (or was about to change when it saved this).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+pub struct SavedFile {
     /// The path on the machine (`/proc/sys/...`), under the root.
     pub path: String,
     /// What the knob is, in words.
@@ -24,7 +24,7 @@ pub struct Entry {
     pub before_hex: String,
 }
 
-impl Entry {
+impl SavedFile {
     pub fn before(&self) -> Vec<u8> {
         (0..self.before_hex.len() / 2)
             .filter_map(|i| u8::from_str_radix(&self.before_hex[2 * i..2 * i + 2], 16).ok())
@@ -39,7 +39,7 @@ pub fn hex(bytes: &[u8]) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     /// In the order tune changed them; reset restores them in the reverse order.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<SavedFile>,
 }
 
 /// `ROOT/run/tracebench`, made 0700 if `create`; refused unless it is this user's private

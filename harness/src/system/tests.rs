@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::selfcheck::{self, Chase, CounterSource, Outcome, PerCall, Spin};
 use super::tune::{self, Plan};
-use super::{checks_cpu, checks_virt, state, Level, Sys, SystemError};
+use super::{checks_cpu, snapshot, state, Level, Sys, SystemError};
 
 /// The files of a machine with 4 CPUs, intel_pstate, cpufreq on cpus 1 and 2, and three IRQs.
 const TREE: [(&str, &str); 14] = [
@@ -167,17 +167,18 @@ fn cpu_masks_and_proc_files_parse() {
     assert_eq!(checks_cpu::mask_has("3", 1), Some(true));
     assert_eq!(checks_cpu::mask_has("00000000,00000001", 1), Some(false));
     assert_eq!(checks_cpu::mask_has("00000001,00000000", 32), Some(true));
-    let irqs = checks_virt::parse_interrupts(
+    let irqs = snapshot::parse_interrupts(
         "           CPU0       CPU1\n 24:          0          7  IO-APIC   6-edge      ACPI:Ged\nLOC:   100   200   Local timer interrupts\nERR:          0\n",
     );
     assert_eq!(irqs[0].counts, vec![0, 7]);
     assert_eq!(irqs[0].desc, "IO-APIC 6-edge ACPI:Ged");
     assert_eq!(irqs[1].label, "LOC");
     assert_eq!(irqs[2].counts, vec![0]);
-    let a = checks_virt::parse_stat("cpu  1 2 3\ncpu1 100 0 0 800 0 0 0 0 0 0\n");
-    let b = checks_virt::parse_stat("cpu1 150 0 0 920 0 0 0 30 0 0\n");
-    let snap = |stat| checks_virt::Snapshot { taken: std::time::Instant::now(), stat, irqs: vec![] };
-    let (busy, steal) = checks_virt::shares(&snap(a), &snap(b), 1).unwrap();
+    let a = snapshot::parse_stat("cpu  1 2 3\ncpu1 100 0 0 800 0 0 0 0 0 0\n");
+    let b = snapshot::parse_stat("cpu1 150 0 0 920 0 0 0 30 0 0\n");
+    let snap = |stat| snapshot::Snapshot { taken: std::time::Instant::now(), stat, irqs: vec![] };
+    let share = snapshot::cpu_shares(&snap(a), &snap(b))[&1];
+    let (busy, steal) = (share.busy, share.steal);
     assert!((busy - 80.0 / 200.0).abs() < 1e-9 && (steal - 30.0 / 200.0).abs() < 1e-9, "{busy} {steal}");
 }
 

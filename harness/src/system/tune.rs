@@ -9,7 +9,7 @@ use std::io::Write;
 
 use super::checks_cpu::mask_has;
 use super::checks_perf::{MAX_RATE, USER_ACCESS};
-use super::state::{self, hex, Entry, State};
+use super::state::{self, hex, SavedFile, State};
 use super::{Sys, SystemError};
 use crate::host::parse_cpu_list;
 
@@ -146,7 +146,7 @@ pub fn tune(sys: &Sys, plan: &Plan, go_on: &mut dyn FnMut(usize) -> bool) -> Res
         }
         let fresh = !st.entries.iter().any(|e| e.path == k.path);
         if fresh {
-            st.entries.push(Entry { path: k.path.clone(), what: k.what.clone(), before_hex: hex(&before) });
+            st.entries.push(SavedFile { path: k.path.clone(), what: k.what.clone(), before_hex: hex(&before) });
             state::save(sys, &st)?;
         }
         match write(sys, &k.path, format!("{value}\n").as_bytes()) {

@@ -238,7 +238,7 @@ pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
 
 /// The battery's tally over its runs.
 #[derive(Debug, Clone, Default)]
-pub struct Tally {
+pub struct GenerativeTally {
     pub runs: u32,
     pub false_runs: u32,
     pub by_claim: [u32; 7],
@@ -249,7 +249,7 @@ pub struct Tally {
     pub cpu_secs: f64,
 }
 
-impl Tally {
+impl GenerativeTally {
     pub(super) fn add(&mut self, s: &Score) {
         self.runs += 1;
         self.false_runs += s.any_false() as u32;
@@ -288,7 +288,7 @@ impl Tally {
 
 /// Runs composition `0..runs` from `seed` on every core, stopping early (at whole runs) once
 /// `budget_s` seconds have passed; the runs done are the table's.
-pub fn run(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) -> Result<Tally, ReadError> {
+pub fn run(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) -> Result<GenerativeTally, ReadError> {
     let t0 = std::time::Instant::now();
     let next = std::sync::atomic::AtomicU32::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -315,7 +315,7 @@ pub fn run(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) -
         all.extend(s?);
     }
     all.sort_by_key(|x| x.0);
-    let mut t = Tally::default();
+    let mut t = GenerativeTally::default();
     for (_, s) in &all {
         t.add(s);
         if explain && s.any_false() {
@@ -342,7 +342,7 @@ pub fn upper95(k: u32, n: u32) -> f64 {
 }
 
 /// The battery's table, and whether the false-claim rate's upper bound meets the target.
-pub fn table(t: &Tally, seed: u64, wall_s: f64) -> (String, bool) {
+pub fn table(t: &GenerativeTally, seed: u64, wall_s: f64) -> (String, bool) {
     let mut s = String::new();
     let pct = |n: u32, d: u32| 100.0 * n as f64 / d.max(1) as f64;
     let up = upper95(t.false_runs, t.runs);

@@ -127,7 +127,7 @@ pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReadError> {
 
 /// Counts per kind: runs, runs with an exact-period claim, runs with the planted path found.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Tally {
+pub struct KindTally {
     pub runs: u32,
     pub claimed: u32,
     pub found: u32,
@@ -139,10 +139,10 @@ pub struct Tally {
 
 /// Runs `runs` seeded runs of each kind (one thread per kind: the runs are independent, and the
 /// tallies do not depend on the order they finish in).
-pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReadError> {
+pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, KindTally)>, ReadError> {
     let kinds: Vec<Kind> = NULL_KINDS.iter().chain(&PLANTED_KINDS).copied().collect();
-    let one_kind = |k: usize, kind: Kind| -> Result<Tally, ReadError> {
-        let mut t = Tally::default();
+    let one_kind = |k: usize, kind: Kind| -> Result<KindTally, ReadError> {
+        let mut t = KindTally::default();
         let t0 = std::time::Instant::now();
         for r in 0..runs {
             let v = run_one(kind, seed ^ ((k as u64) << 40) ^ r as u64)?;
@@ -154,7 +154,7 @@ pub fn run(runs: u32, seed: u64) -> Result<Vec<(Kind, Tally)>, ReadError> {
         t.secs = t0.elapsed().as_secs_f64();
         Ok(t)
     };
-    let tallies: Vec<Result<Tally, ReadError>> = std::thread::scope(|s| {
+    let tallies: Vec<Result<KindTally, ReadError>> = std::thread::scope(|s| {
         let hs: Vec<_> = kinds.iter().enumerate().map(|(k, &kind)| s.spawn(move || one_kind(k, kind))).collect();
         hs.into_iter().map(|h| h.join().expect("battery thread panicked")).collect()
     });
@@ -184,7 +184,7 @@ pub const POWER: [(Kind, &str, f64); 12] = [
 
 /// The tables of false discoveries (per null kind) and of power (per planted kind), and whether
 /// every target is met.
-pub fn table(res: &[(Kind, Tally)], seed: u64, secs: f64) -> (String, bool) {
+pub fn table(res: &[(Kind, KindTally)], seed: u64, secs: f64) -> (String, bool) {
     let get = |k: Kind| res.iter().find(|r| r.0 == k).map(|r| r.1).unwrap_or_default();
     let mut s = String::new();
     let mut ok = true;

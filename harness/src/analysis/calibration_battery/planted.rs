@@ -15,7 +15,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use super::generative::{judge, named, short, table, Score, Tally};
+use super::generative::{judge, named, short, table, GenerativeTally, Score};
 use super::grammar::{compose, tracer_schedule, Component, Run};
 use crate::analysis::analyze;
 use crate::analysis::attribution::{attribute, load};
@@ -117,7 +117,7 @@ pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64) -> Result<i32, 
     let exe = std::env::current_exe().map_err(|e| failed(Path::new("tracebench"), e.to_string()))?;
     let work = tracebench_tracers::owned::private_workdir("planted")
         .map_err(|source| ReadError::Io { path: "the private state directory".into(), source })?;
-    let mut t = Tally::default();
+    let mut t = GenerativeTally::default();
     for i in 0..runs {
         if t0.elapsed().as_secs_f64() > budget_s {
             break;

@@ -29,7 +29,7 @@ pub use path_lock::PathLock;
 #[cfg(test)]
 pub use rows::load_calls;
 pub use rows::{load_discards, load_sentinels, walk_calls};
-pub use windows::{fold_call, CallSource, Window, WindowScan};
+pub use windows::{fold_call, CallSource, WindowMean, WindowScan};
 
 use crate::decisions::claims::INTERVAL_CONFIDENCE;
 use crate::decisions::dated::{LEVEL_Z, MACHINE_SHARE, MAX_WINDOWS, MIN_SENTINELS, RESAMPLES, SENTINEL_STALL};
@@ -115,7 +115,7 @@ pub struct SequenceSegments {
     /// Mean of the base level's window means (ns).
     pub base_mean_ns: f64,
     pub segments: Vec<DatedSegment>,
-    pub levels: Vec<Level>,
+    pub levels: Vec<SideLevel>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -161,7 +161,7 @@ pub enum Attribution {
 
 /// The segments of one side of the base in one sequence, taken together.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Level {
+pub struct SideLevel {
     pub side: Side,
     pub segments: usize,
     pub windows: usize,
@@ -193,7 +193,7 @@ pub struct Outside {
 
 /// Levels of a row by attribution (what a sentence about the row rests on).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Tally {
+pub struct LevelsByCause {
     pub tracer: usize,
     pub machine: usize,
     pub undecided: usize,
@@ -201,8 +201,8 @@ pub struct Tally {
 }
 
 impl SegmentReport {
-    pub fn tally(&self) -> Tally {
-        let mut t = Tally::default();
+    pub fn tally(&self) -> LevelsByCause {
+        let mut t = LevelsByCause::default();
         if let Outcome::Dated { sequences } = &self.outcome {
             for l in sequences.iter().flat_map(|s| &s.levels) {
                 match l.attribution {
@@ -306,14 +306,14 @@ fn sequence(
 /// The windows of a sequence, merged k at a time when there are more than MAX_WINDOWS of them,
 /// and the iterations each stands for: a merged window spans its first window's start to its last
 /// one's end, and its mean is their means' mean (each holds WINDOW iterations).
-fn merged(w: Vec<Window>) -> (Vec<Window>, u64) {
+fn merged(w: Vec<WindowMean>) -> (Vec<WindowMean>, u64) {
     let k = w.len().div_ceil(MAX_WINDOWS).max(1);
     if k == 1 {
         return (w, WINDOW);
     }
     let out = w
         .chunks(k)
-        .map(|c| Window {
+        .map(|c| WindowMean {
             t_ns: c[0].t_ns,
             first: c[0].first,
             end: c[c.len() - 1].end,
@@ -376,7 +376,7 @@ fn level(
     raw: &[changepoint::Segment],
     base: f64,
     sent: &[(u64, f64)],
-) -> Level {
+) -> SideLevel {
     let mine: Vec<f64> =
         segs.iter().zip(raw).filter(|s| s.0.side == side).flat_map(|s| x[s.1.start..s.1.end].to_vec()).collect();
     let mean = crate::stats::mean(&mine);
@@ -393,7 +393,7 @@ fn level(
     }
     let shift = (inside.len() >= MIN_SENTINELS && outside.len() >= MIN_SENTINELS)
         .then(|| ratio_interval(&inside, &outside, segs.len() as u64 ^ inside.len() as u64));
-    Level {
+    SideLevel {
         side,
         segments: segs.iter().filter(|s| s.side == side).count(),
         windows: mine.len(),

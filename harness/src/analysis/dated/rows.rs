@@ -27,12 +27,12 @@ fn open(path: &Path) -> Result<Option<Csv>, ReadError> {
 }
 
 /// Columns read from each row, by name.
-struct Row<'a> {
+struct RowColumns<'a> {
     rec: &'a csv::ByteRecord,
     path: &'a Path,
 }
 
-impl Row<'_> {
+impl RowColumns<'_> {
     fn num<T: Field>(&self, i: usize, what: &str) -> Result<T, ReadError> {
         let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
         field(self.rec.get(i).unwrap_or(b""), what, self.path, line)
@@ -56,7 +56,7 @@ pub fn load_sentinels(dir: &Path, tracer_dir: &str, threads: u32) -> Result<Opti
     let mut out = Vec::new();
     for rec in r.byte_records() {
         let rec = rec.map_err(|e| csv_err(&path, e))?;
-        let row = Row { rec: &rec, path: &path };
+        let row = RowColumns { rec: &rec, path: &path };
         if row.num::<u32>(cth, columns::THREADS)? != threads {
             continue;
         }
@@ -76,7 +76,7 @@ fn by_sequence(
     csv: Csv,
     path: &Path,
     threads: u32,
-    mut each: impl FnMut(SeqKey, &Row) -> Result<(), ReadError>,
+    mut each: impl FnMut(SeqKey, &RowColumns) -> Result<(), ReadError>,
 ) -> Result<(), ReadError> {
     let Csv { reader: mut r, header: h } = csv;
     let (cth, ct) = (col(&h, columns::THREADS, path)?, col(&h, columns::THREAD, path)?);
@@ -85,7 +85,7 @@ fn by_sequence(
     let mut tally = crate::results::read::RowTally::default();
     while r.read_byte_record(&mut rec).map_err(|e| csv_err(path, e))? {
         tally.tick();
-        let row = Row { rec: &rec, path };
+        let row = RowColumns { rec: &rec, path };
         if row.num::<u32>(cth, columns::THREADS)? != threads {
             continue;
         }

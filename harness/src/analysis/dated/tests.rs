@@ -115,7 +115,7 @@ fn battery(plant: Plant, runs: u64) -> Rates {
         r.tracer += (t.tracer > 0 && t.machine == 0) as usize;
         r.machine += (t.machine > 0 && t.tracer == 0) as usize;
         r.none += (t.tracer + t.machine + t.undecided == 0) as usize;
-        let ok_lock = |l: &Level| l.lock.is_some_and(|k| k.lag_calls <= 20 && k.length_calls.abs_diff(300) <= 30);
+        let ok_lock = |l: &SideLevel| l.lock.is_some_and(|k| k.lag_calls <= 20 && k.length_calls.abs_diff(300) <= 30);
         if let Outcome::Dated { sequences } = &rep.outcome {
             r.locked += sequences.iter().all(|q| q.levels.iter().any(ok_lock)) as usize;
         }
@@ -167,7 +167,7 @@ fn old_data_cannot_tell() {
     input.sentinels = None;
     let rep = segments(&input);
     assert_eq!(rep.outcome, Outcome::Untold { reason: UNTOLD.into() });
-    assert_eq!(rep.tally(), Tally::default());
+    assert_eq!(rep.tally(), LevelsByCause::default());
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::analysis::code_paths::CodePaths;
 use crate::analysis::dated::{
     self, fold_call, load_discards, load_sentinels, walk_calls, Attribution, Call, CallSource, LocatedPath, Outcome,
-    Outside, SegmentInput, SegmentReport, SeqKey, SequenceSegments, Side, Window, WindowScan,
+    Outside, SegmentInput, SegmentReport, SeqKey, SequenceSegments, Side, WindowMean, WindowScan,
 };
 use crate::analysis::stretch::Profile;
 use crate::decisions::claims::ALPHA;
@@ -89,7 +89,7 @@ struct Streamed<'a> {
     tracer_dir: &'a str,
     threads: u32,
     threshold: f64,
-    seqs: BTreeMap<SeqKey, (Vec<Window>, u64)>,
+    seqs: BTreeMap<SeqKey, (Vec<WindowMean>, u64)>,
     /// The first error met reading the calls again (`fold` cannot return it).
     error: RefCell<Option<ReadError>>,
 }
@@ -98,7 +98,7 @@ impl CallSource for Streamed<'_> {
     fn keys(&self) -> Vec<SeqKey> {
         self.seqs.keys().copied().collect()
     }
-    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<Window>, u64) {
+    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<WindowMean>, u64) {
         debug_assert_eq!(threshold.to_bits(), self.threshold.to_bits());
         self.seqs.get(&key).cloned().unwrap_or_default()
     }

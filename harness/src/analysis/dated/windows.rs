@@ -16,7 +16,7 @@ use crate::decisions::phases::{WINDOW, WINDOW_KEPT};
 pub trait CallSource {
     fn keys(&self) -> Vec<SeqKey>;
     /// The sequence's window means of its calls at or below `threshold`, and its last call's time.
-    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<Window>, u64);
+    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<WindowMean>, u64);
     /// Its calls at or below `threshold`, folded on `period` from the path's call at `residue`.
     fn fold(&self, key: SeqKey, threshold: f64, period: u64, residue: u64) -> Profile;
 }
@@ -25,7 +25,7 @@ impl CallSource for BTreeMap<SeqKey, Vec<Call>> {
     fn keys(&self) -> Vec<SeqKey> {
         self.keys().copied().collect()
     }
-    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<Window>, u64) {
+    fn windows(&self, key: SeqKey, threshold: f64) -> (Vec<WindowMean>, u64) {
         let calls = self.get(&key).map(Vec::as_slice).unwrap_or(&[]);
         let mut w = WindowScan::new(threshold);
         calls.iter().for_each(|c| w.add(c));
@@ -49,7 +49,7 @@ pub fn fold_call(profile: &mut Profile, c: &Call, threshold: f64, period: u64, r
 
 /// One window mean: its first call's time and the iterations it covers.
 #[derive(Debug, Clone, Copy)]
-pub struct Window {
+pub struct WindowMean {
     pub t_ns: u64,
     pub first: u64,
     pub end: u64,
@@ -60,8 +60,8 @@ pub struct Window {
 /// iteration order.
 pub struct WindowScan {
     threshold: f64,
-    open: Option<(u64, Window, f64, u64)>,
-    out: Vec<Window>,
+    open: Option<(u64, WindowMean, f64, u64)>,
+    out: Vec<WindowMean>,
 }
 
 impl WindowScan {
@@ -77,7 +77,7 @@ impl WindowScan {
         let k = c.iteration / WINDOW;
         if self.open.as_ref().map(|o| o.0) != Some(k) {
             self.close();
-            let w = Window { t_ns: c.t_ns, first: c.iteration, end: c.iteration + 1, mean: 0.0 };
+            let w = WindowMean { t_ns: c.t_ns, first: c.iteration, end: c.iteration + 1, mean: 0.0 };
             self.open = Some((k, w, 0.0, 0));
         }
         if let Some(o) = self.open.as_mut() {
@@ -89,11 +89,11 @@ impl WindowScan {
 
     fn close(&mut self) {
         if let Some((_, w, sum, n)) = self.open.take().filter(|o| o.3 as f64 >= WINDOW_KEPT * WINDOW as f64) {
-            self.out.push(Window { mean: sum / n as f64, ..w });
+            self.out.push(WindowMean { mean: sum / n as f64, ..w });
         }
     }
 
-    pub fn finish(mut self) -> Vec<Window> {
+    pub fn finish(mut self) -> Vec<WindowMean> {
         self.close();
         self.out
     }

@@ -10,13 +10,13 @@
 //! are left out of it). A path of its own a few calls after another stands above its neighbours.
 use std::collections::HashMap;
 
-use crate::analysis::code_paths::{Entry, Follower, PeriodicPath};
+use crate::analysis::code_paths::{Follower, PeriodicPath, SlowCall};
 use crate::decisions::periodic::{FOLLOWER_MAX_OFFSET, TAKEN};
 
 /// Whether every call between offsets 1 and `o - 1` after residue `r` of period `p` in sequence
 /// `seq` stands above `cut` on at least TAKEN of its slots (vacuous for `o == 1`).
 fn slow_between(
-    entries: &[Entry],
+    entries: &[SlowCall],
     ranges: &HashMap<u64, (u64, u64)>,
     seq: u64,
     p: u64,
@@ -46,7 +46,7 @@ fn slow_between(
 }
 
 /// Whether lattice `b` is lattice `a`'s aftermath (see the module's comment).
-fn trails(a: &PeriodicPath, b: &PeriodicPath, entries: &[Entry], ranges: &HashMap<u64, (u64, u64)>) -> bool {
+fn trails(a: &PeriodicPath, b: &PeriodicPath, entries: &[SlowCall], ranges: &HashMap<u64, (u64, u64)>) -> bool {
     let p = a.period;
     if p != b.period || a.phases > 1 || b.phases > 1 || a.residues.len() != b.residues.len() || a.residues.is_empty() {
         return false;
@@ -65,7 +65,7 @@ fn trails(a: &PeriodicPath, b: &PeriodicPath, entries: &[Entry], ranges: &HashMa
 /// sorted by sequence and iteration; `ranges`: each sequence's first and last iteration.
 pub(crate) fn fold(
     mut periodic: Vec<PeriodicPath>,
-    entries: &[Entry],
+    entries: &[SlowCall],
     ranges: &HashMap<u64, (u64, u64)>,
 ) -> Vec<PeriodicPath> {
     let n = periodic.len();

@@ -8,7 +8,7 @@
 //! outliers).
 use std::collections::HashMap;
 
-use crate::analysis::code_paths::{Entry, PeriodicPath, Residue};
+use crate::analysis::code_paths::{PeriodicPath, Residue, SlowCall};
 use crate::decisions::periodic::{SAME_COST, TAKEN};
 
 /// Folds lattices of one period, one cost and evenly spread phases into one path of period
@@ -16,7 +16,7 @@ use crate::decisions::periodic::{SAME_COST, TAKEN};
 /// sorted; `ranges`: each sequence's first and last iteration.
 pub(crate) fn fold(
     periodic: Vec<PeriodicPath>,
-    entries: &[Entry],
+    entries: &[SlowCall],
     ranges: &HashMap<u64, (u64, u64)>,
 ) -> Vec<PeriodicPath> {
     let n = periodic.len();
@@ -86,7 +86,11 @@ fn fill(found: &[u64], period: u64, k: u64, q: f64) -> Option<Vec<u64>> {
     })
 }
 
-fn fold_group(members: &[&PeriodicPath], entries: &[Entry], ranges: &HashMap<u64, (u64, u64)>) -> Option<PeriodicPath> {
+fn fold_group(
+    members: &[&PeriodicPath],
+    entries: &[SlowCall],
+    ranges: &HashMap<u64, (u64, u64)>,
+) -> Option<PeriodicPath> {
     let period = members[0].period;
     let mut by_seq: HashMap<u64, Vec<u64>> = HashMap::new();
     for p in members {

@@ -122,7 +122,7 @@ pub struct SlowCalls {
 
 /// One level of the modes held in stretches.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Level {
+pub struct ModeLevel {
     pub share: f64,
     pub extra: f64,
     pub stretches: u64,
@@ -136,7 +136,7 @@ pub struct Level {
 #[serde(tag = "seen_as", rename_all = "snake_case")]
 pub enum LevelShape {
     /// Latency modes whose calls hold the majority of their windows: the levels above the fast one.
-    Modes { levels: Vec<Level> },
+    Modes { levels: Vec<ModeLevel> },
     /// A mode whose calls crowd into the busiest quarter of the run.
     ComeAndGo { share: f64, extra: f64, busiest_quarter_share: f64 },
     /// Two levels of the means of `window`-call windows, too close to form modes.
@@ -438,7 +438,7 @@ fn levels(cp: &CodePaths) -> Vec<SpeedLevels> {
         let levels = cp
             .phases
             .iter()
-            .map(|p| Level {
+            .map(|p| ModeLevel {
                 share: p.mode.fraction,
                 extra: p.delta,
                 stretches: p.stretches,

@@ -14,7 +14,7 @@ use crate::report::model::TracerReport;
 use crate::stats::compare::Outcome;
 
 /// One ranked tracer.
-pub struct Entry<'a> {
+pub struct RankedTracer<'a> {
     pub tracer: &'a TracerReport,
     /// Mean ns per call at the fewest threads, net of the floor when there is one.
     pub cost: f64,
@@ -26,7 +26,7 @@ pub struct Ranking<'a> {
     /// `none`'s mean at the fewest threads, when the run measured it.
     pub floor: Option<f64>,
     /// Cheapest first; `none` itself is the floor, not ranked.
-    pub entries: Vec<Entry<'a>>,
+    pub entries: Vec<RankedTracer<'a>>,
     /// (cheaper by mean, costlier by mean, why the data do not decide, rounds that would).
     pub undecided: Vec<(String, String, String, Option<usize>)>,
     /// (cheaper by mean, costlier by mean, why): pairs that cost the same within the margin.
@@ -69,7 +69,7 @@ pub fn times(a: f64, b: f64, floor: Option<f64>, of: &str) -> Option<String> {
 pub fn rank(r: &Report) -> Ranking<'_> {
     let none = r.tracers.iter().find(|t| is_none(t) && t.base().is_some());
     let floor = none.and_then(|t| t.base()).map(|s| s.mean).filter(|m| m.is_finite());
-    let mut entries: Vec<Entry> = r
+    let mut entries: Vec<RankedTracer> = r
         .tracers
         .iter()
         .filter(|t| !is_none(t))
@@ -92,7 +92,7 @@ pub fn rank(r: &Report) -> Ranking<'_> {
                 let hi = nets.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 (lo, hi, nets.len())
             });
-            Entry { tracer: t, cost, spread }
+            RankedTracer { tracer: t, cost, spread }
         })
         .collect();
     entries.sort_by(|a, b| a.cost.total_cmp(&b.cost));

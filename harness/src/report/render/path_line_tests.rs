@@ -92,7 +92,7 @@ fn irregular_paths_with_and_without_a_spacing() {
 fn speed_levels_say_who_they_belong_to() {
     let undecided = Attribution::no_sentinels();
     let modes =
-        LevelShape::Modes { levels: vec![Level { share: 0.37, extra: 148.0, stretches: 25, start_every: None }] };
+        LevelShape::Modes { levels: vec![ModeLevel { share: 0.37, extra: 148.0, stretches: 25, start_every: None }] };
     let l = say(vec![fast(false), Finding::SpeedLevels(SpeedLevels { shape: modes, attribution: undecided.clone() })]);
     assert!(l.ends_with(&format!("; two speed levels in stretches of calls, not single-call paths (37.0% of calls at +148 ns in 25 stretches; {NO_SENTINELS})")), "{l}");
     let come = LevelShape::ComeAndGo { share: 0.012, extra: 80.0, busiest_quarter_share: 0.9 };

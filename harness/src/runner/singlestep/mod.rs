@@ -56,8 +56,8 @@ use crate::runner::prepare::Prepared;
 use crate::runner::protocol::{CellResult, CellSpec, ThreadResult, CELL_RESULT};
 use crate::runner::supervise::CellRun;
 use crate::runner::timed::{self, Buffers, STOP};
-use crate::steady_state::{self, Window};
-use shadow::Tally;
+use crate::steady_state::{self, DriftWindow};
+use shadow::StepTally;
 use stepper::Record;
 
 /// rax at the start marker of a call ("tracebst").
@@ -151,7 +151,7 @@ pub fn cell_main(spec: &CellSpec) -> Result<i32, Error> {
     Ok(if stopped { 130 } else { 0 })
 }
 
-type Measured = (ThreadResult, Vec<Record>, serde_json::Value, Tally);
+type Measured = (ThreadResult, Vec<Record>, serde_json::Value, StepTally);
 
 fn measure(spec: &CellSpec, tracer: &dyn Tracer) -> Result<Measured, Error> {
     let cpu = spec.cpus[0];
@@ -189,7 +189,7 @@ fn warm_up<C: Clock>(
     clock: &C,
     spec: &CellSpec,
     tracer: &dyn Tracer,
-) -> Result<(u64, u64, Vec<Window>, bool, serde_json::Value), Error> {
+) -> Result<(u64, u64, Vec<DriftWindow>, bool, serde_json::Value), Error> {
     let hz = if spec.clock == ClockKind::Tsc { spec.tsc_hz } else { 1e9 };
     let tolerated = tracer.intrinsic_disturbances().iter().fold(0u16, |m, r| m | *r as u16);
     let mut det = Detector::open_ignoring(tolerated)?;
@@ -226,7 +226,7 @@ fn warm_up<C: Clock>(
         if lat.is_empty() {
             continue;
         }
-        windows.push(Window::of(&mut lat));
+        windows.push(DriftWindow::of(&mut lat));
         if steady_state::is_steady(&windows, spec.resolution_ns) {
             return Ok((wrap, warmup_calls, windows, true, detector));
         }
@@ -236,7 +236,7 @@ fn warm_up<C: Clock>(
 
 /// Starts the stepper on this thread, makes the marked calls, and collects its records and its
 /// tally of where the instructions went.
-fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<(Vec<Record>, Tally), Error> {
+fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<(Vec<Record>, StepTally), Error> {
     let exe = crate::runner::supervise::own_exe();
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
@@ -281,7 +281,7 @@ fn step(spec: &CellSpec, tracer: &dyn Tracer) -> Result<(Vec<Record>, Tally), Er
         return Err(Error::Measurement(format!("the stepping process failed: {why}")));
     }
     let records: Vec<Record> = text.lines().filter_map(Record::parse).collect();
-    let tally = Tally::parse(&text)
+    let tally = StepTally::parse(&text)
         .ok_or_else(|| Error::Measurement("the stepping process wrote a malformed profile line".into()))?;
     Ok((records, tally))
 }

@@ -28,7 +28,7 @@ pub struct CountTally {
 
 /// The whole stepping's tally, and the per-call state that feeds it.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub struct StepTally {
     /// Stack id -> the addresses of its open `call` instructions, outermost first.
     pub stacks: Vec<Vec<u64>>,
     /// Exact user-instruction count -> its calls.
@@ -44,7 +44,7 @@ pub struct Tally {
     calls_made: Vec<u64>,
 }
 
-impl Tally {
+impl StepTally {
     fn intern(&mut self) -> u32 {
         if let Some(&id) = self.ids.get(self.stack.as_slice()) {
             return id;
@@ -141,8 +141,8 @@ impl Tally {
     }
 
     /// Reads `lines` back (other lines are skipped); None on a malformed tally line.
-    pub fn parse(text: &str) -> Option<Tally> {
-        let mut t = Tally::default();
+    pub fn parse(text: &str) -> Option<StepTally> {
+        let mut t = StepTally::default();
         let mut cur: Option<u64> = None;
         for l in text.lines() {
             let f: Vec<&str> = l.split(' ').collect();
@@ -185,7 +185,7 @@ pub fn syscall_name(nr: u64) -> String {
     }
 }
 
-impl Tally {
+impl StepTally {
     /// Every address the tally holds (instructions and call sites), once each.
     pub fn addresses(&self) -> Vec<u64> {
         let mut a: Vec<u64> = self.stacks.iter().flatten().copied().collect();
@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn a_call_tree_folds_into_stacks_that_sum_to_the_count() {
         // main: call f (0x10); f: 2 instructions, ret (0x20..0x28); main's next instruction.
-        let mut t = Tally::default();
+        let mut t = StepTally::default();
         for _ in 0..2 {
             t.begin();
             t.step(0x10, Kind::Call);
@@ -271,7 +271,7 @@ mod tests {
         t.step(0x30, Kind::Plain);
         t.drop_last(1);
         t.end(1, true);
-        let back = Tally::parse(&t.lines()).unwrap();
+        let back = StepTally::parse(&t.lines()).unwrap();
         assert_eq!(back.stacks, t.stacks);
         assert_eq!((&back.entries, &back.ids), (&t.entries, &t.ids));
         assert_eq!(back.counts, t.counts);
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(five.stacks.values().sum::<u64>(), 10);
         assert_eq!(five.syscalls[&syscall_name(1)], 2);
         assert_eq!(p.counts[0].stacks, [("main".to_string(), 1)].into());
-        assert!(Tally::parse("P 5 x").is_none());
+        assert!(StepTally::parse("P 5 x").is_none());
         assert_eq!(syscall_name(1 << 20), "syscall_1048576");
     }
 }

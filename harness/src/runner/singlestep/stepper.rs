@@ -33,7 +33,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::kind::Kind;
-use super::shadow::Tally;
+use super::shadow::StepTally;
 use super::{MAGIC_CALL, MAGIC_DONE};
 use crate::error::Error;
 
@@ -260,7 +260,7 @@ pub fn main(pid: i32, tid: i32) -> Result<i32, Error> {
     // Bytes at each address: code does not change during the loop (uprobes are placed before it).
     let mut kinds: HashMap<u64, Kind> = HashMap::new();
     let vdso = Vdso::of(pid);
-    let mut tally = Tally::default();
+    let mut tally = StepTally::default();
     let end = step_all(tid, &faults, vdso, &mut records, &mut kinds, &mut tally);
     // Whatever happened, the thread must not stay stopped or traced.
     let detached = detach(tid);
@@ -328,7 +328,7 @@ fn step_all(
     vdso: Vdso,
     records: &mut Vec<Record>,
     kinds: &mut HashMap<u64, Kind>,
-    tally: &mut Tally,
+    tally: &mut StepTally,
 ) -> Result<End, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
     let mut inject = 0usize;
@@ -390,7 +390,7 @@ fn step_call(
     faults: &Option<Faults>,
     vdso: Vdso,
     kinds: &mut HashMap<u64, Kind>,
-    tally: &mut Tally,
+    tally: &mut StepTally,
 ) -> Result<Result<Record, End>, Error> {
     let perr = |what: &str, e: std::io::Error| Error::Measurement(format!("stepper: {what}: {e}"));
     let mut rec = Record { iteration, ..Default::default() };
