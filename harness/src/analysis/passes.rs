@@ -101,6 +101,9 @@ pub(crate) fn count_on_lattices(
                     None => row.latency,
                     Some(i) => row.counters[i],
                 };
+                // A call on any path's lattice is that path's, not the cost of its offset in
+                // another path's period.
+                let on_any = c.periodic.iter().any(|p| p.on(row.seq, row.iteration));
                 for p in c.periodic.iter_mut() {
                     let Some(r) = p.residues.iter().find(|x| x.seq == row.seq).map(|x| x.residue) else { continue };
                     let on = p.on(row.seq, row.iteration);
@@ -121,8 +124,11 @@ pub(crate) fn count_on_lattices(
                             f.calls += 1;
                         }
                     }
-                    if let Some(prof) = p.profile.as_mut().filter(|_| v.is_finite() && v <= p.cut) {
-                        prof.add((row.iteration + p.period - r % p.period) % p.period, p.period, v);
+                    // Calls above the path's cut count at the cut: an outlier (a stall) would
+                    // make its bin look slow, and a stretch as costly as the path must still
+                    // show as one. The paths' own calls are left out.
+                    if let Some(prof) = p.profile.as_mut().filter(|_| v.is_finite() && !on_any) {
+                        prof.add((row.iteration + p.period - r % p.period) % p.period, p.period, v.min(p.cut));
                     }
                 }
             }

@@ -6,8 +6,8 @@
 //! Folding is pass 3 (passes.rs); this is the profile and its reading.
 use crate::decisions::phases::{STRETCH_BINS, STRETCH_SE};
 
-/// Sums of one period folded into bins (calls at or below the path's cut only: outliers and the
-/// path's own calls would make a bin look slow).
+/// Sums of one period folded into bins (the path's own calls left out, and every other call
+/// counted at most at the path's cut: an outlier would make a bin look slow).
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
     pub sum: Vec<f64>,
@@ -36,12 +36,14 @@ impl Profile {
     }
 
     /// The slower stretch that starts with the path, if any: bins from the first on whose mean
-    /// stands above the median bin's by STRETCH_SE standard errors, contiguous.
+    /// stands above the typical bin's by STRETCH_SE standard errors, contiguous, ending in the
+    /// period's first half. The typical bin is the median of the second half's: a stretch takes
+    /// up to half the period, and the median of every bin would then be one of the stretch's.
     pub fn stretch(&self, period: u64) -> Option<Stretch> {
         let b = self.n.len();
         let mean: Vec<f64> = (0..b).map(|i| self.sum[i] / self.n[i].max(1) as f64).collect();
-        let mut sorted: Vec<f64> = mean.iter().copied().zip(&self.n).filter(|x| *x.1 > 1).map(|x| x.0).collect();
-        if sorted.len() < 8 {
+        let mut sorted: Vec<f64> = (b / 2..b).filter(|&i| self.n[i] > 1).map(|i| mean[i]).collect();
+        if sorted.len() < 4 {
             return None;
         }
         sorted.sort_by(f64::total_cmp);
@@ -59,13 +61,25 @@ impl Profile {
         // below the cut and the stretch starts at the second.
         let start = usize::from(self.n[0] < 2);
         let run = (start..b).take_while(|&i| up(i)).count();
-        if run == 0 || start + run >= b / 2 {
+        if run == 0 || 2 * (start + run) > b {
             return None;
         }
         let bins = start..start + run;
         let (s, n) = bins.fold((0.0, 0u64), |a, i| (a.0 + self.sum[i], a.1 + self.n[i]));
-        let calls = ((start + run) as u64 * period).div_ceil(b as u64);
-        Some(Stretch { calls, extra: s / n.max(1) as f64 - typical })
+        let extra = s / n.max(1) as f64 - typical;
+        // The stretch ends inside the bin after the run when that bin holds some of its calls:
+        // its share of the bin is how far the bin's mean stands from the typical bin towards the
+        // stretch's (a bin of several calls is half slow when the stretch ends half-way in it).
+        let end = start + run;
+        let part = if end < b && self.n[end] > 0 && extra > 0.0 {
+            ((mean[end] - typical) / extra).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        // Bin k holds the offsets from ceil(k * period / b) on.
+        let first_of = |k: usize| (k as u64 * period).div_ceil(b as u64);
+        let calls = first_of(end) + (part * (first_of(end + 1) - first_of(end)) as f64).round() as u64;
+        Some(Stretch { calls, extra })
     }
 }
 
@@ -87,5 +101,22 @@ mod tests {
         let s = p.stretch(35).expect("a stretch");
         assert_eq!(s.calls, 15, "{s:?}");
         assert!((s.extra - 80.0).abs() < 3.0, "{s:?}");
+    }
+
+    /// A stretch over 49 of a period of 100 calls, the other calls' cost varying with their
+    /// offset: the median of every bin would sit at the stretch's edge, among the costliest of
+    /// the other bins, so the typical bin is read in the period's second half.
+    #[test]
+    fn a_stretch_over_nearly_half_the_period_is_found_to_its_call() {
+        let mut p = Profile::new(100);
+        for k in 0..60u64 {
+            for off in 1..100u64 {
+                let v = if off <= 49 { 230.0 } else { 150.0 + (off * 37 % 41) as f64 } + (k * 7) as f64 % 5.0;
+                p.add(off, 100, v);
+            }
+        }
+        let s = p.stretch(100).expect("a stretch");
+        assert!((49..=51).contains(&s.calls), "{s:?}");
+        assert!((s.extra - 60.0).abs() < 6.0, "{s:?}");
     }
 }

@@ -53,4 +53,11 @@ decisions! {
     /// lattice of any period; fewer count their slots as misses).
     calibrated_by: "`stats::period`'s unit tests; an argument (two points fit any period)";
     use MIN_SEQ_HITS from crate::stats::period;
+
+    /// A call on a found lattice costing more than this times the lattice's 90th-percentile cost
+    /// (latency, the fast path included) stays among the calls the next lattice is searched in:
+    /// it holds another, costlier path too, whose slot met this one's, and that path keeps its
+    /// phase.
+    calibrated_by: "the generative battery (a cheap periodic path beside a costly one whose phase lost coinciding slots)";
+    use COINCIDENT_FACTOR from crate::stats::period;
 }

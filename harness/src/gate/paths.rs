@@ -15,8 +15,9 @@ use std::path::Path;
 use crate::results::read::{read_run_json, tracers_of};
 use crate::results::stepped::for_each_stepped;
 
-/// The chance, over all the counts of one row, of calling a share moved when it did not.
-pub const ALPHA: f64 = 0.001;
+// ALPHA: the chance, over all the counts of one row, of calling a share moved when it did not;
+// the claim level of every finding.
+use crate::decisions::claims::ALPHA;
 
 /// How often each exact count occurred in one side's kept calls.
 #[derive(Debug, Clone, PartialEq, Default)]

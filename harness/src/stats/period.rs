@@ -136,6 +136,10 @@ pub const GCD_OF: usize = 16;
 /// Calls of one sequence on a lattice before they count as its evidence (fewer: misses).
 pub const MIN_SEQ_HITS: usize = 3;
 
+/// A call on a found lattice costing more than this times the lattice's 90th-percentile cost is
+/// another path's call meeting its slot, not only the lattice's own.
+pub const COINCIDENT_FACTOR: f32 = 2.0;
+
 /// The best-supported lattice among the slow calls, if any beats chance by 1000:1.
 fn best_lattice(seqs: &[SlowSeq], rows: u64) -> Option<Lattice> {
     let slow: usize = seqs.iter().map(|s| s.calls.len()).sum();
@@ -335,9 +339,15 @@ pub fn find_lattices(seqs: &[SlowSeq], rows: u64, max: usize) -> Vec<Lattice> {
     let mut out = Vec::new();
     while out.len() < max {
         let Some(l) = best_lattice(&cur, rows) else { break };
+        // A call on the lattice that costs far more than the lattice's own calls holds another
+        // path too (a costlier path whose slot meets this one's): it stays for the next search,
+        // or that path would lose those slots and its phase go to a cheaper neighbour's.
+        let mut own: Vec<f32> = l.calls.iter().flatten().map(|c| c.1).collect();
+        own.sort_by(|a, b| a.total_cmp(b));
+        let above = own.get(own.len() * 9 / 10).map_or(f32::INFINITY, |q| COINCIDENT_FACTOR * q);
         for (s, r) in cur.iter_mut().zip(&l.residues) {
             if let Some(r) = r {
-                s.calls.retain(|c| c.0 % l.period != *r);
+                s.calls.retain(|c| c.0 % l.period != *r || c.1 > above);
             }
         }
         out.push(l);

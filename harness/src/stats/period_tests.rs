@@ -153,3 +153,29 @@ fn a_path_with_a_slower_stretch_after_it_keeps_its_own_residue() {
     let l = find_lattices(&[SlowSeq { first: 0, last: 999, calls }], 1000, 1);
     assert_eq!(l.first().map(|l| (l.period, l.residues[0])), Some((51, Some(42))), "{l:?}");
 }
+
+/// A cheap path every 21 calls (found first: it has the most calls) meets a costly path every 132
+/// calls on 3 of the costly path's 20 slots (132 and 21 share the factor 3). The calls where they
+/// meet cost the costly path's price, so they stay for the next search: the costly path keeps
+/// all its slots at its own phase, and a slower stretch after it (the next 13 calls, all as
+/// filled as the path) does not take its phase.
+#[test]
+fn a_costly_path_keeps_the_slots_a_cheaper_one_meets() {
+    let (n, cheap, costly) = (2653u64, (21u64, 11u64), (132u64, 47u64));
+    let calls: Vec<(u64, f32)> = (0..n)
+        .filter_map(|i| {
+            let since = (i + costly.0 - costly.1) % costly.0;
+            if since == 0 {
+                Some((i, 9000.0))
+            } else if since <= 13 {
+                Some((i, 320.0))
+            } else {
+                (i % cheap.0 == cheap.1).then_some((i, 250.0))
+            }
+        })
+        .collect();
+    let on_both = calls.iter().filter(|c| c.0 % cheap.0 == cheap.1 && c.0 % costly.0 == costly.1).count();
+    assert!(on_both >= 3, "the paths meet: {on_both}");
+    let l = find_lattices(&[SlowSeq { first: 0, last: n - 1, calls }], n, 4);
+    assert!(l.iter().any(|x| x.period == costly.0 && x.residues[0] == Some(costly.1)), "{l:?}");
+}
