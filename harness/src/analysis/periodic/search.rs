@@ -146,14 +146,15 @@ fn split_costlier(sp: &Space, mut lattices: Vec<Lattice>) -> Vec<Lattice> {
     lattices
 }
 
-/// Median cost of a lattice's calls, and the cut half-way between the fast path and the path's
+/// Median cost of a lattice's calls (between the two middle calls of an even count, as the
+/// report's medians are), and the cut half-way between the fast path and the path's
 /// cheaper calls (its lower decile): a call takes the path when it is closer to the path's cost
 /// than to the fast path's. A path whose cost grows over the run (+100 ns early, +4 us late) is
 /// judged by what it cost early too, not by its median, so its early calls are not misses.
 fn cut_of(sp: &Space, l: &Lattice) -> (f64, f64) {
     let mut v: Vec<f32> = l.calls.iter().flatten().map(|c| c.1).collect();
     v.sort_by(|a, b| a.total_cmp(b));
-    let med = v.get(v.len() / 2).copied().unwrap_or(f32::NAN) as f64;
+    let med = crate::stats::percentile_sorted(&v.iter().map(|&x| x as f64).collect::<Vec<f64>>(), 50.0);
     let low = v.get(v.len() / 10).copied().unwrap_or(f32::NAN) as f64;
     (med, (sp.base + 0.5 * (low - sp.base)).max(sp.th.keep_above))
 }
