@@ -12,6 +12,11 @@
 //!   reference's rate is at least half the tracer's: the machine's +2.3 us stalls).
 //! - Undecided otherwise (too few reference windows to tell), with the numbers.
 //!
+//! An irregular path is claimed only when its population is the tracer's: a nearly fixed
+//! spacing names no owner, for the machine's timers recur at a fixed spacing in time, and so at
+//! a nearly fixed spacing among calls of like length. The report says the others as slow calls
+//! that are no path, the machine's or not decided whose.
+//!
 //! A path with an exact period is the tracer's without this test: the machine cannot count the
 //! tracer's calls.
 //!
@@ -350,11 +355,19 @@ impl Attributions {
     pub fn machine_path(&self, i: usize) -> bool {
         self.irregular.get(i).and_then(Option::as_ref).is_some_and(|t| t.attribution == Attribution::Machine)
     }
+
+    /// Whether irregular path `i` is no path of the tracer's: the reference windows give it to
+    /// the machine, or meet its cost too often to tell. A regular spacing alone names no owner:
+    /// the machine's timers recur at a fixed spacing in time, so at a nearly fixed spacing in
+    /// calls of like length, and are met in the reference windows at the same rate.
+    pub fn not_tracers(&self, i: usize) -> bool {
+        self.irregular.get(i).and_then(Option::as_ref).is_some_and(|t| t.attribution != Attribution::Tracer)
+    }
 }
 
 /// The tracer's own main slow path (the sweep's slow_period and slow_share): the
 /// costliest periodic path, else the costliest irregular path with a spacing that the reference
-/// windows do not give to the machine, else the costliest memoryless path of the tracer.
+/// windows give to the tracer (or that no reference windows test), else the costliest memoryless path of the tracer.
 pub fn main_slow_path(cp: &CodePaths, attr: Option<&Attributions>) -> Option<MainSlowPath> {
     if let Some(p) = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra)) {
         let share = p.taken as f64 / cp.rows.max(1) as f64;
@@ -364,7 +377,7 @@ pub fn main_slow_path(cp: &CodePaths, attr: Option<&Attributions>) -> Option<Mai
         .irregular
         .iter()
         .enumerate()
-        .filter(|(i, p)| !p.is_phase() && p.delta > 0.0 && !attr.is_some_and(|a| a.machine_path(*i)))
+        .filter(|(i, p)| !p.is_phase() && p.delta > 0.0 && !attr.is_some_and(|a| a.not_tracers(*i)))
         .filter_map(|(_, p)| {
             p.spacing.map(|s| MainSlowPath {
                 mean_period: s.median,

@@ -112,7 +112,7 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
         }
     };
     for (i, p) in cp.irregular.iter().enumerate() {
-        if p.is_phase() || attr.machine_path(i) {
+        if p.is_phase() || attr.not_tracers(i) {
             continue;
         }
         claims.push((1, format!("irregular path +{:.0} ns, {} calls", p.delta, p.calls), fits(&tracer_cost(p.delta))));
@@ -153,12 +153,19 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
             None => {}
         }
     }
+    // A wide spread is the tracer's too: its calls beyond the slow threshold are the tracer's
+    // variation, which the narrow reference windows do not have.
     let tracer_tail = c.iter().any(|x| {
         x.cost_range().is_some()
-            || matches!(x, Component::Spread(Spread::HeavyTail { .. }) | Component::Periodic { stretch: Some(_), .. })
+            || matches!(
+                x,
+                Component::Spread(Spread::HeavyTail { .. } | Spread::Wide { .. })
+                    | Component::Periodic { stretch: Some(_), .. }
+            )
     });
     if attr.outliers.as_ref().is_some_and(|t| t.attribution == Attribution::Tracer) && !tracer_tail {
         f[5] += 1;
+        why.push("outliers on no path, the tracer's".into());
     }
     f
 }
@@ -169,7 +176,7 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
 pub(super) fn named(x: &Component, cp: &CodePaths, attr: &Attributions) -> Option<bool> {
     let cost = |e: f64| x.cost_range().is_some_and(|r| cost_matches(e, r));
     let by_cost = || {
-        cp.irregular.iter().enumerate().any(|(i, p)| !p.is_phase() && !attr.machine_path(i) && cost(p.delta))
+        cp.irregular.iter().enumerate().any(|(i, p)| !p.is_phase() && !attr.not_tracers(i) && cost(p.delta))
             || attr.bands.iter().any(|b| b.test.attribution == Attribution::Tracer && cost(b.extra))
     };
     match x {

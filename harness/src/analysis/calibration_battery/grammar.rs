@@ -81,6 +81,15 @@ pub enum Component {
         level: f64,
         per_ns: f64,
     },
+    /// The machine's timer: a tick every `every_ns` of wall time (within 1 %), +`extra` ns on the
+    /// window, the tracer's or a reference window, that holds it. Calls of like length meet it
+    /// at a nearly fixed spacing in calls, as a tracer's irregular path recurs. `seed`: its ticks'
+    /// own random stream, so that a run without a timer draws as it did before timers.
+    Timer {
+        every_ns: f64,
+        extra: f64,
+        seed: u64,
+    },
 }
 
 impl Component {
@@ -101,6 +110,7 @@ impl Component {
             Component::Phases { .. } => "machine: speed phases",
             Component::Stalls { .. } => "machine: stalls",
             Component::CoTenant { .. } => "machine: co-tenant",
+            Component::Timer { .. } => "machine: timer",
         }
     }
 
@@ -217,6 +227,17 @@ pub fn compose(seed: u64, max_calls: u64) -> Run {
         let at = (n * reps as u64) as f64 * (0.2 + 0.6 * g.unit());
         c.push(Component::CoTenant { at: at as u64, level: base * (0.1 + 0.3 * g.unit()), per_ns: 0.01 / 150.0 });
     }
+    // Drawn from a stream of its own: the compositions without a timer stay as they were. The
+    // ticks of a kernel (HZ 250 to 1000) and of a hypervisor's timers come 0.1 to 4 ms apart:
+    // further than the call-count jitter of a 1 % tick lets an exact period in calls hold.
+    let mut t = Gen { rng: Rng(seed.wrapping_mul(0xA24B_AED4_963E_E407) | 1) };
+    if t.chance(0.25) {
+        c.push(Component::Timer {
+            every_ns: t.log(100_000.0, 4_000_000.0),
+            extra: t.log(300.0, 3000.0),
+            seed: t.rng.next(),
+        });
+    }
     let (seqs, reference) = realise(&mut g, &c, base, reps, n);
     Run { seqs, reference, components: c, base }
 }
@@ -225,9 +246,18 @@ pub fn compose(seed: u64, max_calls: u64) -> Run {
 fn realise(g: &mut Gen, c: &[Component], base: f64, reps: usize, n: u64) -> (Vec<Vec<f64>>, Vec<f64>) {
     let mut seqs = Vec::with_capacity(reps);
     let mut reference = Vec::with_capacity(reps * n as usize);
+    let timer = c.iter().find_map(|x| match *x {
+        Component::Timer { every_ns, extra, seed } => Some((every_ns, extra, seed)),
+        _ => None,
+    });
+    let mut ticks =
+        timer.map(|(every, extra, seed)| Ticks { every, extra, g: Gen { rng: Rng(seed | 1) }, clock: 0.0, next: 0.0 });
     for r in 0..reps {
         // The machine's state in time, shared by the calls and the reference windows.
         let (mut left, mut level) = (0u64, 0.0);
+        if let Some(k) = ticks.as_mut() {
+            k.next = k.clock + k.every * k.g.unit();
+        }
         let mut next_gap = first_calls(g, c);
         let mut v = Vec::with_capacity(n as usize);
         for i in 0..n {
@@ -263,17 +293,50 @@ fn realise(g: &mut Gen, c: &[Component], base: f64, reps: usize, n: u64) -> (Vec
                 e
             };
             let jitter = 10.0 * (g.rng.next() & 1) as f64;
-            reference.push(base + jitter + machine + noise(g, base));
+            let mut rf = base + jitter + machine + noise(g, base);
+            if let Some(k) = ticks.as_mut() {
+                rf += k.window(rf);
+                // The harness's own time between the windows, about a fast call's length.
+                k.clock += base;
+            }
+            reference.push(rf);
             let mut x = base + jitter + machine;
             for (k, comp) in c.iter().enumerate() {
                 x += tracer_cost(g, comp, r, i, n, &mut next_gap[k]);
             }
             x += noise(g, x);
+            if let Some(k) = ticks.as_mut() {
+                x += k.window(x);
+                k.clock += base;
+            }
             v.push(x);
         }
         seqs.push(v);
     }
     (seqs, reference)
+}
+
+/// The machine timer's state: wall time and the next tick (ns).
+struct Ticks {
+    every: f64,
+    extra: f64,
+    g: Gen,
+    clock: f64,
+    next: f64,
+}
+
+impl Ticks {
+    /// A window of `len` ns from now: the extra cost of the ticks it holds (the window grows by
+    /// each), the clock moved past it.
+    fn window(&mut self, len: f64) -> f64 {
+        let mut added = 0.0;
+        while self.next < self.clock + len + added {
+            added += self.extra;
+            self.next += self.every * (0.99 + 0.02 * self.g.unit());
+        }
+        self.clock += len + added;
+        added
+    }
 }
 
 /// Per component, the call its path first falls on in a sequence: a drifting period's first gap is

@@ -51,7 +51,7 @@ fn judge(kind: Kind, cp: &CodePaths, attr: &Attributions, planted: &Planted) -> 
     let is_tracer = |t: &RateTest| t.attribution == Attribution::Tracer;
     // A path said (not a phase, not the machine's), or any population said to be the tracer's.
     let tracer_band = attr.bands.iter().any(|b| is_tracer(&b.test));
-    let irregular = cp.irregular.iter().enumerate().any(|(i, p)| !p.is_phase() && !attr.machine_path(i))
+    let irregular = cp.irregular.iter().enumerate().any(|(i, p)| !p.is_phase() && !attr.not_tracers(i))
         || cp.phases.iter().any(|p| p.start_every.is_some())
         || tracer_band
         || attr.outliers.as_ref().is_some_and(is_tracer);

@@ -30,7 +30,15 @@ fn failed(path: &Path, what: String) -> ReadError {
 fn tracer_side(run: &Run) -> Vec<Component> {
     run.components
         .iter()
-        .filter(|c| !matches!(c, Component::Phases { .. } | Component::Stalls { .. } | Component::CoTenant { .. }))
+        .filter(|c| {
+            !matches!(
+                c,
+                Component::Phases { .. }
+                    | Component::Stalls { .. }
+                    | Component::CoTenant { .. }
+                    | Component::Timer { .. }
+            )
+        })
         .map(|c| match c {
             Component::Periodic { period, phases, extra, cost, stretch } => Component::Periodic {
                 period: *period,

@@ -317,6 +317,7 @@ pub(super) fn tails(s: &Said, out: &mut Vec<Contradiction>) {
                     "machine" => sum("machine_slow_calls", "calls"),
                     "no_path" => {
                         sum("outliers", "count")
+                            + sum("undecided_slow_calls", "calls")
                             + f.iter()
                                 .filter(|x| x.get("seen_as").and_then(Value::as_str) == Some("off_path"))
                                 .map(|x| num(x, "calls"))

@@ -11,8 +11,11 @@ pub mod expected_period;
 mod expected_tests;
 #[cfg(test)]
 mod lattice_tests;
+#[cfg(test)]
+mod ownership_tests;
 pub mod ranking;
 mod report;
+mod slow_populations;
 #[cfg(test)]
 mod spacing_tests;
 pub mod survey_check;
@@ -21,6 +24,7 @@ mod tail_split;
 
 pub use dated_levels::{DatedLevel, DatedLevels, MIXED_LEVELS, NO_DATED_LEVEL, UNDECIDED_LEVELS};
 pub use report::Report;
+pub use slow_populations::{IrregularPath, SlowCalls};
 
 use tail_split::tail_split;
 pub use tail_split::{TailPart, TailSplit, TailWho};
@@ -32,7 +36,6 @@ use crate::analysis::attribution::{Attributions, NO_REFERENCE};
 use crate::analysis::code_paths::{self, CodePaths};
 pub use crate::analysis::code_paths::{Expected, Follower, Spacing};
 use crate::analysis::dated::SegmentReport;
-use crate::decisions::irregular::{BURST_RATIO, REGULAR_MIN_SPACING, REGULAR_SHARE};
 use crate::report::load::SummaryRow;
 
 /// Why levels are undecided in a run without sentinel windows: its events hold no
@@ -89,35 +92,6 @@ pub struct PeriodicFinding {
     pub stretch: Option<LockedStretch>,
     /// The period the tracer's geometry predicts, on the path closest to it.
     pub expected: Option<Expected>,
-}
-
-/// A path without an exact period (printf's flush, a rare drifting buffer).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IrregularPath {
-    pub calls: u64,
-    pub share: f64,
-    pub extra: f64,
-    /// Some when it recurs at a nearly fixed spacing ("about every N events").
-    pub spacing: Option<Spacing>,
-    /// Calls per call of the path ("about 1 in N events").
-    pub one_in: f64,
-    /// Its rate against the reference windows' at the same extra cost (None: no reference
-    /// windows); never the machine's here (those are `MachineSlowCalls`).
-    pub whose: Option<RateTest>,
-}
-
-/// Slow calls of like cost told apart by the reference windows (attribution.rs): a memoryless
-/// path of the tracer's, or the machine's stalls.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SlowCalls {
-    pub calls: u64,
-    pub share: f64,
-    /// Median extra cost over the fast path's median.
-    pub extra: f64,
-    pub one_in: f64,
-    /// Some when they recur at a nearly fixed spacing (stalls regular in time look so too).
-    pub spacing: Option<Spacing>,
-    pub evidence: RateTest,
 }
 
 /// One level of the modes held in stretches.
@@ -208,6 +182,9 @@ pub enum Finding {
     MemorylessPath(SlowCalls),
     /// Slow calls the reference windows meet as often: the machine's, not a path.
     MachineSlowCalls(SlowCalls),
+    /// Slow calls at a nearly fixed spacing whose cost the reference windows meet too often to
+    /// give them to the tracer, and too rarely to give them to the machine: no path is claimed.
+    UndecidedSlowCalls(SlowCalls),
     SpeedLevels(SpeedLevels),
     RefusedPeriods(RefusedPeriods),
     MissingPeriod(MissingPeriod),
@@ -309,15 +286,7 @@ pub fn of(
 ) -> MetricFindings {
     let mut paths: Vec<Finding> = periodic(cp, expected).into_iter().map(Finding::PeriodicPath).collect();
     let mut machine = Vec::new();
-    for (i, p) in cp.irregular.iter().enumerate().filter(|(_, p)| !p.is_phase()) {
-        let whose = attr.and_then(|a| a.irregular.get(i).cloned().flatten());
-        match whose {
-            Some(t) if t.attribution == Attribution::Machine => {
-                machine.push(Finding::MachineSlowCalls(slow_calls(cp, p, t)))
-            }
-            whose => paths.push(Finding::IrregularPath(IrregularPath { whose, ..irregular(cp, p) })),
-        }
-    }
+    slow_populations::irregular_paths(cp, attr, &mut paths, &mut machine);
     for b in attr.map_or(&[][..], |a| &a.bands) {
         let calls = SlowCalls {
             calls: b.calls,
@@ -415,18 +384,6 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding>
             expected: expected.filter(|_| closest == Some(i)).cloned(),
         })
         .collect()
-}
-
-fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
-    let one_in = cp.rows as f64 / p.calls.max(1) as f64;
-    let regular = |s: &Spacing| s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING;
-    let spacing = p.spacing.filter(|s| regular(s) && one_in <= BURST_RATIO * s.median);
-    IrregularPath { calls: p.calls, share: share(p.calls, cp.rows), extra: p.delta, spacing, one_in, whose: None }
-}
-
-fn slow_calls(cp: &CodePaths, p: &code_paths::CodePath, evidence: RateTest) -> SlowCalls {
-    let i = irregular(cp, p);
-    SlowCalls { calls: i.calls, share: i.share, extra: i.extra, one_in: i.one_in, spacing: i.spacing, evidence }
 }
 
 /// The speed levels: phase modes, modes that come and go, and two levels of window means (said

@@ -74,6 +74,9 @@ pub(super) fn tail_split(cp: &CodePaths, t: &code_paths::Tail, attr: Option<&Att
             TailClass::Irregular(i) if attr.is_some_and(|a| a.machine_path(i)) => {
                 (TailWho::Machine, "the machine's slow calls".into())
             }
+            TailClass::Irregular(i) if attr.is_some_and(|a| a.not_tracers(i)) => {
+                (TailWho::NoPath, "slow calls not decided whose".into())
+            }
             TailClass::Irregular(i) if cp.irregular[i].is_phase() => (TailWho::SpeedPhase, "speed phases".into()),
             TailClass::Irregular(i) => {
                 let p = &cp.irregular[i];

@@ -57,7 +57,8 @@ pub fn line(tracer: &str, m: &MetricFindings, markup: Markup) -> String {
             Finding::MemorylessPath(p) => {
                 head.push(format!("{} {}", name(p.extra, n_up, &mut up), memoryless(p, m.unit)))
             }
-            Finding::MachineSlowCalls(p) => tail.push(machine_calls(p, m.unit)),
+            Finding::MachineSlowCalls(p) => tail.push(machine_calls(p, m.unit, "not a path")),
+            Finding::UndecidedSlowCalls(p) => tail.push(machine_calls(p, m.unit, "no path claimed")),
             // A run shorter than a few of the expected periods cannot show one: say so, rather
             // than a miss (otf2's flush every 17476 calls in a 5000-call run).
             Finding::MissingPeriod(p) if (m.calls as f64) < 4.0 * p.expected.period => tail.push(format!(
@@ -323,16 +324,23 @@ fn memoryless(p: &SlowCalls, unit: &str) -> String {
     )
 }
 
-fn machine_calls(p: &SlowCalls, unit: &str) -> String {
+/// Slow calls that are no path of the tracer's (`verdict`: "not a path" for the machine's, "no
+/// path claimed" for those the reference windows cannot tell).
+fn machine_calls(p: &SlowCalls, unit: &str, verdict: &str) -> String {
     // Calls cheaper than the fast path (a row whose common path is a slow one: strace's stops)
     // are not "slow".
+    let when = match &p.spacing {
+        Some(s) => {
+            format!("about every {:.0} events, {:.0}% of spacings within 10% of that", s.median, 100.0 * s.near_share)
+        }
+        None => format!("about 1 in {:.0}", p.one_in),
+    };
     format!(
-        "{} {} {} ({}%, about 1 in {:.0}, {}): not a path, {}",
+        "{} {} {} ({}%, {when}, {}): {verdict}, {}",
         p.calls,
         if p.extra < 0.0 { "faster" } else { "slow" },
         plural(p.calls, "call", "calls"),
         small_share_pct(p.share),
-        p.one_in,
         signed(p.extra, unit),
         rate_whose(&p.evidence)
     )
