@@ -133,6 +133,12 @@ pub struct Lattice {
 /// Candidate periods whose pairwise GCDs are candidates too (the most frequent differences).
 pub const GCD_OF: usize = 16;
 
+/// Successors of a call, within its cost band, whose differences are candidate periods. A rare
+/// costly path (LTTng's sub-buffer switch every 6545 calls, +2 to +140 us) shares its band with
+/// the machine's +2 us stalls, about ten of them between two of its calls in a noisy run: eight
+/// successors missed its period there.
+pub const BAND_SUCCESSORS: usize = 24;
+
 /// Calls of one sequence on a lattice before they count as its evidence (fewer: misses).
 pub const MIN_SEQ_HITS: usize = 3;
 
@@ -214,7 +220,7 @@ fn lattice_of_candidates(
             calls.clear();
             calls.extend(s.iter().filter(|c| (b..=b + 1).contains(&c.1)).map(|c| c.0));
             for (i, a) in calls.iter().enumerate() {
-                for c in calls.iter().skip(i + 1).take(8) {
+                for c in calls.iter().skip(i + 1).take(BAND_SUCCESSORS) {
                     if c > a {
                         in_band.push(c - a);
                     }
