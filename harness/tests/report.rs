@@ -163,13 +163,36 @@ fn two_periodic_paths_of_a_plugin() {
         if periodic.len() != want.len() {
             return Err(line);
         }
-        // Each with its own cost: ~400 ns and ~2000 ns (the VM's clock steps are 10 ns).
-        let cost = |period: u64| -> f64 {
-            let f = latency_findings(&out, "twopath-plugin");
-            f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == period).unwrap()["extra"].as_f64().unwrap()
+        // Each with its own cost. The plugin spins at least 400 and 2000 ns by the clock (the VM's
+        // clock steps are 10 ns); how much more a spin costs is the machine's (a cold clock page
+        // put +450 to +650 ns on the 400 ns spin here), so the test holds the extra cost the report
+        // says against the calls events.csv holds on that period: their median over the fast
+        // path's.
+        let f = latency_findings(&out, "twopath-plugin");
+        let fast = f.iter().find(|f| f["kind"] == "fast_path").unwrap()["median"].as_f64().unwrap();
+        let events = std::fs::read_to_string(out.join("twopath-plugin/events.csv")).unwrap();
+        let lat: Vec<(u64, f64)> = events
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                (c[4].parse().unwrap(), c[5].parse().unwrap())
+            })
+            .collect();
+        let cost = |period: u64| -> (f64, f64) {
+            let p = f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == period).unwrap();
+            let phase = p["phase"].as_u64().unwrap();
+            let mut on: Vec<f64> = lat.iter().filter(|x| x.0 % period == phase % period).map(|x| x.1).collect();
+            on.sort_by(f64::total_cmp);
+            let n = on.len();
+            let median = if n % 2 == 1 { on[n / 2] } else { 0.5 * (on[n / 2 - 1] + on[n / 2]) };
+            (p["extra"].as_f64().unwrap(), median - fast)
         };
-        let (c1, c2) = (cost(97), cost(1000));
-        assert!((300.0..600.0).contains(&c1) && (1700.0..2600.0).contains(&c2), "{c1} {c2}: {line}");
+        let ((c1, d1), (c2, d2)) = (cost(97), cost(1000));
+        for (said, data) in [(c1, d1), (c2, d2)] {
+            assert!((said - data).abs() <= 0.05 * data + 10.0, "said +{said} ns, events.csv +{data} ns: {line}");
+        }
+        assert!(c1 >= 300.0 && c2 >= 1700.0 && c1 < 0.5 * c2, "{c1} {c2}: {line}");
         // The costliest is the slow path; the other's name follows how many paths the line holds
         // ("middle path", or "path 3" beside a memoryless one).
         assert!(line.contains(" every 97 events") && line.contains("slow path every 1000 events"), "{line}");
