@@ -110,6 +110,9 @@ pub struct PeriodicPath {
     /// stretch they show right after it, if any (stretch.rs): the tracer's, with this path.
     pub(crate) profile: Option<crate::analysis::stretch::Profile>,
     pub stretch: Option<crate::analysis::stretch::Stretch>,
+    /// The periods of the costlier paths said on this path's lattice (every kP events at one of
+    /// its phases), whose calls and slots are counted there, not here (sub_lattices.rs).
+    pub counted_in: Vec<u64>,
 }
 
 impl PeriodicPath {

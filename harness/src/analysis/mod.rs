@@ -26,6 +26,7 @@ pub mod running;
 mod sample;
 pub mod stretch;
 mod stretch_starts;
+mod sub_lattices;
 mod tails;
 
 use std::collections::HashMap;
@@ -434,6 +435,7 @@ fn periodic_paths(
             followers: Vec::new(),
             profile: None,
             stretch: None,
+            counted_in: Vec::new(),
         });
     }
     // A path's aftermath on its own period (the call after it, a stretch) is said with it.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use crate::analysis::code_paths::{CounterStats, TracerAnalysis};
 use crate::analysis::running::{Reservoir, Running};
 use crate::analysis::stretch::Profile;
+use crate::analysis::sub_lattices::SubLattices;
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
 use crate::stats::hist::LogHistogram;
@@ -91,12 +92,13 @@ pub(crate) fn count_on_lattices(
                 p.profile = (p.phases <= 1).then(|| Profile::new(p.period));
             });
         }
+        let mut shared: Vec<SubLattices> = a.code_paths.iter().map(|c| SubLattices::new(&c.periodic)).collect();
         let mut ev = Events::from_source(path)?;
         while ev.next_into(row)? {
             if row.threads != a.threads || within.get(&row.seq).is_none_or(|r| row.iteration > r.1) {
                 continue;
             }
-            for c in a.code_paths.iter_mut() {
+            for (c, sh) in a.code_paths.iter_mut().zip(shared.iter_mut()) {
                 let v = match c.col {
                     None => row.latency,
                     Some(i) => row.counters[i],
@@ -104,9 +106,13 @@ pub(crate) fn count_on_lattices(
                 // A call on any path's lattice is that path's, not the cost of its offset in
                 // another path's period.
                 let on_any = c.periodic.iter().any(|p| p.on(row.seq, row.iteration));
-                for p in c.periodic.iter_mut() {
+                for i in 0..c.periodic.len() {
+                    let on = c.periodic[i].on(row.seq, row.iteration);
+                    if on {
+                        sh.add(&c.periodic, i, row.seq, row.iteration, v > c.periodic[i].cut, v);
+                    }
+                    let p = &mut c.periodic[i];
                     let Some(r) = p.residues.iter().find(|x| x.seq == row.seq).map(|x| x.residue) else { continue };
-                    let on = p.on(row.seq, row.iteration);
                     if on {
                         p.slots += 1;
                         if v > p.cut {
@@ -133,7 +139,7 @@ pub(crate) fn count_on_lattices(
                 }
             }
         }
-        for c in a.code_paths.iter_mut() {
+        for (c, sh) in a.code_paths.iter_mut().zip(shared) {
             for p in c.periodic.iter_mut() {
                 p.stretch = p.profile.take().and_then(|prof| prof.stretch(p.period));
             }
@@ -145,6 +151,7 @@ pub(crate) fn count_on_lattices(
             merge_sequences(&mut c.periodic);
             drop_coincidences(&mut c.periodic);
             drop_within_footprints(&mut c.periodic, c.seq_len);
+            sh.settle(&mut c.periodic, c.dominant.median);
         }
     }
     Ok(())

@@ -157,6 +157,7 @@ fn fold_group(
         followers: first.followers.clone(),
         profile: None,
         stretch: None,
+        counted_in: Vec::new(),
     })
 }
 

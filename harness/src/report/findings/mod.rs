@@ -5,6 +5,8 @@
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
 pub mod comparison;
+#[cfg(test)]
+mod counted_once_tests;
 mod dated_levels;
 pub mod expected_period;
 #[cfg(test)]
@@ -92,6 +94,8 @@ pub struct PeriodicFinding {
     pub stretch: Option<LockedStretch>,
     /// The period the tracer's geometry predicts, on the path closest to it.
     pub expected: Option<Expected>,
+    /// The periods of the costlier paths on this path's lattice, whose calls are counted there.
+    pub counted_in: Vec<u64>,
 }
 
 /// One level of the modes held in stretches.
@@ -382,6 +386,7 @@ fn periodic(cp: &CodePaths, expected: Option<&Expected>) -> Vec<PeriodicFinding>
                 attribution: Attribution::Tracer,
             }),
             expected: expected.filter(|_| closest == Some(i)).cloned(),
+            counted_in: p.counted_in.clone(),
         })
         .collect()
 }

@@ -17,6 +17,7 @@ fn periodic(period: u64, phase: u64) -> Finding {
         followers: Vec::new(),
         stretch: None,
         expected: None,
+        counted_in: Vec::new(),
     })
 }
 

@@ -135,7 +135,7 @@ fn periodic(p: &PeriodicFinding, unit: &str) -> String {
     };
     let period = if p.evenly_spread > 1 { format!("{:.1}", p.mean_period) } else { p.period.to_string() };
     let mut t = format!(
-        "every {period} events{mean}from iteration {}; {} calls, {}; {} of {} kept calls on that period take it, {})",
+        "every {period} events{mean}from iteration {}; {} calls, {}; {} of {} kept calls on that period take it, {}",
         p.phase,
         p.calls,
         signed(p.extra, unit),
@@ -143,6 +143,17 @@ fn periodic(p: &PeriodicFinding, unit: &str) -> String {
         p.slots,
         p_text(p.p_value, p.null_runs)
     );
+    if !p.counted_in.is_empty() {
+        let mut every: Vec<String> = p.counted_in.iter().map(|q| format!("every {q}")).collect();
+        every.dedup();
+        t.push_str(&format!(
+            "; its calls on the {} {} on its lattice ({}) are counted there",
+            p.counted_in.len(),
+            plural(p.counted_in.len() as u64, "costlier path", "costlier paths"),
+            every.join(", ")
+        ));
+    }
+    t.push(')');
     if let Some(st) = &p.stretch {
         t.push_str(&format!(
             ", and the ~{} calls after each cost {} more (a slower stretch locked to this path's phase: {})",

@@ -26,6 +26,7 @@ fn periodic(period: u64, extra: f64) -> PeriodicFinding {
         followers: Vec::new(),
         stretch: None,
         expected: None,
+        counted_in: Vec::new(),
     }
 }
 
