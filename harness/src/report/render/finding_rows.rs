@@ -109,19 +109,15 @@ pub fn finding_rows(m: &MetricFindings) -> Vec<FindingRow> {
                 whose: whose(&x.evidence.attribution),
                 ..of("memoryless path")
             },
-            Finding::MachineSlowCalls(x) => FindingRow {
+            Finding::MachineSlowCalls(x) | Finding::UndecidedSlowCalls(x) => FindingRow {
                 period_or_rate: format!("1 in {:.0}", x.one_in),
                 share: percent(x.share),
                 extra: extra(x.extra),
                 whose: whose(&x.evidence.attribution),
-                ..of("slow calls, not a path")
-            },
-            Finding::UndecidedSlowCalls(x) => FindingRow {
-                period_or_rate: format!("1 in {:.0}", x.one_in),
-                share: percent(x.share),
-                extra: extra(x.extra),
-                whose: whose(&x.evidence.attribution),
-                ..of("slow calls, no path claimed")
+                ..of(match f {
+                    Finding::MachineSlowCalls(_) => "slow calls, not a path",
+                    _ => "slow calls, no path claimed",
+                })
             },
             Finding::TailSplit(t) => FindingRow {
                 period_or_rate: t
