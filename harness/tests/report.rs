@@ -164,10 +164,9 @@ fn two_periodic_paths_of_a_plugin() {
             return Err(line);
         }
         // Each with its own cost. The plugin spins at least 400 and 2000 ns by the clock (the VM's
-        // clock steps are 10 ns); how much more a spin costs is the machine's (a cold clock page
-        // put +450 to +650 ns on the 400 ns spin here), so the test holds the extra cost the report
-        // says against the calls events.csv holds on that period: their median over the fast
-        // path's.
+        // clock steps are 10 ns); how much more a spin costs is the machine's (the 400 ns spin
+        // cost +450 to +650 ns on one VM), so the test holds the extra cost the report says
+        // against the calls events.csv holds on that period: their median over the fast path's.
         let f = latency_findings(&out, "twopath-plugin");
         let fast = f.iter().find(|f| f["kind"] == "fast_path").unwrap()["median"].as_f64().unwrap();
         let events = std::fs::read_to_string(out.join("twopath-plugin/events.csv")).unwrap();
