@@ -169,15 +169,9 @@ fn two_periodic_paths_of_a_plugin() {
         // against the calls events.csv holds on that period: their median over the fast path's.
         let f = latency_findings(&out, "twopath-plugin");
         let fast = f.iter().find(|f| f["kind"] == "fast_path").unwrap()["median"].as_f64().unwrap();
-        let events = std::fs::read_to_string(out.join("twopath-plugin/events.csv")).unwrap();
-        let lat: Vec<(u64, f64)> = events
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let c: Vec<&str> = l.split(',').collect();
-                (c[4].parse().unwrap(), c[5].parse().unwrap())
-            })
-            .collect();
+        let events = Table::read(&out.join("twopath-plugin/events.csv"));
+        let lat: Vec<(u64, f64)> =
+            events.f64s("iteration").into_iter().map(|i| i as u64).zip(events.f64s("latency_ns")).collect();
         let cost = |period: u64| -> (f64, f64) {
             let p = f.iter().find(|f| f["kind"] == "periodic_path" && f["period"] == period).unwrap();
             let phase = p["phase"].as_u64().unwrap();

@@ -121,6 +121,20 @@ impl PeriodicPath {
         self.residues.iter().any(|x| x.seq == seq && it % self.period == x.residue)
     }
 
+    /// Whether this path's lattice lies on the lattice of `p`, a path of a shorter period: its
+    /// period a multiple of p's, and each of its residues on one of p's in the same sequence
+    /// (a path every kP at one of the phases of a path every P).
+    pub(crate) fn lies_on(&self, p: &PeriodicPath) -> bool {
+        p.phases <= 1
+            && self.phases <= 1
+            && self.period > p.period
+            && self.period % p.period == 0
+            && self
+                .residues
+                .iter()
+                .all(|x| p.residues.iter().any(|y| y.seq == x.seq && x.residue % p.period == y.residue))
+    }
+
     /// Whether iteration `it` of sequence `seq` lies in the slower stretch after this path's call
     /// (pass 3 finds the stretch): a call the path's line counts with it, not an outlier.
     pub(crate) fn in_stretch(&self, seq: u64, it: u64) -> bool {

@@ -176,9 +176,6 @@ pub(crate) fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::Pe
 /// P2 meet every lcm(P1, P2) calls, where a call pays both) is their coincidence, not a path of
 /// its own: its calls are already the two paths' calls.
 pub(crate) fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
-    let on = |q: &crate::analysis::code_paths::PeriodicPath, a: &crate::analysis::code_paths::PeriodicPath| {
-        a.phases <= 1 && a.period < q.period && q.period % a.period == 0 && q.phase % a.period == a.phase % a.period
-    };
     let coincident: Vec<bool> = paths
         .iter()
         .enumerate()
@@ -186,8 +183,11 @@ pub(crate) fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::Per
             q.phases <= 1
                 && paths.iter().enumerate().any(|(j, a)| {
                     j != i
-                        && on(q, a)
-                        && paths.iter().enumerate().any(|(k, b)| k != i && k != j && b.period != a.period && on(q, b))
+                        && q.lies_on(a)
+                        && paths
+                            .iter()
+                            .enumerate()
+                            .any(|(k, b)| k != i && k != j && b.period != a.period && q.lies_on(b))
                 })
         })
         .collect();

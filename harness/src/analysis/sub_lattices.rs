@@ -33,18 +33,9 @@ pub(crate) struct SubLattices {
 impl SubLattices {
     /// The paths `paths` as pass 3 starts to count them.
     pub fn new(paths: &[PeriodicPath]) -> Self {
-        let on_lattice = |q: &PeriodicPath, p: &PeriodicPath| {
-            p.phases <= 1
-                && q.phases <= 1
-                && q.period > p.period
-                && q.period % p.period == 0
-                && q.residues
-                    .iter()
-                    .all(|x| p.residues.iter().any(|y| y.seq == x.seq && x.residue % p.period == y.residue))
-        };
         let subs: Vec<Vec<usize>> = paths
             .iter()
-            .map(|p| (0..paths.len()).filter(|&j| on_lattice(&paths[j], p) && paths[j].extra > p.extra).collect())
+            .map(|p| (0..paths.len()).filter(|&j| paths[j].lies_on(p) && paths[j].extra > p.extra).collect())
             .collect();
         SubLattices {
             keys: paths.iter().map(|p| Key { period: p.period, residues: p.residues.clone() }).collect(),

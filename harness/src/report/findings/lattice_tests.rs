@@ -34,8 +34,18 @@ fn the_coincidence_of_two_paths_is_not_a_third() {
         .map(|_| (0..5000u64).map(|i| 90.0 + (rnd() % 2) as f64 + if i % 810 == 100 { 900.0 } else { 0.0 }).collect())
         .collect();
     let one = crate::report::tests::analysis_of(&seqs).periodic.first().expect("the path every 810").clone();
-    let path =
-        |period: u64, phase: u64| crate::analysis::code_paths::PeriodicPath { period, phases: 1, phase, ..one.clone() };
+    // Each sequence's residue agrees with the phase, as a found path's does.
+    let path = |period: u64, phase: u64| crate::analysis::code_paths::PeriodicPath {
+        period,
+        phases: 1,
+        phase,
+        residues: one
+            .residues
+            .iter()
+            .map(|r| crate::analysis::code_paths::Residue { seq: r.seq, residue: phase % period })
+            .collect(),
+        ..one.clone()
+    };
     let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87310)];
     crate::analysis::passes::drop_coincidences(&mut v);
     assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000]);

@@ -146,12 +146,11 @@ fn periodic(p: &PeriodicFinding, unit: &str) -> String {
     if !p.counted_in.is_empty() {
         let mut every: Vec<String> = p.counted_in.iter().map(|q| format!("every {q}")).collect();
         every.dedup();
-        t.push_str(&format!(
-            "; its calls on the {} {} on its lattice ({}) are counted there",
-            p.counted_in.len(),
-            plural(p.counted_in.len() as u64, "costlier path", "costlier paths"),
-            every.join(", ")
-        ));
+        let which = match p.counted_in.len() {
+            1 => "costlier path".to_string(),
+            n => format!("{n} costlier paths"),
+        };
+        t.push_str(&format!("; its calls on the {which} on its lattice ({}) are counted there", every.join(", ")));
     }
     t.push(')');
     if let Some(st) = &p.stretch {
