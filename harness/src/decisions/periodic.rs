@@ -43,6 +43,16 @@ decisions! {
     calibrated_by: "the report's time budget, not a fit";
     pub const MAX_SEARCH_CALLS: usize = 2000;
 
+    /// A claimed lattice is also tested against the conditional null of a coarser lattice of
+    /// a divisor of its period, with no path claimed on it, when the other slow calls gather on
+    /// that coarser lattice's residue this far beyond chance (the binomial tail, over all the
+    /// divisors tried): a path hidden inside another mode (a cheap path whose calls are slow only
+    /// where a random second mode meets them) puts slow calls on every slot of its own lattice,
+    /// and a chance progression of them looks like a period of its own to a null that draws
+    /// positions anywhere. Extra testing can only withdraw a claim (the larger p-value is kept).
+    calibrated_by: "the generative battery planted into real runs (a second random mode beside a cheap periodic path); a trigger only: the conditional null decides";
+    pub const GATHERED_P: f64 = 1e-4;
+
     reexported:
     /// Candidate periods whose pairwise GCDs are candidates too (the most frequent differences:
     /// 2P and 3P may be frequent where P is not).

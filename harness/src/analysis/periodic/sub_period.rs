@@ -11,9 +11,15 @@
 //! and survives; a band's chance pick does not. p = (1 + reruns as strong) / (1 + reruns), claimed
 //! below `decisions::claims::ALPHA` after `decisions::claims::NULL_RUNS` reruns, stopped at the first rerun as
 //! strong (no claim is then possible).
+//!
+//! The same null serves a lattice whose parent was never claimed but shows in the data: the
+//! other slow calls gather on a coarser lattice of a divisor of its period, at its phase. A cheap
+//! path inside a random second mode is slow on every slot of its own lattice and dearer where the
+//! mode meets it; a chance progression of those dearer slots is no path of its own.
 use crate::analysis::periodic::permutation::{Rng, Tested};
 use crate::analysis::periodic::search::{search, Call, Space};
 use crate::decisions::claims::{ALPHA, NULL_RUNS};
+use crate::decisions::periodic::GATHERED_P;
 use crate::stats::period::Lattice;
 
 /// Whether `child` lies on `parent`'s lattice: a multiple of its period at its phase in every
@@ -71,9 +77,64 @@ fn strongest_on(found: &[Lattice], parent: &Lattice) -> f64 {
     found.iter().filter(|l| on_parent(l, parent)).map(|l| -l.log10_chance).fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// Tests every claimed lattice that lies on another claimed lattice's (the smallest such parent)
-/// against the conditional null, and keeps the larger of its two p-values: a sub-period the
-/// conditional null refuses is no longer claimed.
+/// The coarser lattice, on a divisor of `child`'s period at its phase, that the other slow calls
+/// above one of the search's thresholds gather on far beyond chance
+/// (`decisions::periodic::GATHERED_P`, over every divisor and threshold tried), the most so: a
+/// path no claim was made on, whose slots a chance progression of `child` picks from. None when
+/// the calls spread as chance spreads them.
+fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice) -> Option<Lattice> {
+    let big = child.period;
+    let mut divisors: Vec<u64> =
+        (2..).take_while(|d| d * d <= big).filter(|d| big % d == 0).flat_map(|d| [d, big / d]).collect();
+    divisors.retain(|&d| d <= big / 2);
+    divisors.dedup();
+    // The other calls (off the child's own lattice), each with the child's phase in its sequence.
+    let calls: Vec<(u64, f32, u64)> = seqs
+        .iter()
+        .zip(&child.residues)
+        .filter_map(|(s, r)| r.map(|r| (s, r)))
+        .flat_map(|(s, r)| s.iter().filter(move |c| !c.phase && c.it % big != r).map(move |c| (c.it, c.v, r)))
+        .collect();
+    // The search's own thresholds: a cheap path hidden in a wide mode gathers only the calls
+    // above the mode's cost, a rare one only the calls as costly as itself.
+    let th = sp.th;
+    let mut thresholds = vec![th.tight, th.low, th.slow];
+    let mut t = sp.base + 2.0 * (th.slow - sp.base).max(1e-9);
+    while calls.iter().filter(|c| c.1 as f64 > t).count() >= 4 {
+        thresholds.push(t);
+        t = sp.base + 2.0 * (t - sp.base);
+    }
+    let tests = (divisors.len() * thresholds.len()) as f64;
+    let mut best: Option<(f64, u64)> = None;
+    for &t in &thresholds {
+        let above: Vec<&(u64, f32, u64)> = calls.iter().filter(|c| c.1 as f64 > t).collect();
+        let n = above.len() as u64;
+        for &d in &divisors {
+            // Off the child's lattice, a call falls on the coarser residue with chance
+            // (big / d - 1) / (big - 1) where calls fall anywhere.
+            let m = above.iter().filter(|c| c.0 % d == c.2 % d).count() as u64;
+            let q = (big / d - 1) as f64 / (big - 1) as f64;
+            let tail = crate::stats::binomial::upper_tail(n, m, q);
+            if (m as f64) > n as f64 * q && best.is_none_or(|(b, _)| tail < b) {
+                best = Some((tail, d));
+            }
+        }
+    }
+    let (tail, d) = best?;
+    (tail * tests <= GATHERED_P).then(|| Lattice {
+        period: d,
+        residues: child.residues.iter().map(|r| r.map(|r| r % d)).collect(),
+        hits: 0,
+        calls: Vec::new(),
+        slots: 0,
+        log10_chance: 0.0,
+    })
+}
+
+/// Tests every claimed lattice that lies on another claimed lattice's (the smallest such parent),
+/// or on a coarser lattice its other slow calls gather on (`gathered`), against the conditional
+/// null, and keeps the larger of its two p-values: a sub-period the conditional null refuses is
+/// no longer claimed.
 pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], tested: &mut [Tested], seed: u64) {
     let mut order: Vec<usize> = (0..tested.len()).collect();
     order.sort_by_key(|&i| tested[i].lattice.period);
@@ -81,12 +142,17 @@ pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], tested: &mut [Tested], seed: 
         if !tested[c].claimed() {
             continue;
         }
-        let parent = order[..n]
+        let claimed = order[..n]
             .iter()
             .copied()
             .find(|&p| tested[p].claimed() && on_parent(&tested[c].lattice, &tested[p].lattice));
-        let Some(p) = parent else { continue };
-        let parent = tested[p].lattice.clone();
+        let parent = match claimed {
+            Some(p) => tested[p].lattice.clone(),
+            None => match gathered(sp, seqs, &tested[c].lattice) {
+                Some(g) => g,
+                None => continue,
+            },
+        };
         let own = -tested[c].lattice.log10_chance;
         let mut rng = Rng((seed ^ tested[c].lattice.period.rotate_left(17)) | 1);
         let (mut exceed, mut runs) = (0u32, 0u32);
@@ -104,3 +170,7 @@ pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], tested: &mut [Tested], seed: 
         }
     }
 }
+
+#[cfg(test)]
+#[path = "sub_period_tests.rs"]
+mod tests;
