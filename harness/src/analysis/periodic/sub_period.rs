@@ -82,18 +82,24 @@ fn strongest_on(found: &[Lattice], parent: &Lattice) -> f64 {
 /// (`decisions::periodic::GATHERED_P`, over every divisor and threshold tried), the most so: a
 /// path no claim was made on, whose slots a chance progression of `child` picks from. None when
 /// the calls spread as chance spreads them.
-fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice) -> Option<Lattice> {
+fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice, claimed: &[&Lattice]) -> Option<Lattice> {
     let big = child.period;
     let mut divisors: Vec<u64> =
         (2..).take_while(|d| d * d <= big).filter(|d| big % d == 0).flat_map(|d| [d, big / d]).collect();
     divisors.retain(|&d| d <= big / 2);
     divisors.dedup();
-    // The other calls (off the child's own lattice), each with the child's phase in its sequence.
+    // The other calls (off the child's own lattice and off every lattice claimed: calls that
+    // gather on a claimed path, a second phase of the child's own period among them, are no
+    // hidden path), each with the child's phase in its sequence.
+    let off_claimed = |k: usize, it: u64| !claimed.iter().any(|l| l.residues[k] == Some(it % l.period));
     let calls: Vec<(u64, f32, u64)> = seqs
         .iter()
         .zip(&child.residues)
-        .filter_map(|(s, r)| r.map(|r| (s, r)))
-        .flat_map(|(s, r)| s.iter().filter(move |c| !c.phase && c.it % big != r).map(move |c| (c.it, c.v, r)))
+        .enumerate()
+        .filter_map(|(k, (s, r))| r.map(|r| (k, s, r)))
+        .flat_map(|(k, s, r)| {
+            s.iter().filter(move |c| !c.phase && c.it % big != r && off_claimed(k, c.it)).map(move |c| (c.it, c.v, r))
+        })
         .collect();
     // The search's own thresholds: a cheap path hidden in a wide mode gathers only the calls
     // above the mode's cost, a rare one only the calls as costly as itself.
@@ -131,6 +137,11 @@ fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice) -> Option<Lattice> 
     })
 }
 
+/// The claimed lattices other than `c`.
+fn others(tested: &[Tested], c: usize) -> Vec<&Lattice> {
+    tested.iter().enumerate().filter(|&(i, t)| i != c && t.claimed()).map(|(_, t)| &t.lattice).collect()
+}
+
 /// Tests every claimed lattice that lies on another claimed lattice's (the smallest such parent),
 /// or on a coarser lattice its other slow calls gather on (`gathered`), against the conditional
 /// null, and keeps the larger of its two p-values: a sub-period the conditional null refuses is
@@ -148,7 +159,7 @@ pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], tested: &mut [Tested], seed: 
             .find(|&p| tested[p].claimed() && on_parent(&tested[c].lattice, &tested[p].lattice));
         let parent = match claimed {
             Some(p) => tested[p].lattice.clone(),
-            None => match gathered(sp, seqs, &tested[c].lattice) {
+            None => match gathered(sp, seqs, &tested[c].lattice, &others(tested, c)) {
                 Some(g) => g,
                 None => continue,
             },

@@ -40,7 +40,7 @@ fn a_path_hidden_in_a_second_mode_shows_as_the_coarser_lattice() {
             })
             .collect();
         let j = rng.below(k as usize) as u64;
-        let got = gathered(&space(len), &[calls], &child(d * k, r + j * d));
+        let got = gathered(&space(len), &[calls], &child(d * k, r + j * d), &[]);
         let p = got.map(|g| g.period);
         assert!(
             p.is_some_and(|p| p % d == 0 || d % p == 0),
@@ -67,9 +67,31 @@ fn calls_that_fall_anywhere_gather_on_no_coarser_lattice() {
             })
             .collect();
         let r = rng.below(big as usize) as u64;
-        if let Some(g) = gathered(&space(len), &[calls], &child(big, r)) {
+        if let Some(g) = gathered(&space(len), &[calls], &child(big, r), &[]) {
             fired.push((case, big, g.period));
         }
     }
     assert!(fired.is_empty(), "coarser lattices found where calls fall anywhere: {fired:?}");
+}
+
+/// A path of one period at two phases half a period apart (two claimed lattices): each phase's
+/// calls sit on the other's coarser lattice, but they are a claimed path's, so neither is held
+/// against a hidden one; left unclaimed, the second phase would show.
+#[test]
+fn calls_of_a_claimed_lattice_are_no_hidden_path() {
+    let mut rng = SplitMix64(0x5eed_0003);
+    for case in 0..12 {
+        let half = 8 + rng.below(200) as u64;
+        let big = 2 * half;
+        let len = big * (5 + rng.below(20) as u64);
+        let r = rng.below(half as usize) as u64;
+        let calls: Vec<Call> = (0..len)
+            .filter(|it| it % half == r)
+            .map(|it| Call { it, v: if it % big == r { 600.0 } else { 500.0 }, phase: false })
+            .collect();
+        let seqs = [calls];
+        let sibling = child(big, r + half);
+        assert!(gathered(&space(len), &seqs, &child(big, r), &[&sibling]).is_none(), "case {case}: claimed sibling");
+        assert!(gathered(&space(len), &seqs, &child(big, r), &[]).is_some(), "case {case}: unclaimed sibling");
+    }
 }
