@@ -35,13 +35,12 @@ use std::path::Path;
 use crate::analysis::code_paths::*;
 use crate::analysis::passes::{count_on_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
-use crate::analysis::periodic::{aftermath, fractional, permutation, search, sub_period};
+use crate::analysis::periodic::{aftermath, fractional, permutation, search, search_part, sub_period};
 use crate::analysis::phases::{SlowerLevel, WindowMeans, Windows};
 use crate::decisions::modes::{
     INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
     TIGHT_QUANTILE, TIGHT_WIDTHS,
 };
-use crate::decisions::periodic::MAX_SEARCH_CALLS;
 use crate::decisions::phases::{PHASE_SHARE, WINDOW};
 use crate::results::read::ReadError;
 use crate::results::read::{Event, Events, Source};
@@ -354,41 +353,8 @@ fn periodic_paths(
     phase: &[bool],
 ) -> (Vec<PeriodicPath>, Vec<RejectedLattice>) {
     let all = calls_by_seq(m, seqs, phase);
-    let mut calls = all.clone();
-    // The null reruns the search a thousand times, at a cost that grows with the slow calls: a
-    // long noisy run is searched in its first part only (the same part for the data and for the
-    // null, so the test stays exact), holding MAX_SEARCH_CALLS of them. Pass 3 still counts the
-    // claimed paths over the whole run. Where two or more whole sequences fit, the part is those
-    // sequences, whole: a path's phase is its sequence's own, and a sequence cut short holds too
-    // few of a long period's calls (LTTng's switch every 810 calls in repetitions of 5000).
-    let per_seq: Vec<usize> = calls.iter().map(|c| c.iter().filter(|x| !x.phase).count()).collect();
-    let total: usize = per_seq.iter().sum();
-    let whole = per_seq.iter().scan(0, |acc, n| {
-        *acc += n;
-        Some(*acc)
-    });
-    let whole = whole.take_while(|&acc| acc <= MAX_SEARCH_CALLS).count();
-    let region;
-    let sp = if total > MAX_SEARCH_CALLS && whole >= 2 {
-        calls.truncate(whole);
-        let len = |e: &[(u64, u64)]| e.iter().map(|&(f, l)| l - f + 1).sum::<u64>() as f64;
-        let extents = sp.extents[..whole].to_vec();
-        let rows = ((sp.rows as f64 * len(&extents) / len(&sp.extents)) as u64).max(1);
-        region = Space { extents, rows, base: sp.base, bw: sp.bw, th: sp.th };
-        &region
-    } else if total > MAX_SEARCH_CALLS {
-        let frac = MAX_SEARCH_CALLS as f64 / total as f64;
-        let extents: Vec<(u64, u64)> =
-            sp.extents.iter().map(|&(f, l)| (f, f + ((l - f) as f64 * frac) as u64)).collect();
-        for (c, e) in calls.iter_mut().zip(&extents) {
-            c.retain(|x| x.it <= e.1);
-        }
-        let rows = ((sp.rows as f64 * frac) as u64).max(1);
-        region = Space { extents, rows, base: sp.base, bw: sp.bw, th: sp.th };
-        &region
-    } else {
-        sp
-    };
+    let (pick, calls, part) = search_part::of(&all, sp);
+    let sp = &part;
     let found = search::search(sp, &calls);
     let seed = sp.rows ^ (m.entries.len() as u64).rotate_left(32) ^ 0x9E3779B97F4A7C15;
     let mut tested = permutation::test(sp, &calls, found, seed);
@@ -422,12 +388,14 @@ fn periodic_paths(
             p_value: t.p(),
             null_runs: t.runs,
             phase,
+            // The searched sequences' phases, then the phase of each sequence left out of the
+            // search where its own calls hold the lattice.
             residues: l
                 .residues
                 .iter()
-                .zip(&seqs.ids)
-                .filter_map(|(r, id)| r.map(|residue| Residue { seq: *id, residue }))
-                .chain((l.residues.len()..all.len()).filter_map(|k| {
+                .zip(&pick)
+                .filter_map(|(r, &k)| r.map(|residue| Residue { seq: seqs.ids[k], residue }))
+                .chain((0..all.len()).filter(|k| !pick.contains(k)).filter_map(|k| {
                     search::residue_beyond(&all[k], seqs.extents[k], l.period, cut)
                         .map(|residue| Residue { seq: seqs.ids[k], residue })
                 }))

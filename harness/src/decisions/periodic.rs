@@ -37,9 +37,10 @@ decisions! {
     calibrated_by: "the survey's LTTng runs (offset 1), with margin";
     pub const FOLLOWER_MAX_OFFSET: u64 = 3;
 
-    /// Slow calls the periodic search (and each of its null reruns) looks at, at most, from the
-    /// run's start: the same part for the data and for every rerun, so the test stays exact. A
-    /// bound on the report's time (about 3 us per call per rerun here, 1000 reruns).
+    /// Slow calls the periodic search (and each of its null reruns) looks at, at most: the run's
+    /// quietest whole sequences, or else each sequence's first part (`periodic::search_part`).
+    /// The same part for the data and for every rerun, so the test stays exact. A bound on the
+    /// report's time (about 3 us per call per rerun here, 1000 reruns).
     calibrated_by: "the report's time budget, not a fit";
     pub const MAX_SEARCH_CALLS: usize = 2000;
 

@@ -15,6 +15,8 @@ mod expected_tests;
 mod lattice_tests;
 #[cfg(test)]
 mod ownership_tests;
+#[cfg(test)]
+mod quiet_sequences_tests;
 pub mod ranking;
 mod report;
 mod slow_populations;

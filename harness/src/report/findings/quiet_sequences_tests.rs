@@ -1,0 +1,44 @@
+//! A long period is searched in whole sequences: where some repetitions ran in a slower speed
+//! phase (most of their calls above the slow threshold), the search takes the quietest
+//! repetitions whole, not the first part of every one, which holds too few of a long period's
+//! calls (LTTng's switch every 810 calls in repetitions of 5000).
+use crate::report::tests::{analysis_of, xorshift};
+
+/// A generator of runs: 6 to 10 repetitions of 5000 calls with a path every P (500 to 1200) at
+/// +1.5 to +3 us, each repetition at its own phase; about half of them slower throughout (every
+/// call up to +80 ns more, as in a slower speed phase). The path is found at its period.
+#[test]
+fn a_long_period_is_found_beside_repetitions_in_a_slower_phase() {
+    let mut rnd = xorshift();
+    for run in 0..6 {
+        let reps = 6 + (rnd() % 5) as usize;
+        let p = 500 + rnd() % 700;
+        let extra = 1500.0 + (rnd() % 1500) as f64;
+        let mut noisy = 0;
+        let seqs: Vec<Vec<f64>> = (0..reps)
+            .map(|r| {
+                let slow = r < 2 || rnd() % 2 == 0;
+                noisy += slow as usize;
+                let phase = rnd() % p;
+                (0..5000u64)
+                    .map(|i| {
+                        let mut v = 100.0 + (rnd() % 2) as f64 * 10.0;
+                        if slow {
+                            v += (rnd() % 80) as f64;
+                        }
+                        if i % p == phase {
+                            v += extra;
+                        }
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        let cp = analysis_of(&seqs);
+        let said: Vec<(u64, u64)> = cp.periodic.iter().map(|x| (x.period, x.taken)).collect();
+        assert!(
+            cp.periodic.iter().any(|x| x.period == p),
+            "run {run}: {reps} repetitions ({noisy} slower), a path every {p} at +{extra}: said {said:?}"
+        );
+    }
+}
