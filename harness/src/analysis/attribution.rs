@@ -366,10 +366,13 @@ impl Attributions {
 }
 
 /// The tracer's own main slow path (the sweep's slow_period and slow_share): the
-/// costliest periodic path, else the costliest irregular path with a spacing that the reference
+/// costliest periodic path that lies on no other path's lattice, else the costliest irregular path with a spacing that the reference
 /// windows give to the tracer (or that no reference windows test), else the costliest memoryless path of the tracer.
 pub fn main_slow_path(cp: &CodePaths, attr: Option<&Attributions>) -> Option<MainSlowPath> {
-    if let Some(p) = cp.periodic.iter().max_by(|x, y| x.extra.total_cmp(&y.extra)) {
+    // A costlier path on another's lattice (every 18th sub-buffer switch dearer than the rest)
+    // is that path's calls on some of its slots: the tracer's period is the other's.
+    let own = |p: &&crate::analysis::code_paths::PeriodicPath| !cp.periodic.iter().any(|q| p.lies_on(q));
+    if let Some(p) = cp.periodic.iter().filter(own).max_by(|x, y| x.extra.total_cmp(&y.extra)) {
         let share = p.taken as f64 / cp.rows.max(1) as f64;
         return Some(MainSlowPath { mean_period: p.mean_period(), extra: p.extra, share });
     }

@@ -53,5 +53,8 @@ fn calls_on_a_costlier_path_on_a_cheaper_ones_lattice_are_counted_once() {
             cheap.extra
         );
         assert_eq!(cheap.counted_in.len(), 1 + two as usize, "run {run}: {said:?}");
+        // The sweep's main slow path is the path every P: the costlier values are its own slots.
+        let main = crate::analysis::attribution::main_slow_path(&cp, None).map(|m| m.mean_period);
+        assert_eq!(main, Some(p as f64), "run {run}: the main slow path of {said:?}");
     }
 }
