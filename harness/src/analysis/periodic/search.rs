@@ -79,14 +79,20 @@ fn candidates(sp: &Space, seqs: &[Vec<Call>]) -> Vec<Lattice> {
     if th.tight < th.low.min(th.slow) {
         out.extend(find_lattices(&slow_above(sp, seqs, th.tight), sp.rows, PER_THRESHOLD));
     }
-    // Bands double their distance to the fast path each step: log-spaced, as costs are.
-    let mut t = sp.base + 2.0 * (th.slow - sp.base).max(1e-9);
-    loop {
-        let s = slow_above(sp, seqs, t);
-        if s.iter().map(|x| x.calls.len()).sum::<usize>() < 4 {
-            break;
-        }
-        out.extend(find_lattices(&s, sp.rows, PER_BAND));
+    let above = |t: f64| seqs.iter().flatten().filter(|c| c.v as f64 > t && !c.phase).count();
+    for t in band_floors(sp, above) {
+        out.extend(find_lattices(&slow_above(sp, seqs, t), sp.rows, PER_BAND));
+    }
+    out
+}
+
+/// The floors of the costlier bands: each doubles its distance to the fast path (log-spaced, as
+/// costs are), while at least four calls stand above it (`above(t)`: the calls above t).
+pub(crate) fn band_floors(sp: &Space, above: impl Fn(f64) -> usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut t = sp.base + 2.0 * (sp.th.slow - sp.base).max(1e-9);
+    while above(t) >= 4 {
+        out.push(t);
         t = sp.base + 2.0 * (t - sp.base);
     }
     out

@@ -17,7 +17,7 @@
 //! path inside a random second mode is slow on every slot of its own lattice and dearer where the
 //! mode meets it; a chance progression of those dearer slots is no path of its own.
 use crate::analysis::periodic::permutation::{Rng, Tested};
-use crate::analysis::periodic::search::{search, Call, Space};
+use crate::analysis::periodic::search::{band_floors, search, Call, Space};
 use crate::decisions::claims::{ALPHA, NULL_RUNS};
 use crate::decisions::periodic::GATHERED_P;
 use crate::stats::period::Lattice;
@@ -105,11 +105,7 @@ fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice, claimed: &[&Lattice
     // above the mode's cost, a rare one only the calls as costly as itself.
     let th = sp.th;
     let mut thresholds = vec![th.tight, th.low, th.slow];
-    let mut t = sp.base + 2.0 * (th.slow - sp.base).max(1e-9);
-    while calls.iter().filter(|c| c.1 as f64 > t).count() >= 4 {
-        thresholds.push(t);
-        t = sp.base + 2.0 * (t - sp.base);
-    }
+    thresholds.extend(band_floors(sp, |t| calls.iter().filter(|c| c.1 as f64 > t).count()));
     let tests = (divisors.len() * thresholds.len()) as f64;
     let mut best: Option<(f64, u64)> = None;
     for &t in &thresholds {
