@@ -353,14 +353,18 @@ fn periodic_paths(
     phase: &[bool],
 ) -> (Vec<PeriodicPath>, Vec<RejectedLattice>) {
     let all = calls_by_seq(m, seqs, phase);
-    let (pick, calls, part) = search_part::of(&all, sp);
-    let sp = &part;
-    let found = search::search(sp, &calls);
+    let parts = search_part::of(&all, sp);
+    let found =
+        parts.iter().enumerate().flat_map(|(i, p)| search::search(&p.space, &p.calls).into_iter().map(move |l| (i, l)));
     let seed = sp.rows ^ (m.entries.len() as u64).rotate_left(32) ^ 0x9E3779B97F4A7C15;
-    let mut tested = permutation::test(sp, &calls, found, seed);
+    let mut tested = permutation::test(&parts, found.collect(), seed);
     // A lattice on a claimed path's own lattice needs the null that permutes that path's costs
     // (a varying cost's dearest calls land on a multiple by chance; sub_period.rs).
-    sub_period::test(sp, &calls, &mut tested, seed.rotate_left(7));
+    for (i, p) in parts.iter().enumerate() {
+        let lo = tested.partition_point(|t| t.part < i);
+        let hi = tested.partition_point(|t| t.part <= i);
+        sub_period::test(&p.space, &p.calls, &mut tested[lo..hi], seed.rotate_left(7));
+    }
     let mut periodic = Vec::new();
     let mut rejected = Vec::new();
     for t in tested {
@@ -369,12 +373,16 @@ fn periodic_paths(
             rejected.push(RejectedLattice { period: l.period, hits: l.hits as u64, p: t.p(), null_runs: t.runs });
             continue;
         }
+        let pick = &parts[t.part].pick;
         let (med, cut) = search::cost_and_cut(sp, l);
         let phase = l
             .residues
             .iter()
-            .zip(&sp.extents)
-            .find_map(|(r, &(first, _))| r.map(|r| first + (r + l.period - first % l.period) % l.period))
+            .zip(pick)
+            .find_map(|(r, &k)| {
+                let first = seqs.extents[k].0;
+                r.map(|r| first + (r + l.period - first % l.period) % l.period)
+            })
             .unwrap_or(0);
         periodic.push(PeriodicPath {
             period: l.period,
@@ -393,7 +401,7 @@ fn periodic_paths(
             residues: l
                 .residues
                 .iter()
-                .zip(&pick)
+                .zip(pick)
                 .filter_map(|(r, &k)| r.map(|residue| Residue { seq: seqs.ids[k], residue }))
                 .chain((0..all.len()).filter(|k| !pick.contains(k)).filter_map(|k| {
                     search::residue_beyond(&all[k], seqs.extents[k], l.period, cut)

@@ -12,6 +12,7 @@
 //! once every lattice has been matched by one (none can then be claimed): a valid sequential
 //! scheme, since a claim still needs all of them.
 use crate::analysis::periodic::search::{search, Call, Space};
+use crate::analysis::periodic::search_part::Part;
 use crate::decisions::claims::{ALPHA, NULL_RUNS};
 use crate::stats::period::Lattice;
 
@@ -19,6 +20,8 @@ use crate::stats::period::Lattice;
 #[derive(Debug, Clone)]
 pub(crate) struct Tested {
     pub lattice: Lattice,
+    /// The part of the run it was found in (`search_part`).
+    pub part: usize,
     /// Null reruns at least as strong, and the reruns made.
     pub exceed: u32,
     pub runs: u32,
@@ -64,55 +67,74 @@ fn distinct_positions(rng: &mut Rng, first: u64, last: u64, k: usize, out: &mut 
     out.sort_unstable();
 }
 
-/// The same calls at random positions, their costs kept. Where the sequences span the same
-/// iterations, one random map of the iterations moves every sequence's calls alike: a call slow
-/// on the same iteration in every repetition (keyed to the call's index or value, not to chance)
-/// stays so in the null, and a chance progression of such iterations, repeated in each
-/// repetition, is no stronger there than in the null. Otherwise each sequence draws its own.
+/// The same calls at random positions, their costs kept. Sequences that span the same
+/// iterations share one random map of those iterations, which moves their calls alike: a call
+/// slow on the same iteration in every repetition (keyed to the call's index or value, not to
+/// chance) stays so in the null, and a chance progression of such iterations, repeated in each
+/// repetition, is no stronger there than in the null. A sequence of its own span draws its own.
 fn permuted(rng: &mut Rng, sp: &Space, seqs: &[Vec<Call>]) -> Vec<Vec<Call>> {
-    let mut pos = Vec::new();
-    if let Some(&(first, last)) = sp.extents.first().filter(|e| sp.extents.iter().all(|x| x == *e)) {
-        let mut at: Vec<u64> = seqs.iter().flatten().map(|c| c.it).filter(|&i| i >= first && i <= last).collect();
-        at.sort_unstable();
-        at.dedup();
-        if at.len() as u64 > last - first + 1 {
-            return independently(rng, sp, seqs);
+    let mut out: Vec<Vec<Call>> = vec![Vec::new(); seqs.len()];
+    let mut done = vec![false; seqs.len()];
+    for k in 0..seqs.len() {
+        if done[k] {
+            continue;
         }
-        distinct_positions(rng, first, last, at.len(), &mut pos);
-        for i in (1..pos.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
-            pos.swap(i, j);
+        let group: Vec<usize> = (k..seqs.len()).filter(|&j| sp.extents[j] == sp.extents[k]).collect();
+        group.iter().for_each(|&j| done[j] = true);
+        let moved = match group.len() {
+            1 => None,
+            _ => one_map(rng, sp.extents[k], group.iter().map(|&j| &seqs[j])),
+        };
+        match moved {
+            Some(moved) => group.iter().zip(moved).for_each(|(&j, v)| out[j] = v),
+            None => group.iter().for_each(|&j| out[j] = own_positions(rng, sp.extents[j], &seqs[j])),
         }
-        return seqs
-            .iter()
-            .map(|s| {
-                let mut v: Vec<Call> =
-                    s.iter().filter_map(|c| at.binary_search(&c.it).ok().map(|k| Call { it: pos[k], ..*c })).collect();
-                v.sort_by_key(|c| c.it);
-                v
-            })
-            .collect();
     }
-    independently(rng, sp, seqs)
+    out
 }
 
-/// The calls of each sequence at positions drawn within it alone, their costs shuffled over them.
-fn independently(rng: &mut Rng, sp: &Space, seqs: &[Vec<Call>]) -> Vec<Vec<Call>> {
+/// The calls of sequences of one span moved by one random map of the iterations they use, or
+/// None where they use more iterations than the span holds (then each draws its own).
+fn one_map<'a>(
+    rng: &mut Rng,
+    (first, last): (u64, u64),
+    seqs: impl Iterator<Item = &'a Vec<Call>> + Clone,
+) -> Option<Vec<Vec<Call>>> {
+    let mut at: Vec<u64> = seqs.clone().flatten().map(|c| c.it).filter(|&i| i >= first && i <= last).collect();
+    at.sort_unstable();
+    at.dedup();
+    if at.len() as u64 > last - first + 1 {
+        return None;
+    }
     let mut pos = Vec::new();
-    seqs.iter()
-        .zip(&sp.extents)
-        .map(|(s, &(first, last))| {
-            distinct_positions(rng, first, last, s.len(), &mut pos);
-            let mut v: Vec<Call> = s.clone();
-            for i in (1..v.len()).rev() {
-                let j = rng.below(i as u64 + 1) as usize;
-                v.swap(i, j);
-            }
-            v.iter_mut().zip(&pos).for_each(|(c, &p)| c.it = p);
-            v.truncate(pos.len());
+    distinct_positions(rng, first, last, at.len(), &mut pos);
+    for i in (1..pos.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        pos.swap(i, j);
+    }
+    Some(
+        seqs.map(|s| {
+            let mut v: Vec<Call> =
+                s.iter().filter_map(|c| at.binary_search(&c.it).ok().map(|k| Call { it: pos[k], ..*c })).collect();
+            v.sort_by_key(|c| c.it);
             v
         })
-        .collect()
+        .collect(),
+    )
+}
+
+/// The calls of one sequence at positions drawn within it alone, their costs shuffled over them.
+fn own_positions(rng: &mut Rng, (first, last): (u64, u64), s: &[Call]) -> Vec<Call> {
+    let mut pos = Vec::new();
+    distinct_positions(rng, first, last, s.len(), &mut pos);
+    let mut v: Vec<Call> = s.to_vec();
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+    v.iter_mut().zip(&pos).for_each(|(c, &p)| c.it = p);
+    v.truncate(pos.len());
+    v
 }
 
 /// The strongest evidence of one search: minus the smallest log10 chance of its lattices.
@@ -120,10 +142,13 @@ fn strength(found: &[Lattice]) -> f64 {
     found.iter().map(|l| -l.log10_chance).fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// Tests each lattice the search found in `seqs` against reruns of the search at random
-/// positions. `seed` makes the reruns reproducible.
-pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], found: Vec<Lattice>, seed: u64) -> Vec<Tested> {
-    let mut out: Vec<Tested> = found.into_iter().map(|lattice| Tested { lattice, exceed: 0, runs: 0 }).collect();
+/// Tests each lattice the search found in the run's parts (each with the part it was found in)
+/// against reruns of the search at random positions: one rerun moves the calls of every part
+/// and searches each, and its evidence is the strongest of all. `seed` makes the reruns
+/// reproducible.
+pub(crate) fn test(parts: &[Part], found: Vec<(usize, Lattice)>, seed: u64) -> Vec<Tested> {
+    let mut out: Vec<Tested> =
+        found.into_iter().map(|(part, lattice)| Tested { lattice, part, exceed: 0, runs: 0 }).collect();
     if out.is_empty() {
         return out;
     }
@@ -133,20 +158,24 @@ pub(crate) fn test(sp: &Space, seqs: &[Vec<Call>], found: Vec<Lattice>, seed: u6
     // (the reruns a batch holds past the stop are searched and not counted).
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_CORES);
     let mut drawn = 0;
+    let rerun = |x: &Vec<Vec<Vec<Call>>>| {
+        parts.iter().zip(x).map(|(p, calls)| strength(&search(&p.space, calls))).fold(f64::NEG_INFINITY, f64::max)
+    };
     while drawn < NULL_RUNS && !out.iter().all(|t| t.exceed > 0) {
         let batch = if cores > 1 { (cores * PER_CORE).min((NULL_RUNS - drawn) as usize) } else { 1 };
-        let inputs: Vec<Vec<Vec<Call>>> = (0..batch).map(|_| permuted(&mut rng, sp, seqs)).collect();
+        let inputs: Vec<Vec<Vec<Vec<Call>>>> =
+            (0..batch).map(|_| parts.iter().map(|p| permuted(&mut rng, &p.space, &p.calls)).collect()).collect();
         drawn += batch as u32;
         let strengths: Vec<f64> = if cores > 1 {
             std::thread::scope(|s| {
                 let parts: Vec<_> = inputs
                     .chunks(batch.div_ceil(cores))
-                    .map(|part| s.spawn(move || part.iter().map(|x| strength(&search(sp, x))).collect::<Vec<f64>>()))
+                    .map(|chunk| s.spawn(move || chunk.iter().map(rerun).collect::<Vec<f64>>()))
                     .collect();
                 parts.into_iter().flat_map(|h| h.join().expect("a null rerun's search panicked")).collect()
             })
         } else {
-            inputs.iter().map(|x| strength(&search(sp, x))).collect()
+            inputs.iter().map(rerun).collect()
         };
         for s in strengths {
             if out.iter().all(|t| t.exceed > 0) {

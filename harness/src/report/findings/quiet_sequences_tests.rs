@@ -42,3 +42,36 @@ fn a_long_period_is_found_beside_repetitions_in_a_slower_phase() {
         );
     }
 }
+
+/// A generator of single long runs: 100 000 calls, stretches of 2000 of them slower at random
+/// (every call up to +80 ns more), and a rare costly path every P (3000 to 9000) at +5 to +15 us.
+/// No two whole sequences fit the search's bound, and the first share of the run holds at most
+/// one of the path's calls: the rest of the run, read above a cost floor, holds them all.
+#[test]
+fn a_long_period_is_found_in_one_run_with_a_slower_phase() {
+    let mut rnd = xorshift();
+    for run in 0..4 {
+        let p = 3000 + rnd() % 6000;
+        let extra = 5000.0 + (rnd() % 10000) as f64;
+        let phase = rnd() % p;
+        let mut slow = false;
+        let calls: Vec<f64> = (0..100_000u64)
+            .map(|i| {
+                if i % 2000 == 0 {
+                    slow = rnd() % 2 == 0;
+                }
+                let mut v = 100.0 + (rnd() % 2) as f64 * 10.0;
+                if slow {
+                    v += (rnd() % 80) as f64;
+                }
+                if i % p == phase {
+                    v += extra;
+                }
+                v
+            })
+            .collect();
+        let cp = analysis_of(&[calls]);
+        let said: Vec<(u64, u64)> = cp.periodic.iter().map(|x| (x.period, x.taken)).collect();
+        assert!(cp.periodic.iter().any(|x| x.period == p), "run {run}: a path every {p} at +{extra}: said {said:?}");
+    }
+}
