@@ -274,21 +274,25 @@ fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
 }
 
 /// Whether a band of `calls` outliers from `lo` (extra ns) up stands as a mode of its own, not
-/// a stretch of one tail: the outliers per ns in the band's width just below it (the part of it
-/// above `floor`, the slow threshold's extra, where outliers are seen, and at least half of it)
-/// are at most BAND_DIP of the band's own. A tail that falls from the fast path on (a Pareto excess) is densest next to
-/// it, so every band of it has as many calls per ns below it as in it; a band whose lower
-/// neighbour lies wholly under the threshold cannot be told from such a tail.
-fn separate(outliers: &[(f32, u64, u64)], calls: u64, lo: f64, floor: f64) -> bool {
+/// a stretch of one tail or the shoulder of another population: the slow calls per ns in the
+/// band's width just below it (the part of it above `floor`, the slow threshold's extra, where
+/// slow calls are seen, and at least half of it) are at most BAND_DIP of the band's own. Those
+/// calls are the outliers and the calls an irregular path explains (`explained`, ascending): a
+/// band on the upper shoulder of an irregular path's mode is that mode's edge. A tail that falls
+/// from the fast path on (a Pareto excess) is densest next to it, so every band of it has as many
+/// calls per ns below it as in it; a band whose lower neighbour lies wholly under the threshold
+/// cannot be told from such a tail.
+fn separate(outliers: &[(f32, u64, u64)], explained: &[f32], calls: u64, lo: f64, floor: f64) -> bool {
     let below = (lo / BAND_FACTOR as f64).max(floor);
     // Half the lower neighbour seen at least: a sliver above the threshold holds too few calls
     // to tell a dip from a tail.
     if lo - below < 0.5 * (lo - lo / BAND_FACTOR as f64) {
         return false;
     }
-    let n = outliers.iter().filter(|c| (c.0 as f64) >= below && (c.0 as f64) < lo).count() as f64;
+    let within = |x: f32| (x as f64) >= below && (x as f64) < lo;
+    let n = outliers.iter().filter(|c| within(c.0)).count() + explained.iter().filter(|&&x| within(x)).count();
     let band_width = lo * (BAND_FACTOR as f64 - 1.0);
-    n / (lo - below) <= BAND_DIP * calls as f64 / band_width
+    n as f64 / (lo - below) <= BAND_DIP * calls as f64 / band_width
 }
 
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
@@ -320,8 +324,13 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         // The band's edges as `densest` drew them, in f32: a call at the upper edge is on the
         // same side in the band's count and wherever the band is matched by cost.
         let (lo, hi) = (left[i].0 as f64, (left[i].0 * BAND_FACTOR) as f64);
-        if !separate(&cp.outlier_calls, (j - i) as u64, lo, cp.threshold - base) {
-            // Part of one tail that falls from the fast path on: left among the outliers.
+        // A band that overlaps one already said is the rest of that band's mode, cut by the
+        // window's edge: one mode is one band.
+        let overlaps =
+            bands.iter().any(|b: &Band| lo < b.test.extra_hi.unwrap_or(f64::INFINITY) && b.test.extra_lo < hi);
+        if overlaps || !separate(&cp.outlier_calls, &cp.explained_extras, (j - i) as u64, lo, cp.threshold - base) {
+            // Part of one tail that falls from the fast path on, or of a mode already said:
+            // left among the outliers.
             left.drain(i..j);
             continue;
         }

@@ -236,6 +236,10 @@ pub struct CodePaths {
     /// The outliers' (extra cost over the fast path's median, sequence, iteration), by extra
     /// cost ascending (their cost bands are held against the reference windows, attribution.rs).
     pub outlier_calls: Vec<(f32, u64, u64)>,
+    /// The extra costs of the slow calls off every periodic path that an irregular path
+    /// explains, ascending: a band of outliers on such a path's shoulder is that path's edge,
+    /// not a mode of its own (attribution.rs).
+    pub explained_extras: Vec<f32>,
     /// The calls above p99 and p99.9 by population (latency only; empty otherwise).
     pub tails: Vec<Tail>,
     /// When most calls in no mode hold the majority of their 64-call windows: the number of

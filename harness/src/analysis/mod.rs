@@ -305,6 +305,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
         phases,
         outliers: counts.outliers,
         outlier_calls: counts.calls,
+        explained_extras: counts.explained,
         tails: Vec::new(),
         // Calls off the dominant mode that hold the majority of their windows, in stretches: a
         // slower phase too broad to form one mode, not scattered noise.
@@ -427,6 +428,8 @@ struct SlowCounts {
     slow_in_dom: u64,
     /// The outliers' (extra cost over the fast path, sequence, iteration), by cost.
     calls: Vec<(f32, u64, u64)>,
+    /// The extra costs of the slow calls an irregular path explains, ascending.
+    explained: Vec<f32>,
 }
 
 fn slow_counts(
@@ -437,7 +440,7 @@ fn slow_counts(
     explained: &[bool],
     on_lattice: &impl Fn(usize, u64) -> bool,
 ) -> SlowCounts {
-    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0, calls: Vec::new() };
+    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0, calls: Vec::new(), explained: Vec::new() };
     let base = m.modes[m.dom].median as f32;
     for (pos, id) in seqs.ids.iter().enumerate() {
         let lo = m.entries.partition_point(|e| e.seq < *id);
@@ -449,16 +452,17 @@ fn slow_counts(
             if e.mode == Some(m.dom) && (taking || e.v as f64 > m.th.slow) {
                 c.slow_in_dom += 1;
             }
-            if e.v as f64 > m.th.slow
-                && !explained[lo + j]
-                && !e.mode.is_some_and(|k| phase[k])
-                && !on_lattice(pos, e.it)
-            {
-                c.outliers += 1;
-                c.calls.push((e.v - base, *id, e.it));
+            if e.v as f64 > m.th.slow && !e.mode.is_some_and(|k| phase[k]) && !on_lattice(pos, e.it) {
+                if explained[lo + j] {
+                    c.explained.push(e.v - base);
+                } else {
+                    c.outliers += 1;
+                    c.calls.push((e.v - base, *id, e.it));
+                }
             }
         }
     }
     c.calls.sort_by(|a, b| a.0.total_cmp(&b.0));
+    c.explained.sort_by(|a, b| a.total_cmp(b));
     c
 }

@@ -62,3 +62,38 @@ fn a_regular_population_is_a_path_only_when_the_reference_windows_give_it_to_the
     // The tracer's populations are named: the test does not pass by claiming nothing.
     assert_eq!(tracer_named, tracers, "the tracer's regular population was named in {tracer_named} of {tracers} runs");
 }
+
+/// A generator of runs: a memoryless population of the tracer's (0.3 % to 1 % of the calls, at
+/// random positions) whose cost spreads evenly from +X to +2.2X, wider than one cost band. The
+/// densest band takes part of it and leaves the rest beside it: that rest is the same mode, so
+/// one band is said, never two.
+#[test]
+fn one_mode_wider_than_a_band_is_one_band() {
+    let mut rnd = xorshift();
+    let mut named = 0;
+    for run in 0..12 {
+        let x = 300.0 + (rnd() % 1500) as f64;
+        let per_mille = 3 + rnd() % 8;
+        let n = 20_000usize;
+        let seqs: Vec<Vec<f64>> = (0..2)
+            .map(|_| {
+                (0..n)
+                    .map(|_| {
+                        let v = 100.0 + (rnd() % 2) as f64 * 10.0;
+                        if rnd() % 1000 < per_mille {
+                            v + x * (1.0 + 1.2 * (rnd() % 1000) as f64 / 1000.0)
+                        } else {
+                            v
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let cp = analysis_of(&seqs);
+        let attr = attribute(&cp, Some(&reference(2 * n as u64, 105.0, 0, x))).unwrap();
+        let bands: Vec<(f64, u64)> = attr.bands.iter().map(|b| (b.extra, b.calls)).collect();
+        assert!(bands.len() <= 1, "run {run}: one mode from +{x} to +{:.0} said as {bands:?}", 2.2 * x);
+        named += bands.len();
+    }
+    assert!(named >= 6, "the mode was said as a band in {named} of 12 runs");
+}
