@@ -132,9 +132,11 @@ pub(crate) fn count_on_lattices(
                     }
                     // Calls above the path's cut count at the cut: an outlier (a stall) would
                     // make its bin look slow, and a stretch as costly as the path must still
-                    // show as one. The paths' own calls are left out.
+                    // show as one. Where the stretch lies is read with calls counted at most at
+                    // the slow threshold (stretch.rs). The paths' own calls are left out.
                     if let Some(prof) = p.profile.as_mut().filter(|_| v.is_finite() && !on_any) {
-                        prof.add((row.iteration + p.period - r % p.period) % p.period, p.period, v.min(p.cut));
+                        let offset = (row.iteration + p.period - r % p.period) % p.period;
+                        prof.add(offset, p.period, v.min(p.cut), v.min(c.threshold.min(p.cut)));
                     }
                 }
             }

@@ -91,8 +91,12 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
     let fits = |ok: &dyn Fn(&Component) -> bool| (0..c.len()).filter(|&k| ok(&c[k])).collect::<Vec<usize>>();
     for p in &cp.periodic {
         let ok = |x: &Component| match x {
-            Component::Periodic { period, phases, .. } if p.phases <= 1 && p.period == *period => {
-                p.residues.iter().all(|r| phases.iter().any(|&ph| (r.residue + period - ph) % period <= 3))
+            // At the path's phase or a few calls after (its follower), or within the stretch
+            // that follows it: those calls are this path's every `period` calls too, so the
+            // claim is true (it is said right, for power, only at the path's own phase).
+            Component::Periodic { period, phases, stretch, .. } if p.phases <= 1 && p.period == *period => {
+                let after = stretch.map_or(3, |s| s.0.max(3));
+                p.residues.iter().all(|r| phases.iter().any(|&ph| (r.residue + period - ph) % period <= after))
             }
             Component::DriftingPeriod { gap, .. } => {
                 (gap.0 as f64 - 1.0..=gap.1 as f64 + 1.0).contains(&p.mean_period())

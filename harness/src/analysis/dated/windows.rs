@@ -43,7 +43,7 @@ impl CallSource for BTreeMap<SeqKey, Vec<Call>> {
 /// One call into a fold on `period` from `residue` (only the calls at or below the threshold).
 pub fn fold_call(profile: &mut Profile, c: &Call, threshold: f64, period: u64, residue: u64) {
     if c.latency <= threshold {
-        profile.add((c.iteration + period - residue % period) % period, period, c.latency);
+        profile.add((c.iteration + period - residue % period) % period, period, c.latency, c.latency);
     }
 }
 
