@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::analysis::code_paths::*;
-use crate::analysis::passes::{count_on_lattices, pass1};
+use crate::analysis::passes::{count_on_lattices, outliers_off_dropped_lattices, pass1};
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
 use crate::analysis::periodic::{aftermath, fractional, permutation, search, search_part, sub_period};
 use crate::analysis::phases::{SlowerLevel, WindowMeans, Windows};
@@ -232,6 +232,7 @@ pub fn analyze_source(
         a.code_paths.push(cp);
     }
     // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
+    let searched: Vec<Vec<PeriodicPath>> = a.code_paths.iter().map(|c| c.periodic.clone()).collect();
     count_on_lattices(path, &mut a, &mut row, &seqs.ranges)?;
     // A slower stretch after a path (found in pass 3) holds calls of that path, not outliers.
     for cp in a.code_paths.iter_mut() {
@@ -240,10 +241,11 @@ pub fn analyze_source(
         cp.outlier_calls.retain(|c| !periodic.iter().any(|p| p.in_stretch(c.1, c.2)));
         cp.outliers -= (before - cp.outlier_calls.len()) as u64;
     }
-    for (m, cp) in scans.iter().zip(a.code_paths.iter_mut()) {
+    for ((m, cp), searched) in scans.iter().zip(a.code_paths.iter_mut()).zip(&searched) {
+        let scanned =
+            tails::Scanned { entries: &m.entries, modes: &m.modes, explained: &m.explained, seq_ids: &seqs.ids };
+        outliers_off_dropped_lattices(cp, searched, &scanned, m.th.slow);
         if m.col.is_none() {
-            let scanned =
-                tails::Scanned { entries: &m.entries, modes: &m.modes, explained: &m.explained, seq_ids: &seqs.ids };
             cp.tails = tails::of(&scanned, cp, if sampled { &m.sample_hist } else { &a.latency });
         }
     }

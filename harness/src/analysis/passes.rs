@@ -265,3 +265,32 @@ pub(crate) fn drop_within_footprints(paths: &mut Vec<crate::analysis::code_paths
         !drop[i - 1]
     });
 }
+
+/// The slow calls that sat on a lattice pass 3 refused (or folded away), and on no path that
+/// stays, are outliers on no path again: pass 2 left them out of the outliers for that lattice's
+/// sake, and the tails, which read the paths that stay, give them to the outliers. `searched`:
+/// the paths before pass 3; `slow`: the slow threshold.
+pub(super) fn outliers_off_dropped_lattices(
+    cp: &mut crate::analysis::code_paths::CodePaths,
+    searched: &[crate::analysis::code_paths::PeriodicPath],
+    scanned: &crate::analysis::tails::Scanned,
+    slow: f64,
+) {
+    let base = cp.dominant.median as f32;
+    let mut back = Vec::new();
+    for (e, &explained) in scanned.entries.iter().zip(scanned.explained) {
+        let phase = e.mode.is_some_and(|k| cp.phases.iter().any(|ph| ph.mode == scanned.modes[k]));
+        if e.v as f64 > slow
+            && !explained
+            && !phase
+            && searched.iter().any(|p| p.on(e.seq, e.it))
+            && !cp.periodic.iter().any(|p| p.on(e.seq, e.it) || p.in_stretch(e.seq, e.it))
+            && !cp.in_slower_level(e.seq, e.it, e.v as f64)
+        {
+            back.push((e.v - base, e.seq, e.it));
+        }
+    }
+    cp.outliers += back.len() as u64;
+    cp.outlier_calls.extend(back);
+    cp.outlier_calls.sort_by(|a, b| a.0.total_cmp(&b.0));
+}

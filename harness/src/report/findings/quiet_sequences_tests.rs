@@ -75,3 +75,51 @@ fn a_long_period_is_found_in_one_run_with_a_slower_phase() {
         assert!(cp.periodic.iter().any(|x| x.period == p), "run {run}: a path every {p} at +{extra}: said {said:?}");
     }
 }
+
+/// A generator of single long runs that the search reads in two parts: 100 000 calls, stretches
+/// of 2000 of them slower at random, and a path every P calls (300 to 900) in the first 3000 to
+/// 6000 calls only. The whole run refuses the lattice the first part holds; its calls are then
+/// outliers on no path again, so that what sets p99 gives the outliers no more calls than the
+/// outliers hold.
+#[test]
+fn calls_of_a_lattice_the_whole_run_refuses_are_outliers_again() {
+    use crate::analysis::code_paths::TailClass;
+    let mut rnd = xorshift();
+    for run in 0..6 {
+        let p = 300 + rnd() % 600;
+        let extra = 1500.0 + (rnd() % 1500) as f64;
+        let mut slow = false;
+        let mut next = rnd() % p;
+        let stop = 6000 + rnd() % 3000;
+        let calls: Vec<f64> = (0..100_000u64)
+            .map(|i| {
+                if i % 2000 == 0 {
+                    slow = rnd() % 2 == 0;
+                }
+                let mut v = 100.0 + (rnd() % 2) as f64 * 10.0;
+                if slow {
+                    v += (rnd() % 80) as f64;
+                }
+                if rnd() % 5 == 0 {
+                    v += 100.0 + (rnd() % 500) as f64;
+                }
+                if i == next && i < stop {
+                    v += extra;
+                    next += p;
+                }
+                v
+            })
+            .collect();
+        let cp = analysis_of(&[calls]);
+        for t in &cp.tails {
+            let said = t.members.iter().filter(|m| matches!(m.0, TailClass::Outlier)).count();
+            let edge = (t.above - cp.dominant.median) as f32;
+            let held = cp.outlier_calls.iter().filter(|c| c.0 >= edge).count();
+            assert!(
+                said <= held,
+                "run {run}: a path every {p} up to call {stop}: the tail above p{} gives {said} calls to outliers, which hold {held} that costly",
+                t.quantile * 100.0,
+            );
+        }
+    }
+}
