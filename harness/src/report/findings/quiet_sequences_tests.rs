@@ -43,6 +43,24 @@ fn a_long_period_is_found_beside_repetitions_in_a_slower_phase() {
     }
 }
 
+/// 100 000 calls of a fast path at 100 or 110 ns, in stretches of 2000 calls that run slower at
+/// random (every call up to +80 ns more), each call `plant(iteration, a random draw)` ns dearer.
+fn with_slower_stretches(rnd: &mut impl FnMut() -> u64, mut plant: impl FnMut(u64, u64) -> f64) -> Vec<f64> {
+    let mut slow = false;
+    (0..100_000u64)
+        .map(|i| {
+            if i % 2000 == 0 {
+                slow = rnd() % 2 == 0;
+            }
+            let mut v = 100.0 + (rnd() % 2) as f64 * 10.0;
+            if slow {
+                v += (rnd() % 80) as f64;
+            }
+            v + plant(i, rnd())
+        })
+        .collect()
+}
+
 /// A generator of single long runs: 100 000 calls, stretches of 2000 of them slower at random
 /// (every call up to +80 ns more), and a rare costly path every P (3000 to 9000) at +5 to +15 us.
 /// No two whole sequences fit the search's bound, and the first share of the run holds at most
@@ -54,22 +72,7 @@ fn a_long_period_is_found_in_one_run_with_a_slower_phase() {
         let p = 3000 + rnd() % 6000;
         let extra = 5000.0 + (rnd() % 10000) as f64;
         let phase = rnd() % p;
-        let mut slow = false;
-        let calls: Vec<f64> = (0..100_000u64)
-            .map(|i| {
-                if i % 2000 == 0 {
-                    slow = rnd() % 2 == 0;
-                }
-                let mut v = 100.0 + (rnd() % 2) as f64 * 10.0;
-                if slow {
-                    v += (rnd() % 80) as f64;
-                }
-                if i % p == phase {
-                    v += extra;
-                }
-                v
-            })
-            .collect();
+        let calls = with_slower_stretches(&mut rnd, |i, _| if i % p == phase { extra } else { 0.0 });
         let cp = analysis_of(&[calls]);
         let said: Vec<(u64, u64)> = cp.periodic.iter().map(|x| (x.period, x.taken)).collect();
         assert!(cp.periodic.iter().any(|x| x.period == p), "run {run}: a path every {p} at +{extra}: said {said:?}");
@@ -88,28 +91,18 @@ fn calls_of_a_lattice_the_whole_run_refuses_are_outliers_again() {
     for run in 0..6 {
         let p = 300 + rnd() % 600;
         let extra = 1500.0 + (rnd() % 1500) as f64;
-        let mut slow = false;
         let mut next = rnd() % p;
         let stop = 6000 + rnd() % 3000;
-        let calls: Vec<f64> = (0..100_000u64)
-            .map(|i| {
-                if i % 2000 == 0 {
-                    slow = rnd() % 2 == 0;
-                }
-                let mut v = 100.0 + (rnd() % 2) as f64 * 10.0;
-                if slow {
-                    v += (rnd() % 80) as f64;
-                }
-                if rnd() % 5 == 0 {
-                    v += 100.0 + (rnd() % 500) as f64;
-                }
-                if i == next && i < stop {
-                    v += extra;
-                    next += p;
-                }
-                v
-            })
-            .collect();
+        // A fifth of the calls at +100 to +600 ns, at random: more slow calls than the search's
+        // bound, so the first part is short and the path fills its lattice there.
+        let calls = with_slower_stretches(&mut rnd, |i, r| {
+            let mut v = if r % 5 == 0 { 100.0 + ((r >> 8) % 500) as f64 } else { 0.0 };
+            if i == next && i < stop {
+                v += extra;
+                next += p;
+            }
+            v
+        });
         let cp = analysis_of(&[calls]);
         for t in &cp.tails {
             let said = t.members.iter().filter(|m| matches!(m.0, TailClass::Outlier)).count();
