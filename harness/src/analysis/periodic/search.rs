@@ -47,6 +47,13 @@ pub(crate) struct Space {
     pub th: Thresholds,
 }
 
+impl Space {
+    /// The same thresholds and widths over other extents, of `rows` calls (a part of the run).
+    pub(crate) fn over(&self, extents: Vec<(u64, u64)>, rows: u64) -> Space {
+        Space { extents, rows, base: self.base, bw: self.bw, th: self.th }
+    }
+}
+
 /// The calls above `t` outside phase modes, per sequence.
 fn slow_above(sp: &Space, seqs: &[Vec<Call>], t: f64) -> Vec<SlowSeq> {
     seqs.iter()

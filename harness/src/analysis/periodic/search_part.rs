@@ -34,9 +34,8 @@ pub(crate) fn of(all: &[Vec<Call>], sp: &Space) -> Vec<Part> {
     let per_seq: Vec<usize> = all.iter().map(|c| c.iter().filter(|x| !x.phase).count()).collect();
     let total: usize = per_seq.iter().sum();
     let every: Vec<usize> = (0..all.len()).collect();
-    let same = |extents: Vec<(u64, u64)>, rows: u64| Space { extents, rows, base: sp.base, bw: sp.bw, th: sp.th };
     if total <= MAX_SEARCH_CALLS {
-        return vec![Part { pick: every, calls: all.to_vec(), space: same(sp.extents.clone(), sp.rows) }];
+        return vec![Part { pick: every, calls: all.to_vec(), space: sp.over(sp.extents.clone(), sp.rows) }];
     }
     let mut quietest = every.clone();
     quietest.sort_by_key(|&k| (per_seq[k], k));
@@ -54,7 +53,7 @@ pub(crate) fn of(all: &[Vec<Call>], sp: &Space) -> Vec<Part> {
         let len = |e: &[(u64, u64)]| e.iter().map(|&(f, l)| l - f + 1).sum::<u64>() as f64;
         let extents: Vec<(u64, u64)> = pick.iter().map(|&k| sp.extents[k]).collect();
         let rows = ((sp.rows as f64 * len(&extents) / len(&sp.extents)) as u64).max(1);
-        return vec![Part { pick, calls, space: same(extents, rows) }];
+        return vec![Part { pick, calls, space: sp.over(extents, rows) }];
     }
     two_parts(all, sp, total)
 }
@@ -74,13 +73,10 @@ fn two_parts(all: &[Vec<Call>], sp: &Space, total: usize) -> Vec<Part> {
     let first = Part {
         pick: (0..all.len()).collect(),
         calls: all.iter().zip(&cuts).map(|(c, &cut)| c.iter().filter(|x| x.it <= cut).copied().collect()).collect(),
-        space: Space {
-            extents: sp.extents.iter().zip(&cuts).map(|(&(f, _), &cut)| (f, cut)).collect(),
-            rows: ((sp.rows as f64 * frac) as u64).max(1),
-            base: sp.base,
-            bw: sp.bw,
-            th: sp.th,
-        },
+        space: sp.over(
+            sp.extents.iter().zip(&cuts).map(|(&(f, _), &cut)| (f, cut)).collect(),
+            ((sp.rows as f64 * frac) as u64).max(1),
+        ),
     };
     let with_rest: Vec<usize> = (0..all.len()).filter(|&k| cuts[k] < sp.extents[k].1).collect();
     let rest = Part {
@@ -88,13 +84,10 @@ fn two_parts(all: &[Vec<Call>], sp: &Space, total: usize) -> Vec<Part> {
             .iter()
             .map(|&k| all[k].iter().filter(|x| x.it > cuts[k] && x.v > floor).copied().collect())
             .collect(),
-        space: Space {
-            extents: with_rest.iter().map(|&k| (cuts[k] + 1, sp.extents[k].1)).collect(),
-            rows: ((sp.rows as f64 * (1.0 - frac)) as u64).max(1),
-            base: sp.base,
-            bw: sp.bw,
-            th: sp.th,
-        },
+        space: sp.over(
+            with_rest.iter().map(|&k| (cuts[k] + 1, sp.extents[k].1)).collect(),
+            ((sp.rows as f64 * (1.0 - frac)) as u64).max(1),
+        ),
         pick: with_rest,
     };
     if rest.pick.is_empty() {
@@ -106,7 +99,7 @@ fn two_parts(all: &[Vec<Call>], sp: &Space, total: usize) -> Vec<Part> {
 /// The floor that leaves at most `keep` of the costs above it: in the lowest gap between costs
 /// wider than two kernel widths that does, so that no cost mode is cut in two (a path whose
 /// calls straddle the floor would show on a part of its slots only, and not as a path), and
-/// where the costs run on without such a gap, at the `keep`-th costliest.
+/// where the costs run on without such a gap, just below the `keep` costliest.
 fn floor_of(costs: &mut [f32], keep: usize, (rel, abs): (f64, f64)) -> f32 {
     costs.sort_by(|a, b| b.total_cmp(a));
     let width = |v: f32| (2.0 * rel * v as f64).max(2.0 * abs);
