@@ -34,6 +34,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::analysis::code_paths::{CodePath, CodePaths, MainSlowPath};
+use crate::analysis::coincidence::{self, Population};
 use crate::analysis::dated::Attribution;
 use crate::decisions::claims::{ALPHA, INTERVAL_CONFIDENCE};
 use crate::decisions::tails::{BAND_DIP, BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
@@ -163,13 +164,26 @@ pub const NO_REFERENCE: &str =
 /// ... and with too few of them.
 pub const TOO_FEW: &str = "too few reference windows to tell";
 
-/// Tests `calls` slow calls with extra costs in `lo..hi` among the row's `rows` calls (fast path
-/// at `base` ns), one of `tests` populations of the row.
-pub fn test(calls: u64, rows: u64, base: f64, lo: f64, hi: Option<f64>, r: &Reference, tests: usize) -> RateTest {
+/// The row a population is tested in: its calls, its fast path and its mean call (ns).
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub rows: u64,
+    pub base: f64,
+    pub mean: f64,
+}
+
+/// Tests `calls` slow calls with extra costs in `lo..hi` among the row's calls, one of `tests`
+/// populations of the row.
+pub fn test(calls: u64, row: Row, lo: f64, hi: Option<f64>, r: &Reference, tests: usize) -> RateTest {
+    let Row { rows, base, mean } = row;
     // Up to one fast path above the band: the stalls a call that waits for a clock cuts short.
     let hits = r.windows_between(lo, hi.map_or(f64::INFINITY, |h| h + base.max(0.0)));
-    // Exposure: each side's windows times its fast path (ns).
-    let (e1, e2) = (rows as f64 * base.max(1.0), r.windows as f64 * r.median.max(1.0));
+    // Exposure: each side's windows times its mean length (ns). The machine's stalls arrive in
+    // time, so a row whose slow calls make its calls longer on average meets more of them than
+    // its fast path alone would: counted at the fast path, a second mode's calls would lend
+    // the stalls they meet to the tracer.
+    let per_call = if mean.is_finite() { mean.max(base) } else { base };
+    let (e1, e2) = (rows as f64 * per_call.max(1.0), r.windows as f64 * r.median.max(1.0));
     let c = rates::compare(calls, e1, hits, e2, INTERVAL_CONFIDENCE);
     let attribution = if c.p_more < ALPHA / tests.max(1) as f64 {
         Attribution::Tracer
@@ -311,8 +325,10 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     // positions of the outliers (the densest is chosen among them), the outliers left.
     let tried = densest(&extras(&left)).map_or(0, |d| d.1);
     let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + tried + 1;
-    let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, cp.rows, base, lo, hi, r, tests);
+    let row = Row { rows: cp.rows, base, mean: cp.mean };
+    let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, row, lo, hi, r, tests);
     let irregular = cp.irregular.iter().map(|p| (!p.is_phase()).then(|| t(p.calls, band(p, base)))).collect::<Vec<_>>();
+    let meet = coincidence::Row { rows: cp.rows, base, floor: cp.threshold - base, reference: Some(r) };
     let mut bands = Vec::new();
     for _ in 0..MAX_BANDS {
         let Some(((i, j), _)) = densest(&extras(&left)) else { break };
@@ -331,6 +347,13 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         if overlaps || !separate(&cp.outlier_calls, &cp.explained_extras, (j - i) as u64, lo, cp.threshold - base) {
             // Part of one tail that falls from the fast path on, or of a mode already said:
             // left among the outliers.
+            left.drain(i..j);
+            continue;
+        }
+        // Where the paths already said meet by chance, or meet the machine's stalls: their
+        // coincidence, no mode of its own.
+        let mu = coincidence::expected(&populations(cp, &bands), &meet, lo, hi);
+        if coincidence::accounts_for((j - i) as u64, mu, cp.rows) {
             left.drain(i..j);
             continue;
         }
@@ -357,6 +380,14 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     let outliers = (outliers_left > 0 && !rest.is_empty() && !bursty(&rest, cp.rows))
         .then(|| t(outliers_left, (cp.threshold - base, None)));
     Some(Attributions { irregular, bands, outliers, outliers_left })
+}
+
+/// The row's slow populations said so far: its paths and the bands told either way.
+fn populations(cp: &CodePaths, bands: &[Band]) -> Vec<Population> {
+    let periodic = cp.periodic.iter().map(|p| Population { calls: p.hits, extra: p.extra });
+    let irregular =
+        cp.irregular.iter().filter(|p| !p.is_phase()).map(|p| Population { calls: p.calls, extra: p.delta });
+    periodic.chain(irregular).chain(bands.iter().map(|b| Population { calls: b.calls, extra: b.extra })).collect()
 }
 
 impl Attributions {

@@ -251,6 +251,9 @@ pub struct CodePaths {
     /// The windows at the higher of those levels.
     pub(crate) slower_level: Option<crate::analysis::phases::SlowerLevel>,
     pub rows: u64,
+    /// The metric's mean over every call (ns for latency): the row's time per call, the
+    /// exposure a stall that arrives in time meets (attribution.rs).
+    pub mean: f64,
     /// Calls per sequence (the shortest sequence's extent, in iterations).
     pub seq_len: u64,
     /// Sequences (thread, repetition, counter set) the calls came in: each restarts the

@@ -15,6 +15,7 @@
 pub mod attribution;
 pub mod calibration_battery;
 pub mod code_paths;
+mod coincidence;
 pub mod dated;
 pub mod footprint;
 pub mod function_profile;
@@ -228,7 +229,8 @@ pub fn analyze_source(
     let sampled = region.partial(a.rows);
     let rows = if sampled { region.rows } else { a.rows };
     for m in scans.iter_mut() {
-        let cp = code_paths(m, &seqs, rows, sampled);
+        let mut cp = code_paths(m, &seqs, rows, sampled);
+        cp.mean = m.col.map_or(&a.latency_running, |i| &a.counters[i].running).mean();
         a.code_paths.push(cp);
     }
     // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
@@ -317,6 +319,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
             && m.off.major_calls[1] as f64 >= PHASE_SHARE * m.off_calls as f64)
             .then_some(m.off.stretches[1]),
         rows,
+        mean: f64::NAN,
         seq_len: seqs.extents.iter().map(|r| r.1 - r.0 + 1).min().unwrap_or(0),
         sequences: seqs.extents.len() as u64,
         col: m.col,
@@ -418,6 +421,7 @@ fn periodic_paths(
         });
     }
     // A path's aftermath on its own period (the call after it, a stretch) is said with it.
+    let periodic = aftermath::at_heads(periodic, &m.entries, &seqs.ranges);
     let periodic = aftermath::fold(periodic, &m.entries, &seqs.ranges);
     // A real-valued period shows as several lattices of one multiple: one path.
     (fractional::fold(periodic, &m.entries, &seqs.ranges), rejected)

@@ -27,6 +27,11 @@ decisions! {
     calibrated_by: "`make calibrate --generative`'s heavy-tailed spreads (false paths) and memoryless paths (power)";
     pub const BAND_DIP: f64 = 0.5;
 
+    /// Two populations meet in a band when their extras add up to within this factor of the
+    /// band's edges: each extra is a median over calls that spread about it.
+    calibrated_by: "`make calibrate --generative`'s second modes beside drifting paths (false paths)";
+    pub const COINCIDENCE_SLACK: f64 = 1.2;
+
     /// Bands tested per row, at most (the densest first).
     calibrated_by: "the Bonferroni cost of more tests against the battery's planted kinds";
     pub const MAX_BANDS: usize = 3;

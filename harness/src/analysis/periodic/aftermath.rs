@@ -60,6 +60,124 @@ fn trails(a: &PeriodicPath, b: &PeriodicPath, entries: &[SlowCall], ranges: &Has
     })
 }
 
+/// The mean cost of the slow calls at residue `r` of period `p` in sequence `seq` (0: none).
+fn cost_at(entries: &[SlowCall], seq: u64, p: u64, r: u64) -> f64 {
+    let lo = entries.partition_point(|e| e.seq < seq);
+    let hi = entries.partition_point(|e| e.seq <= seq);
+    let (sum, n) =
+        entries[lo..hi].iter().filter(|e| e.it % p == r).fold((0.0, 0u64), |a, e| (a.0 + e.v as f64, a.1 + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
+}
+
+/// Whether the call at residue `q` of period `p` in sequence `seq` stands above `cut` on at
+/// least TAKEN of its slots.
+fn slow_at(entries: &[SlowCall], ranges: &HashMap<u64, (u64, u64)>, seq: u64, p: u64, q: u64, cut: f64) -> bool {
+    let Some(&(first, last)) = ranges.get(&seq) else { return false };
+    let on = first + (q + p - first % p) % p;
+    let slots = if on > last { 0 } else { (last - on) / p + 1 };
+    let lo = entries.partition_point(|e| e.seq < seq);
+    let hi = entries.partition_point(|e| e.seq <= seq);
+    let n = entries[lo..hi].iter().filter(|e| e.it % p == q % p && e.v as f64 > cut).count();
+    slots > 0 && n as f64 >= TAKEN * slots as f64
+}
+
+/// A path is said at the first call of the slow run it starts: the search keeps the costliest
+/// lattice of a period, and where the stretch after a path costs as much as the path or more,
+/// that is a stretch call. And lattices of one period over the same sequences can split a path
+/// and its stretch between them differently in each sequence (the search picks each lattice's
+/// residue per sequence, so a stretch call's residue in one sequence stands beside the path's
+/// own in another), so that no lattice trails another at one offset in every sequence.
+///
+/// Per sequence, the head of such a group is the first of its residues after the widest
+/// circular gap, moved back over every call just before it that is slow (TAKEN of its slots
+/// above the group's lowest cut). Where every group's residue lies within half a period after
+/// the head and every call between is slow, the group is one path and its stretch:
+/// - lattices each at one offset from the head in every sequence, one of them at the head, are
+///   left to [`fold`] (LTTng's follower);
+/// - otherwise the lattice most often at the head is moved there (its extra cost moved by the
+///   change in its calls' mean cost), and the others are dropped where their offsets differ
+///   between sequences (pass 3's folded profile says the stretch after the path).
+pub(crate) fn at_heads(
+    mut periodic: Vec<PeriodicPath>,
+    entries: &[SlowCall],
+    ranges: &HashMap<u64, (u64, u64)>,
+) -> Vec<PeriodicPath> {
+    let n = periodic.len();
+    let seqs_of = |p: &PeriodicPath| p.residues.iter().map(|r| r.seq).collect::<Vec<u64>>();
+    let mut gone = vec![false; n];
+    let mut done = vec![false; n];
+    for i in 0..n {
+        if done[i] || periodic[i].phases > 1 || periodic[i].residues.is_empty() {
+            continue;
+        }
+        let group: Vec<usize> = (i..n)
+            .filter(|&j| {
+                periodic[j].period == periodic[i].period
+                    && periodic[j].phases <= 1
+                    && seqs_of(&periodic[j]) == seqs_of(&periodic[i])
+            })
+            .collect();
+        group.iter().for_each(|&j| done[j] = true);
+        let p = periodic[i].period;
+        let seqs = seqs_of(&periodic[i]);
+        let cut = group.iter().map(|&j| periodic[j].cut).fold(f64::INFINITY, f64::min);
+        let mut heads = Vec::new();
+        for (s, &seq) in seqs.iter().enumerate() {
+            let mut r: Vec<u64> = group.iter().map(|&j| periodic[j].residues[s].residue).collect();
+            r.sort_unstable();
+            r.dedup();
+            let gap = |k: usize| (r[k] + p - r[(k + r.len() - 1) % r.len()]) % p;
+            let first = (0..r.len()).max_by_key(|&k| gap(k)).unwrap_or(0);
+            let mut span = if r.len() == 1 { 0 } else { p - gap(first) };
+            let mut head = r[first];
+            while 2 * (span + 1) < p && slow_at(entries, ranges, seq, p, (head + p - 1) % p, cut) {
+                head = (head + p - 1) % p;
+                span += 1;
+            }
+            if 2 * span >= p || !slow_between(entries, ranges, seq, p, head, span + 1, cut) {
+                heads.clear();
+                break;
+            }
+            heads.push(head);
+        }
+        if heads.is_empty() {
+            continue;
+        }
+        let offset = |j: usize, s: usize| (periodic[j].residues[s].residue + p - heads[s]) % p;
+        let steady = |j: usize| (0..seqs.len()).all(|s| offset(j, s) == offset(j, 0));
+        if group.iter().all(|&j| steady(j)) && group.iter().any(|&j| offset(j, 0) == 0) {
+            continue;
+        }
+        let mean_cost = |res: &dyn Fn(usize) -> u64| {
+            (0..seqs.len()).map(|s| cost_at(entries, seqs[s], p, res(s))).sum::<f64>() / seqs.len() as f64
+        };
+        let keep = *group
+            .iter()
+            .max_by_key(|&&j| ((0..seqs.len()).filter(|&s| offset(j, s) == 0).count(), std::cmp::Reverse(offset(j, 0))))
+            .unwrap_or(&i);
+        let split = !group.iter().all(|&j| steady(j));
+        let before = mean_cost(&|s| periodic[keep].residues[s].residue);
+        let after = mean_cost(&|s| heads[s]);
+        let l = &mut periodic[keep];
+        l.extra += after - before;
+        l.residues.iter_mut().zip(&heads).for_each(|(r, &h)| r.residue = h);
+        if let Some(&(first, _)) = ranges.get(&l.residues[0].seq) {
+            l.phase = first + (l.residues[0].residue + p - first % p) % p;
+        }
+        group.iter().filter(|&&j| j != keep && split).for_each(|&j| gone[j] = true);
+    }
+    let mut k = 0;
+    periodic.retain(|_| {
+        k += 1;
+        !gone[k - 1]
+    });
+    periodic
+}
+
 /// Folds each lattice that trails another into the path it trails, as a follower, the path being
 /// one that trails none (the start of the stretch). `entries`: the calls above the fast path,
 /// sorted by sequence and iteration; `ranges`: each sequence's first and last iteration.

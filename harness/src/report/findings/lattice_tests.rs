@@ -83,3 +83,51 @@ fn a_stretch_after_a_path_is_the_path_s() {
     assert!(of_40.iter().any(|&(ph, _)| (7..=10).contains(&ph)), "{found:?}");
     assert!(of_40.iter().any(|&(ph, _)| ph == 27), "{found:?}");
 }
+
+/// A generator of runs: a path every P (20 to 60 calls) at its own phase in each of 3 to 5
+/// repetitions, +X (150 to 1500 ns, varying by up to 15 %), and a slower stretch of 2 to P/3
+/// calls after it at 0.5X to 1.2X, over a fast path with noise. The search picks each lattice's
+/// residue per repetition, so it may split the path and its stretch between lattices
+/// differently in each one; the report says one path of period P, at the path's own phase in
+/// every repetition.
+#[test]
+fn a_path_and_its_stretch_split_between_lattices_are_one_path() {
+    let mut rnd = crate::report::tests::xorshift();
+    let mut wrong = Vec::new();
+    for run in 0..12 {
+        let p = 20 + rnd() % 41;
+        let reps = 3 + rnd() % 3;
+        let x = 150.0 + (rnd() % 1350) as f64;
+        let k = 2 + rnd() % (p / 3 - 1);
+        let y = x * (0.5 + (rnd() % 70) as f64 / 100.0);
+        let mut phases: Vec<u64> = (0..reps).map(|_| rnd() % p).collect();
+        let seqs: Vec<Vec<f64>> = phases
+            .iter()
+            .map(|&ph| {
+                (0..2000u64)
+                    .map(|i| {
+                        let o = (i + p - ph) % p;
+                        let path = match o {
+                            0 => x * (0.85 + (rnd() % 30) as f64 / 100.0),
+                            o if o <= k => y,
+                            _ => 0.0,
+                        };
+                        200.0 + (rnd() % 20) as f64 + path
+                    })
+                    .collect()
+            })
+            .collect();
+        let cp = crate::report::tests::analysis_of(&seqs);
+        let of_p: Vec<&crate::analysis::code_paths::PeriodicPath> =
+            cp.periodic.iter().filter(|q| q.period == p).collect();
+        let mut said: Vec<u64> = of_p.iter().flat_map(|q| q.residues.iter().map(|r| r.residue)).collect();
+        said.sort_unstable();
+        phases.sort_unstable();
+        if of_p.len() != 1 || said != phases {
+            wrong.push(format!(
+                "run {run}: every {p} at {phases:?} (+{x:.0}, {k} calls at +{y:.0} after): said {said:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -21,7 +21,7 @@ fn a_regular_population_is_a_path_only_when_the_reference_windows_give_it_to_the
     let (mut tracer_named, mut tracers, mut undecided) = (0, 0, 0);
     for run in 0..16 {
         let machine = run % 2 == 0;
-        let spacing = 200 + rnd() % 2800;
+        let spacing = 200 + rnd() % 5800;
         let extra = 400.0 + (rnd() % 2000) as f64;
         let n = 40_000usize;
         let mut slow = 0u64;

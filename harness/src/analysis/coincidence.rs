@@ -1,0 +1,93 @@
+//! Where two of a row's slow populations meet on one call. Paths that run independently of
+//! each other meet by chance: a call on both costs about the sum of their extras, and such
+//! calls, about rows x r_A x r_B of them, gather into a band of their own above both. The
+//! machine's stalls meet a path's calls too, the more often the longer those calls are (a
+//! stall arrives in time, not per call). A band of outliers that such meetings account for is
+//! no path of its own: the attribution leaves it among the outliers on no path, where the
+//! report counts it, instead of testing it as a mode.
+use crate::analysis::attribution::Reference;
+use crate::decisions::claims::ALPHA;
+use crate::decisions::tails::COINCIDENCE_SLACK;
+use crate::stats::binomial;
+
+/// A slow population of the row: its calls and their extra cost over the fast path (ns).
+#[derive(Debug, Clone, Copy)]
+pub struct Population {
+    pub calls: u64,
+    pub extra: f64,
+}
+
+/// The row the meetings happen in: its calls, its fast path (ns), the slow threshold's extra
+/// (ns; a reference window below it holds no stall) and its reference windows, if any.
+pub struct Row<'a> {
+    pub rows: u64,
+    pub base: f64,
+    pub floor: f64,
+    pub reference: Option<&'a Reference>,
+}
+
+/// The calls in the extra-cost band `lo..hi` that the populations' chance meetings give:
+/// - two populations whose extras add up to the band (within COINCIDENCE_SLACK): rows x r_A x r_B;
+/// - one population at half the band: it may hold two independent ones of like cost, whose
+///   meetings are at most rows x (r / 2)^2 (the largest product of two rates that sum to r);
+/// - a population's calls and the machine's stalls of the rest of the band's cost: its calls
+///   times their length times the reference windows' rate per ns at that cost.
+pub fn expected(pops: &[Population], row: &Row, lo: f64, hi: f64) -> f64 {
+    let n = row.rows.max(1) as f64;
+    let fits = |sum: f64| sum >= lo / COINCIDENCE_SLACK && sum <= hi * COINCIDENCE_SLACK;
+    let rate = |p: &Population| p.calls as f64 / n;
+    let mut mu = 0.0;
+    for (i, a) in pops.iter().enumerate() {
+        if fits(2.0 * a.extra) {
+            mu += n * (rate(a) / 2.0).powi(2);
+        }
+        for b in &pops[i + 1..] {
+            if fits(a.extra + b.extra) {
+                mu += n * rate(a) * rate(b);
+            }
+        }
+        if let Some(r) = row.reference {
+            let (from, to) = ((lo / COINCIDENCE_SLACK - a.extra).max(row.floor), hi * COINCIDENCE_SLACK - a.extra);
+            if to > from {
+                let per_ns = r.windows_between(from, to) as f64 / (r.windows as f64 * r.median.max(1.0));
+                mu += a.calls as f64 * (row.base + a.extra).max(1.0) * per_ns;
+            }
+        }
+    }
+    mu
+}
+
+/// Whether `calls` in a band are no more than chance meetings expected there (`mu`) account
+/// for: their count is not above mu at ALPHA (binomial upper tail over the row's calls).
+pub fn accounts_for(calls: u64, mu: f64, rows: u64) -> bool {
+    mu > 0.0 && binomial::upper_tail(rows.max(calls), calls, (mu / rows.max(1) as f64).min(1.0)) >= ALPHA
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(rows: u64) -> Row<'static> {
+        Row { rows, base: 100.0, floor: 50.0, reference: None }
+    }
+
+    #[test]
+    fn two_paths_meet_at_the_sum_of_their_costs() {
+        let pops = [Population { calls: 2000, extra: 250.0 }, Population { calls: 500, extra: 260.0 }];
+        let mu = expected(&pops, &row(10_000), 420.0, 630.0);
+        // 10 000 x 0.2 x 0.05, plus each one's own halves: 10 000 x (0.1^2 + 0.025^2).
+        assert!((mu - 206.25).abs() < 1e-9, "{mu}");
+        assert!(accounts_for(210, mu, 10_000));
+        assert!(!accounts_for(400, mu, 10_000));
+        assert_eq!(expected(&pops, &row(10_000), 1000.0, 1500.0), 0.0);
+    }
+
+    #[test]
+    fn a_stall_meets_a_longer_call_more_often() {
+        let r = Reference::of(vec![(100.0, 101.0, 9900), (2100.0, 2101.0, 100)]).unwrap();
+        let row = Row { rows: 10_000, base: 100.0, floor: 50.0, reference: Some(&r) };
+        let short = expected(&[Population { calls: 1000, extra: 100.0 }], &row, 1800.0, 2700.0);
+        let long = expected(&[Population { calls: 1000, extra: 1000.0 }], &row, 2700.0, 4000.0);
+        assert!(long > 5.0 * short && short > 0.0, "{short} {long}");
+    }
+}
