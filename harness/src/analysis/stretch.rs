@@ -43,9 +43,11 @@ impl Profile {
     }
 
     /// The slower stretch that starts with the path, if any: bins from the first on whose mean
-    /// stands above the typical bin's by STRETCH_SE standard errors, contiguous, ending in the
-    /// period's first half. The typical bin is the median of the second half's: a stretch takes
-    /// up to half the period, and the median of every bin would then be one of the stretch's.
+    /// stands above the typical bin's by STRETCH_SE standard errors, contiguous, ending at most a
+    /// quarter of the way into the period's second half. The typical bin is the median of the
+    /// second half's: a stretch takes up to half the period with the path's own call (so the
+    /// median of every bin would be one of the stretch's), and one that reaches a quarter of the
+    /// way into the second half still leaves that median among the bins after it.
     pub fn stretch(&self, period: u64) -> Option<Stretch> {
         let b = self.n.len();
         let typical_of = |sum: &[f64]| {
@@ -70,7 +72,7 @@ impl Profile {
         // below the cut and the stretch starts at the second.
         let start = usize::from(self.n[0] < 2);
         let run = (start..b).take_while(|&i| up(i)).count();
-        if run == 0 || 2 * (start + run) > b {
+        if run == 0 || start + run > b / 2 + (b - b / 2) / 4 {
             return None;
         }
         let bins = start..start + run;
@@ -160,6 +162,32 @@ mod tests {
             assert!(
                 s.as_ref().is_some_and(|s| s.calls.abs_diff(len + 1) <= 1),
                 "run {run}: {len} calls at +{extra} after every {period}th, another path on 1 in {every}: {s:?}"
+            );
+        }
+    }
+
+    /// A generator of folds: a path every 20 to 64 calls (one call a bin) whose next P/4 to P/2
+    /// calls cost +40 to +200 ns, so that with the path's own call the slower calls reach just
+    /// past the period's first half. The stretch is found to its end.
+    #[test]
+    fn a_stretch_to_half_the_period_after_the_path_s_call_is_found() {
+        let mut rng = crate::stats::rng::XorShift64Star(0x5EED_4A1F);
+        let mut rnd = || rng.next();
+        for run in 0..20 {
+            let period = 20 + rnd() % 45;
+            let len = period / 4 + rnd() % (period / 2 - period / 4 + 1);
+            let extra = 40.0 + (rnd() % 160) as f64;
+            let mut p = Profile::new(period);
+            for _ in 0..40 {
+                for off in 1..period {
+                    let v = 200.0 + (rnd() % 20) as f64 + if off <= len { extra } else { 0.0 };
+                    p.add(off, period, v, v);
+                }
+            }
+            let s = p.stretch(period);
+            assert!(
+                s.as_ref().is_some_and(|s| s.calls.abs_diff(len + 1) <= 1),
+                "run {run}: {len} calls at +{extra} after every {period}th: {s:?}"
             );
         }
     }
