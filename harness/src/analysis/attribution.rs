@@ -34,7 +34,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::analysis::code_paths::{CodePath, CodePaths, MainSlowPath};
-use crate::analysis::coincidence::{self, Population};
+use crate::analysis::coincidence::{self, Meetings, Population};
 use crate::analysis::dated::Attribution;
 use crate::decisions::claims::{ALPHA, INTERVAL_CONFIDENCE};
 use crate::decisions::tails::{BAND_DIP, BAND_FACTOR, BAND_MIN_CALLS, MACHINE_RATIO, MAX_BANDS, NEAR};
@@ -327,7 +327,6 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + tried + 1;
     let row = Row { rows: cp.rows, base, mean: cp.mean };
     let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, row, lo, hi, r, tests);
-    let irregular = cp.irregular.iter().map(|p| (!p.is_phase()).then(|| t(p.calls, band(p, base)))).collect::<Vec<_>>();
     let meet = coincidence::Row { rows: cp.rows, base, floor: cp.threshold - base, reference: Some(r) };
     let mut bands = Vec::new();
     for _ in 0..MAX_BANDS {
@@ -352,7 +351,7 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         }
         // Where the paths already said meet by chance, or meet the machine's stalls: their
         // coincidence, no mode of its own.
-        let mu = coincidence::expected(&populations(cp, &bands), &meet, lo, hi);
+        let mu = coincidence::expected(&populations(cp, &bands), &meet, lo, hi, Meetings::All);
         if coincidence::accounts_for((j - i) as u64, mu, cp.rows) {
             left.drain(i..j);
             continue;
@@ -364,6 +363,29 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         bands.push(Band { calls: (j - i) as u64, extra: left[(i + j) / 2].0 as f64, test });
         left.drain(i..j);
     }
+    // An irregular path that the other populations' chance meetings (the bands' among them)
+    // account for is no path of its own, however regular its spacing: two paths' coincidences recur as the two do. (Only two
+    // distinct populations meet at a regular spacing: a mode's own halves, or a path and the
+    // stalls, meet at random and thin a spacing out.)
+    let irregular = cp
+        .irregular
+        .iter()
+        .map(|p| {
+            (!p.is_phase()).then(|| {
+                let (lo, hi) = band(p, base);
+                let others: Vec<Population> = populations(cp, &bands)
+                    .into_iter()
+                    .filter(|o| !(o.calls == p.calls && o.extra == p.delta))
+                    .collect();
+                let mu = coincidence::expected(&others, &meet, lo, hi.unwrap_or(f64::INFINITY), Meetings::Regular);
+                let mut test = t(p.calls, (lo, hi));
+                if coincidence::accounts_for(p.calls, mu, cp.rows) {
+                    test.attribution = Attribution::Undecided { why: coincidence::why(mu) };
+                }
+                test
+            })
+        })
+        .collect::<Vec<_>>();
     let told: usize = bands.iter().map(|b: &Band| b.calls as usize).sum();
     let outliers_left = (cp.outliers as usize).saturating_sub(told) as u64;
     // The outliers left are tested only where they come one by one (a burst is no rate).
@@ -382,9 +404,15 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     Some(Attributions { irregular, bands, outliers, outliers_left })
 }
 
-/// The row's slow populations said so far: its paths and the bands told either way.
+/// The row's slow populations said so far: its periodic paths and the stretches after them, its
+/// irregular paths (not the phases) and the bands told either way.
 fn populations(cp: &CodePaths, bands: &[Band]) -> Vec<Population> {
-    let periodic = cp.periodic.iter().map(|p| Population { calls: p.hits, extra: p.extra });
+    let periodic = cp.periodic.iter().flat_map(|p| {
+        // The slower stretch after a path: its calls after the path's own, on each slot.
+        let stretch =
+            p.stretch.as_ref().map(|s| Population { calls: s.calls.saturating_sub(1) * p.hits, extra: s.extra });
+        std::iter::once(Population { calls: p.hits, extra: p.extra }).chain(stretch)
+    });
     let irregular =
         cp.irregular.iter().filter(|p| !p.is_phase()).map(|p| Population { calls: p.calls, extra: p.delta });
     periodic.chain(irregular).chain(bands.iter().map(|b| Population { calls: b.calls, extra: b.extra })).collect()

@@ -26,19 +26,30 @@ pub struct Row<'a> {
     pub reference: Option<&'a Reference>,
 }
 
+/// Which meetings a population may be made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meetings {
+    /// Every kind below: a band of outliers, which has no spacing to tell them apart.
+    All,
+    /// Two distinct populations only: a population at a regular spacing. A mode's own halves,
+    /// or a path's calls and the machine's stalls, meet at random and thin a spacing out.
+    Regular,
+}
+
 /// The calls in the extra-cost band `lo..hi` that the populations' chance meetings give:
 /// - two populations whose extras add up to the band (within COINCIDENCE_SLACK): rows x r_A x r_B;
 /// - one population at half the band: it may hold two independent ones of like cost, whose
 ///   meetings are at most rows x (r / 2)^2 (the largest product of two rates that sum to r);
 /// - a population's calls and the machine's stalls of the rest of the band's cost: its calls
 ///   times their length times the reference windows' rate per ns at that cost.
-pub fn expected(pops: &[Population], row: &Row, lo: f64, hi: f64) -> f64 {
+pub fn expected(pops: &[Population], row: &Row, lo: f64, hi: f64, kinds: Meetings) -> f64 {
+    let all = kinds == Meetings::All;
     let n = row.rows.max(1) as f64;
     let fits = |sum: f64| sum >= lo / COINCIDENCE_SLACK && sum <= hi * COINCIDENCE_SLACK;
     let rate = |p: &Population| p.calls as f64 / n;
     let mut mu = 0.0;
     for (i, a) in pops.iter().enumerate() {
-        if fits(2.0 * a.extra) {
+        if all && fits(2.0 * a.extra) {
             mu += n * (rate(a) / 2.0).powi(2);
         }
         for b in &pops[i + 1..] {
@@ -46,7 +57,7 @@ pub fn expected(pops: &[Population], row: &Row, lo: f64, hi: f64) -> f64 {
                 mu += n * rate(a) * rate(b);
             }
         }
-        if let Some(r) = row.reference {
+        if let Some(r) = row.reference.filter(|_| all) {
             let (from, to) = ((lo / COINCIDENCE_SLACK - a.extra).max(row.floor), hi * COINCIDENCE_SLACK - a.extra);
             if to > from {
                 let per_ns = r.windows_between(from, to) as f64 / (r.windows as f64 * r.median.max(1.0));
@@ -63,6 +74,12 @@ pub fn accounts_for(calls: u64, mu: f64, rows: u64) -> bool {
     mu > 0.0 && binomial::upper_tail(rows.max(calls), calls, (mu / rows.max(1) as f64).min(1.0)) >= ALPHA
 }
 
+/// Why a population at a regular spacing that two other paths' chance meetings account for is
+/// said as slow calls, not a path.
+pub fn why(mu: f64) -> String {
+    format!("no more calls than where two paths already said meet by chance, about {mu:.0}: no path of its own")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,20 +91,22 @@ mod tests {
     #[test]
     fn two_paths_meet_at_the_sum_of_their_costs() {
         let pops = [Population { calls: 2000, extra: 250.0 }, Population { calls: 500, extra: 260.0 }];
-        let mu = expected(&pops, &row(10_000), 420.0, 630.0);
+        let mu = expected(&pops, &row(10_000), 420.0, 630.0, Meetings::All);
         // 10 000 x 0.2 x 0.05, plus each one's own halves: 10 000 x (0.1^2 + 0.025^2).
         assert!((mu - 206.25).abs() < 1e-9, "{mu}");
         assert!(accounts_for(210, mu, 10_000));
         assert!(!accounts_for(400, mu, 10_000));
-        assert_eq!(expected(&pops, &row(10_000), 1000.0, 1500.0), 0.0);
+        assert_eq!(expected(&pops, &row(10_000), 1000.0, 1500.0, Meetings::All), 0.0);
+        // At a regular spacing only the two distinct ones meet.
+        assert!((expected(&pops, &row(10_000), 420.0, 630.0, Meetings::Regular) - 100.0).abs() < 1e-9);
     }
 
     #[test]
     fn a_stall_meets_a_longer_call_more_often() {
         let r = Reference::of(vec![(100.0, 101.0, 9900), (2100.0, 2101.0, 100)]).unwrap();
         let row = Row { rows: 10_000, base: 100.0, floor: 50.0, reference: Some(&r) };
-        let short = expected(&[Population { calls: 1000, extra: 100.0 }], &row, 1800.0, 2700.0);
-        let long = expected(&[Population { calls: 1000, extra: 1000.0 }], &row, 2700.0, 4000.0);
+        let short = expected(&[Population { calls: 1000, extra: 100.0 }], &row, 1800.0, 2700.0, Meetings::All);
+        let long = expected(&[Population { calls: 1000, extra: 1000.0 }], &row, 2700.0, 4000.0, Meetings::All);
         assert!(long > 5.0 * short && short > 0.0, "{short} {long}");
     }
 }
