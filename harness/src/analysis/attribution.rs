@@ -327,7 +327,10 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     let tests = cp.irregular.iter().filter(|p| !p.is_phase()).count() + tried + 1;
     let row = Row { rows: cp.rows, base, mean: cp.mean };
     let t = |calls: u64, (lo, hi): (f64, Option<f64>)| test(calls, row, lo, hi, r, tests);
-    let meet = coincidence::Row { rows: cp.rows, base, floor: cp.threshold - base, reference: Some(r) };
+    let stalls_per_ns =
+        |from: f64, to: f64| r.windows_between(from, to) as f64 / (r.windows as f64 * r.median.max(1.0));
+    let meet =
+        coincidence::Row { rows: cp.rows, base, floor: cp.threshold - base, stalls_per_ns: Some(&stalls_per_ns) };
     let mut bands = Vec::new();
     for _ in 0..MAX_BANDS {
         let Some(((i, j), _)) = densest(&extras(&left)) else { break };

@@ -5,7 +5,6 @@
 //! stall arrives in time, not per call). A band of outliers that such meetings account for is
 //! no path of its own: the attribution leaves it among the outliers on no path, where the
 //! report counts it, instead of testing it as a mode.
-use crate::analysis::attribution::Reference;
 use crate::decisions::claims::ALPHA;
 use crate::decisions::tails::COINCIDENCE_SLACK;
 use crate::stats::binomial;
@@ -18,12 +17,13 @@ pub struct Population {
 }
 
 /// The row the meetings happen in: its calls, its fast path (ns), the slow threshold's extra
-/// (ns; a reference window below it holds no stall) and its reference windows, if any.
+/// (ns; a reference window below it holds no stall) and, where the row has reference windows,
+/// the machine's stalls per ns of window time with an extra cost in `from..to`.
 pub struct Row<'a> {
     pub rows: u64,
     pub base: f64,
     pub floor: f64,
-    pub reference: Option<&'a Reference>,
+    pub stalls_per_ns: Option<&'a dyn Fn(f64, f64) -> f64>,
 }
 
 /// Which meetings a population may be made of.
@@ -57,11 +57,10 @@ pub fn expected(pops: &[Population], row: &Row, lo: f64, hi: f64, kinds: Meeting
                 mu += n * rate(a) * rate(b);
             }
         }
-        if let Some(r) = row.reference.filter(|_| all) {
+        if let Some(per_ns) = row.stalls_per_ns.filter(|_| all) {
             let (from, to) = ((lo / COINCIDENCE_SLACK - a.extra).max(row.floor), hi * COINCIDENCE_SLACK - a.extra);
             if to > from {
-                let per_ns = r.windows_between(from, to) as f64 / (r.windows as f64 * r.median.max(1.0));
-                mu += a.calls as f64 * (row.base + a.extra).max(1.0) * per_ns;
+                mu += a.calls as f64 * (row.base + a.extra).max(1.0) * per_ns(from, to);
             }
         }
     }
@@ -85,7 +84,7 @@ mod tests {
     use super::*;
 
     fn row(rows: u64) -> Row<'static> {
-        Row { rows, base: 100.0, floor: 50.0, reference: None }
+        Row { rows, base: 100.0, floor: 50.0, stalls_per_ns: None }
     }
 
     #[test]
@@ -103,8 +102,9 @@ mod tests {
 
     #[test]
     fn a_stall_meets_a_longer_call_more_often() {
-        let r = Reference::of(vec![(100.0, 101.0, 9900), (2100.0, 2101.0, 100)]).unwrap();
-        let row = Row { rows: 10_000, base: 100.0, floor: 50.0, reference: Some(&r) };
+        // 1 window in 100 of 100 ns meets a +2000 ns stall.
+        let stalls = |from: f64, to: f64| if from < 2000.0 && 2000.0 < to { 0.01 / 100.0 } else { 0.0 };
+        let row = Row { rows: 10_000, base: 100.0, floor: 50.0, stalls_per_ns: Some(&stalls) };
         let short = expected(&[Population { calls: 1000, extra: 100.0 }], &row, 1800.0, 2700.0, Meetings::All);
         let long = expected(&[Population { calls: 1000, extra: 1000.0 }], &row, 2700.0, 4000.0, Meetings::All);
         assert!(long > 5.0 * short && short > 0.0, "{short} {long}");
