@@ -97,3 +97,46 @@ fn one_mode_wider_than_a_band_is_one_band() {
     }
     assert!(named >= 6, "the mode was said as a band in {named} of 12 runs");
 }
+
+/// A generator of runs: a second random mode of the fast path (15 % to 35 % of the calls at +X)
+/// and a path at a drifting spacing (every 12 to 60 calls, +Y), X and Y from 150 to 600 ns, in
+/// two repetitions; the reference windows meet neither. Where the two meet by chance a call
+/// costs +X+Y: those calls are no band of the tracer's of their own.
+#[test]
+fn where_two_paths_meet_by_chance_is_no_band_of_its_own() {
+    use crate::analysis::dated::Attribution;
+    let mut rnd = xorshift();
+    let mut wrong = Vec::new();
+    for run in 0..12 {
+        let share = 15 + rnd() % 21;
+        let (x, y) = (150.0 + (rnd() % 450) as f64, 150.0 + (rnd() % 450) as f64);
+        let gap = 12 + rnd() % 49;
+        let n = 4000usize;
+        let seqs: Vec<Vec<f64>> = (0..2)
+            .map(|_| {
+                let mut v: Vec<f64> =
+                    (0..n).map(|_| 200.0 + (rnd() % 10) as f64 + if rnd() % 100 < share { x } else { 0.0 }).collect();
+                let mut i = rnd() % gap;
+                while (i as usize) < n {
+                    v[i as usize] += y;
+                    i += gap - gap / 10 + rnd() % (gap / 5 + 1);
+                }
+                v
+            })
+            .collect();
+        let cp = analysis_of(&seqs);
+        let attr = attribute(&cp, Some(&reference(2 * n as u64, 205.0, 0, 0.0))).expect("reference windows");
+        let sum = x + y;
+        let at_sum = |e: f64| (e - sum).abs() < (e - x).abs().min((e - y).abs());
+        let said: Vec<String> = attr
+            .bands
+            .iter()
+            .filter(|b| b.test.attribution == Attribution::Tracer && at_sum(b.extra))
+            .map(|b| format!("+{:.0} ({} calls)", b.extra, b.calls))
+            .collect();
+        if !said.is_empty() {
+            wrong.push(format!("run {run}: {share}% at +{x}, every ~{gap} at +{y}: band {said:?} said the tracer's"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
