@@ -13,6 +13,11 @@ use std::collections::HashMap;
 use crate::analysis::code_paths::{Follower, PeriodicPath, SlowCall};
 use crate::decisions::periodic::{FOLLOWER_MAX_OFFSET, TAKEN};
 
+/// The slow calls of sequence `seq` (`entries` sorted by sequence, then iteration).
+fn of_seq(entries: &[SlowCall], seq: u64) -> &[SlowCall] {
+    &entries[entries.partition_point(|e| e.seq < seq)..entries.partition_point(|e| e.seq <= seq)]
+}
+
 /// Whether every call between offsets 1 and `o - 1` after residue `r` of period `p` in sequence
 /// `seq` stands above `cut` on at least TAKEN of its slots (vacuous for `o == 1`).
 fn slow_between(
@@ -28,10 +33,8 @@ fn slow_between(
         return true;
     }
     let Some(&(first, last)) = ranges.get(&seq) else { return false };
-    let lo = entries.partition_point(|e| e.seq < seq);
-    let hi = entries.partition_point(|e| e.seq <= seq);
     let mut count = vec![0u64; o as usize];
-    for e in &entries[lo..hi] {
+    for e in of_seq(entries, seq) {
         let k = (e.it + p - r % p) % p;
         if k >= 1 && k < o && e.v as f64 > cut {
             count[k as usize] += 1;
@@ -62,10 +65,8 @@ fn trails(a: &PeriodicPath, b: &PeriodicPath, entries: &[SlowCall], ranges: &Has
 
 /// The mean cost of the slow calls at residue `r` of period `p` in sequence `seq` (0: none).
 fn cost_at(entries: &[SlowCall], seq: u64, p: u64, r: u64) -> f64 {
-    let lo = entries.partition_point(|e| e.seq < seq);
-    let hi = entries.partition_point(|e| e.seq <= seq);
     let (sum, n) =
-        entries[lo..hi].iter().filter(|e| e.it % p == r).fold((0.0, 0u64), |a, e| (a.0 + e.v as f64, a.1 + 1));
+        of_seq(entries, seq).iter().filter(|e| e.it % p == r).fold((0.0, 0u64), |a, e| (a.0 + e.v as f64, a.1 + 1));
     if n == 0 {
         0.0
     } else {
@@ -79,9 +80,7 @@ fn slow_at(entries: &[SlowCall], ranges: &HashMap<u64, (u64, u64)>, seq: u64, p:
     let Some(&(first, last)) = ranges.get(&seq) else { return false };
     let on = first + (q + p - first % p) % p;
     let slots = if on > last { 0 } else { (last - on) / p + 1 };
-    let lo = entries.partition_point(|e| e.seq < seq);
-    let hi = entries.partition_point(|e| e.seq <= seq);
-    let n = entries[lo..hi].iter().filter(|e| e.it % p == q % p && e.v as f64 > cut).count();
+    let n = of_seq(entries, seq).iter().filter(|e| e.it % p == q % p && e.v as f64 > cut).count();
     slots > 0 && n as f64 >= TAKEN * slots as f64
 }
 
