@@ -96,7 +96,7 @@ fn counters_unsupported_are_left_out_and_supported_are_written() {
 
 /// The read() path reads: task-clock (ns of CPU time of the measuring thread) is positive on
 /// (nearly) every kept call, covers the call's own wall time, and a 2 us spin costs 2 us more
-/// CPU time than lw. Before the fix every value was 0 (the group read asked for too few bytes,
+/// CPU time than lw (within half of it). Before the fix every value was 0 (the group read asked for too few bytes,
 /// failed with ENOSPC, and the zeroed buffer was taken as the reading).
 ///
 /// task-clock also counts the two read()s' share around the window, about 1.1 us in this VM's
@@ -141,7 +141,9 @@ fn software_counters_give_real_per_call_values() {
     diff.sort_by(f64::total_cmp);
     let median = diff[diff.len() / 2];
     eprintln!("task-clock medians per round: lw {lw:?} ns, spin:2000 {spin:?} ns; spin - lw: {median} ns");
-    assert!((median - 2000.0).abs() < 500.0, "spin:2000 - lw per round {diff:?} ns: median {median}, not 2000 +- 500");
+    // A counter that missed the spin reads about 0 more, one that counted it twice about 4000;
+    // a round whose two cells ran in different phases is off by up to the 540 ns between them.
+    assert!((median - 2000.0).abs() < 1000.0, "spin:2000 - lw per round {diff:?} ns: median {median}, not 2000 +- 1000");
     let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     let c = &rj["counters"]["per_counter"][0];
     assert_eq!(c["name"], "task-clock");
