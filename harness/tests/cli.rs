@@ -143,7 +143,10 @@ fn software_counters_give_real_per_call_values() {
     eprintln!("task-clock medians per round: lw {lw:?} ns, spin:2000 {spin:?} ns; spin - lw: {median} ns");
     // A counter that missed the spin reads about 0 more, one that counted it twice about 4000;
     // a round whose two cells ran in different phases is off by up to the 540 ns between them.
-    assert!((median - 2000.0).abs() < 1000.0, "spin:2000 - lw per round {diff:?} ns: median {median}, not 2000 +- 1000");
+    assert!(
+        (median - 2000.0).abs() < 1000.0,
+        "spin:2000 - lw per round {diff:?} ns: median {median}, not 2000 +- 1000"
+    );
     let rj: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     let c = &rj["counters"]["per_counter"][0];
     assert_eq!(c["name"], "task-clock");

@@ -113,6 +113,10 @@ pub struct PeriodicPath {
     /// The periods of the costlier paths said on this path's lattice (every kP events at one of
     /// its phases), whose calls and slots are counted there, not here (sub_lattices.rs).
     pub counted_in: Vec<u64>,
+    /// Pass 3's kept calls on the lattice, as (sequence, iteration, above the cut), while there
+    /// are at most `decisions::periodic::SLOTS_KEPT` of them: a lattice that crosses a costlier
+    /// path's footprint is judged on its own calls outside it (passes.rs).
+    pub(crate) slots_at: Vec<(u64, u64, bool)>,
 }
 
 impl PeriodicPath {

@@ -25,6 +25,7 @@ pub mod periodic;
 pub mod phases;
 pub mod running;
 mod sample;
+mod slow_calls;
 pub mod stretch;
 mod stretch_starts;
 mod sub_lattices;
@@ -38,6 +39,7 @@ use crate::analysis::passes::{count_on_lattices, outliers_off_dropped_lattices, 
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
 use crate::analysis::periodic::{aftermath, fractional, permutation, search, search_part, sub_period};
 use crate::analysis::phases::{SlowerLevel, WindowMeans, Windows};
+use crate::analysis::slow_calls::{irregular_after_stretches, irregular_and_counts, leave_out_slower_level};
 use crate::decisions::modes::{
     INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
     TIGHT_QUANTILE, TIGHT_WIDTHS,
@@ -67,6 +69,8 @@ struct MetricScan {
     means: Option<WindowMeans>,
     /// Per entry: an irregular path owns it (irregular.rs), for the tails.
     explained: Vec<bool>,
+    /// Per mode: a speed phase (every call's, not a path's).
+    phase: Vec<bool>,
     /// Calls pass 2 would keep at most, by pass 1's histogram (sample.rs).
     expected: u64,
     /// The sample's calls in each mode, and their histogram (sample.rs).
@@ -120,6 +124,7 @@ fn metric_scan(
         off_calls: 0,
         means: col.is_none().then(WindowMeans::default),
         explained: Vec::new(),
+        phase: Vec::new(),
         expected,
         sample_modes: vec![0; n],
         sample_hist: LogHistogram::new(),
@@ -236,6 +241,9 @@ pub fn analyze_source(
     // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
     let searched: Vec<Vec<PeriodicPath>> = a.code_paths.iter().map(|c| c.periodic.clone()).collect();
     count_on_lattices(path, &mut a, &mut row, &seqs.ranges)?;
+    for ((m, cp), searched) in scans.iter_mut().zip(a.code_paths.iter_mut()).zip(&searched) {
+        irregular_after_stretches(m, cp, &seqs, searched);
+    }
     // A slower stretch after a path (found in pass 3) holds calls of that path, not outliers.
     for cp in a.code_paths.iter_mut() {
         let before = cp.outlier_calls.len();
@@ -276,12 +284,8 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
     m.entries.sort_by_key(|e| (e.seq, e.it));
     let sp = Space { extents: seqs.extents.clone(), rows, base, bw: m.bw, th: m.th };
     let (periodic, rejected) = periodic_paths(m, &sp, seqs, &phase);
-    let on_lattice = |seq_pos: usize, it: u64| periodic.iter().any(|p| p.on(seqs.ids[seq_pos], it));
-    // Frequent modes that the lattices do not explain: irregular paths (irregular.rs).
-    let scan = irregular::Scan { entries: &m.entries, seq_ids: &seqs.ids, ranges: &seqs.ranges, rows };
-    let (irregular, explained) =
-        irregular::paths(&scan, &m.modes, |k| k == m.dom || phase[k], m.th.slow, base, &on_lattice);
-    let counts = slow_counts(m, seqs, &periodic, &phase, &explained, &on_lattice);
+    m.phase = phase.clone();
+    let (irregular, explained, counts) = irregular_and_counts(m, seqs, rows, &periodic, |_, _| false);
     let phases = m
         .modes
         .iter()
@@ -324,14 +328,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
         sequences: seqs.extents.len() as u64,
         col: m.col,
     };
-    // The slower level's own spread is not outliers on no path (phases.rs).
-    let before = cp.outlier_calls.len();
-    let base32 = base;
-    let cpr = &cp;
-    let kept: Vec<(f32, u64, u64)> =
-        cpr.outlier_calls.iter().filter(|c| !cpr.in_slower_level(c.1, c.2, c.0 as f64 + base32)).copied().collect();
-    cp.outliers -= (before - kept.len()) as u64;
-    cp.outlier_calls = kept;
+    leave_out_slower_level(&mut cp);
     m.explained = explained;
     cp
 }
@@ -418,6 +415,7 @@ fn periodic_paths(
             profile: None,
             stretch: None,
             counted_in: Vec::new(),
+            slots_at: Vec::new(),
         });
     }
     // A path's aftermath on its own period (the call after it, a stretch) is said with it.
@@ -425,50 +423,4 @@ fn periodic_paths(
     let periodic = aftermath::fold(periodic, &m.entries, &seqs.ranges);
     // A real-valued period shows as several lattices of one multiple: one path.
     (fractional::fold(periodic, &m.entries, &seqs.ranges), rejected)
-}
-
-/// Slow calls on no path, and calls of the fast path's mode that take a path or stand above the
-/// slow threshold.
-struct SlowCounts {
-    outliers: u64,
-    slow_in_dom: u64,
-    /// The outliers' (extra cost over the fast path, sequence, iteration), by cost.
-    calls: Vec<(f32, u64, u64)>,
-    /// The extra costs of the slow calls an irregular path explains, ascending.
-    explained: Vec<f32>,
-}
-
-fn slow_counts(
-    m: &MetricScan,
-    seqs: &Sequences,
-    periodic: &[PeriodicPath],
-    phase: &[bool],
-    explained: &[bool],
-    on_lattice: &impl Fn(usize, u64) -> bool,
-) -> SlowCounts {
-    let mut c = SlowCounts { outliers: 0, slow_in_dom: 0, calls: Vec::new(), explained: Vec::new() };
-    let base = m.modes[m.dom].median as f32;
-    for (pos, id) in seqs.ids.iter().enumerate() {
-        let lo = m.entries.partition_point(|e| e.seq < *id);
-        let hi = m.entries.partition_point(|e| e.seq <= *id);
-        for (j, e) in m.entries[lo..hi].iter().enumerate() {
-            // The fast path's share leaves out its calls that take a periodic path (some sit
-            // below the slow threshold: cheap paths are found with a lower one).
-            let taking = periodic.iter().any(|p| p.on(*id, e.it) && e.v as f64 > p.cut);
-            if e.mode == Some(m.dom) && (taking || e.v as f64 > m.th.slow) {
-                c.slow_in_dom += 1;
-            }
-            if e.v as f64 > m.th.slow && !e.mode.is_some_and(|k| phase[k]) && !on_lattice(pos, e.it) {
-                if explained[lo + j] {
-                    c.explained.push(e.v - base);
-                } else {
-                    c.outliers += 1;
-                    c.calls.push((e.v - base, *id, e.it));
-                }
-            }
-        }
-    }
-    c.calls.sort_by(|a, b| a.0.total_cmp(&b.0));
-    c.explained.sort_by(|a, b| a.total_cmp(b));
-    c
 }

@@ -88,6 +88,7 @@ pub(crate) fn count_on_lattices(
             c.periodic.iter_mut().for_each(|p| {
                 p.slots = 0;
                 p.taken = 0;
+                p.slots_at.clear();
                 p.followers.iter_mut().for_each(|f| f.calls = 0);
                 p.profile = (p.phases <= 1).then(|| Profile::new(p.period));
             });
@@ -117,6 +118,9 @@ pub(crate) fn count_on_lattices(
                         p.slots += 1;
                         if v > p.cut {
                             p.taken += 1;
+                        }
+                        if p.slots_at.len() < crate::decisions::periodic::SLOTS_KEPT {
+                            p.slots_at.push((row.seq, row.iteration, v > p.cut));
                         }
                     }
                     // A follower's calls are counted as the tail counts them (tails.rs).
@@ -222,6 +226,7 @@ pub(crate) fn merge_sequences(paths: &mut Vec<crate::analysis::code_paths::Perio
                 k.taken += p.taken;
                 k.residues.extend(p.residues);
                 k.residues.sort();
+                k.slots_at.extend(p.slots_at);
             }
             None => kept.push(p),
         }
@@ -230,12 +235,16 @@ pub(crate) fn merge_sequences(paths: &mut Vec<crate::analysis::code_paths::Perio
     *paths = kept;
 }
 
-/// A lattice whose points lie, in the share TAKEN of them, within a costlier path's footprint
-/// (its own call, its followers and the slower stretch after it, in the same sequence) is that
-/// path's calls met again: a lattice of a nearby period slides through a long stretch for many
-/// periods, and a lattice of the same period sits inside it. Not a path of its own.
+/// A lattice that crosses a costlier path's footprint (its own call, its followers and the
+/// slower stretch after it, in the same sequence) is that path's calls met again, unless its own
+/// calls outside the footprint hold it: a lattice of a nearby period slides through a long
+/// stretch for many periods, and a lattice of the same period sits inside it. It is not a path
+/// of its own where the share TAKEN of its points lie inside, or where fewer than TAKEN of its
+/// kept calls outside are slow (the slots outside were slow only by a speed phase or the noise
+/// that let the search pick the lattice). A real path that crosses the stretch stays slow outside it.
 pub(crate) fn drop_within_footprints(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>, seq_len: u64) {
     use crate::analysis::code_paths::PeriodicPath;
+    use crate::decisions::periodic::TAKEN;
     let reach = |a: &PeriodicPath| {
         let f = a.followers.iter().map(|f| f.offset).max().unwrap_or(0);
         a.stretch.as_ref().map_or(0, |s| s.calls).max(f)
@@ -245,17 +254,37 @@ pub(crate) fn drop_within_footprints(paths: &mut Vec<crate::analysis::code_paths
             return false;
         }
         let r = reach(a);
+        let within = |seq: u64, it: u64| {
+            a.residues
+                .iter()
+                .find(|y| y.seq == seq)
+                .is_some_and(|y| (it + a.period - y.residue % a.period) % a.period <= r)
+        };
         let (mut on, mut all) = (0u64, 0u64);
         for x in &q.residues {
-            let Some(ra) = a.residues.iter().find(|y| y.seq == x.seq).map(|y| y.residue) else { continue };
+            if !a.residues.iter().any(|y| y.seq == x.seq) {
+                continue;
+            }
             let mut it = x.residue;
             while it < seq_len.max(x.residue + 1) {
                 all += 1;
-                on += ((it + a.period - ra % a.period) % a.period <= r) as u64;
+                on += within(x.seq, it) as u64;
                 it += q.period;
             }
         }
-        all > 0 && on as f64 >= crate::decisions::periodic::TAKEN * all as f64
+        if all == 0 || on == 0 {
+            return false;
+        }
+        if on as f64 >= TAKEN * all as f64 {
+            return true;
+        }
+        // Every kept call of the lattice is known (none past SLOTS_KEPT): judge those outside.
+        if q.slots_at.len() as u64 != q.slots {
+            return false;
+        }
+        let outside: Vec<bool> = q.slots_at.iter().filter(|s| !within(s.0, s.1)).map(|s| s.2).collect();
+        let slow = outside.iter().filter(|&&t| t).count();
+        (slow as f64) < TAKEN * outside.len() as f64
     };
     let drop: Vec<bool> =
         paths.iter().enumerate().map(|(i, q)| paths.iter().enumerate().any(|(j, a)| j != i && inside(q, a))).collect();

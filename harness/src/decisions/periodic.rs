@@ -9,6 +9,12 @@ decisions! {
     calibrated_by: "a definition; the unit test `analysis::periodic::fractional::tests::phases_of_a_real_period_are_filled_and_others_refused` and the battery's planted kinds";
     pub const TAKEN: f64 = 0.8;
 
+    /// The most kept calls of one lattice whose positions pass 3 keeps, to judge a lattice that
+    /// crosses a costlier path's footprint on its calls outside it. A lattice that slides through
+    /// a stretch has a long period and few slots; one with more is judged by its share inside.
+    calibrated_by: "a bound on memory (16 bytes a slot), not fitted to a run; the unit test `report::findings::lattice_tests::a_lattice_that_slides_through_a_long_stretch_is_no_path`";
+    pub const SLOTS_KEPT: usize = 4096;
+
     /// Lattices searched per threshold: a second and third path beside the first (LTTng's page
     /// crossing beside its sub-buffer switch).
     calibrated_by: "`make calibrate`'s planted coprime and commensurate kinds (power); the null reruns repeat it";

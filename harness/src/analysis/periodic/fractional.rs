@@ -158,6 +158,7 @@ fn fold_group(
         profile: None,
         stretch: None,
         counted_in: Vec::new(),
+        slots_at: Vec::new(),
     })
 }
 

@@ -131,3 +131,103 @@ fn a_path_and_its_stretch_split_between_lattices_are_one_path() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A generator of runs: a path every P calls (15 to 40, +X of 300 to 1500 ns, its cost drifting
+/// up to threefold over the run) and a stretch of one to three calls after it (+Y, 100 to
+/// 250 ns), over a fast path with a second random mode (10 % to 30 % of the calls, +50 to
+/// +90 ns), in two to four repetitions. The stretch recurs at the path's spacing; once pass 3
+/// finds it, its calls are the path's, not an irregular path said beside it.
+#[test]
+fn a_short_stretch_after_a_path_is_no_irregular_path_of_its_own() {
+    let mut rnd = crate::report::tests::xorshift();
+    let mut wrong = Vec::new();
+    for run in 0..10 {
+        let p = 15 + rnd() % 26;
+        let reps = 2 + rnd() % 3;
+        let n = 800 + rnd() % 1200;
+        let x = 300.0 + (rnd() % 1200) as f64;
+        let drift = 1.0 + (rnd() % 200) as f64 / 100.0;
+        let k = 1 + rnd() % 3;
+        let y = 100.0 + (rnd() % 150) as f64;
+        let (share, second) = (10 + rnd() % 21, 50.0 + (rnd() % 40) as f64);
+        let seqs: Vec<Vec<f64>> = (0..reps)
+            .map(|_| {
+                let ph = rnd() % p;
+                (0..n)
+                    .map(|i| {
+                        let o = (i + p - ph) % p;
+                        let path = match o {
+                            0 => x * (1.0 + (drift - 1.0) * i as f64 / n as f64),
+                            o if o <= k => y,
+                            _ => 0.0,
+                        };
+                        let mode = if rnd() % 100 < share { second } else { 0.0 };
+                        200.0 + (rnd() % 20) as f64 + mode + path
+                    })
+                    .collect()
+            })
+            .collect();
+        let cp = crate::report::tests::analysis_of(&seqs);
+        if !cp.irregular.is_empty() {
+            let said: Vec<String> =
+                cp.irregular.iter().map(|q| format!("+{:.0} ({} calls)", q.delta, q.calls)).collect();
+            wrong.push(format!(
+                "run {run}: every {p} (+{x:.0} to +{:.0}), {k} calls at +{y:.0} after, {share}% at +{second:.0}: irregular {said:?}",
+                x * drift
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A generator of runs: a path every P calls (40 to 200, +X of 100 to 2000 ns) and a long
+/// stretch after it (an eighth to a third of the period at 0.3X to X), over a fast path
+/// with a second random mode (10 % to 25 % of the calls, +50 to +150 ns) in one to three
+/// repetitions of 1,500 to 6,000 calls. A lattice of a nearby period stays inside the stretch for
+/// many periods, and the second mode fills some of its slots outside it: no lattice of another
+/// period is said beside the path (a multiple of P at its phase is the sub-period null's to judge,
+/// `analysis::periodic::sub_period`).
+#[test]
+fn a_lattice_that_slides_through_a_long_stretch_is_no_path() {
+    let mut rnd = crate::report::tests::xorshift();
+    let mut wrong = Vec::new();
+    for run in 0..16 {
+        let p = 40 + rnd() % 161;
+        let s = p / 8 + rnd() % (p / 3 - p / 8 + 1);
+        let reps = 1 + rnd() % 3;
+        let n = 1500 + rnd() % 4500;
+        let x = 100.0 + (rnd() % 1900) as f64;
+        let y = x * (0.3 + (rnd() % 70) as f64 / 100.0);
+        let (share, second) = (10 + rnd() % 16, 50.0 + (rnd() % 100) as f64);
+        let seqs: Vec<Vec<f64>> = (0..reps)
+            .map(|_| {
+                let ph = rnd() % p;
+                (0..n)
+                    .map(|i| {
+                        let o = (i + p - ph) % p;
+                        let path = match o {
+                            0 => x,
+                            o if o <= s => y,
+                            _ => 0.0,
+                        };
+                        let mode = if rnd() % 100 < share { second } else { 0.0 };
+                        200.0 + (rnd() % 20) as f64 + mode + path
+                    })
+                    .collect()
+            })
+            .collect();
+        let cp = crate::report::tests::analysis_of(&seqs);
+        let beside: Vec<String> = cp
+            .periodic
+            .iter()
+            .filter(|q| q.period % p != 0)
+            .map(|q| format!("every {} +{:.0}", q.period, q.extra))
+            .collect();
+        if !beside.is_empty() {
+            wrong.push(format!(
+                "run {run}: every {p} (+{x:.0}), {s} calls at +{y:.0} after, {share}% at +{second:.0}: also {beside:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
