@@ -332,16 +332,27 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
     let meet =
         coincidence::Row { rows: cp.rows, base, floor: cp.threshold - base, stalls_per_ns: Some(&stalls_per_ns) };
     let mut bands = Vec::new();
+    // The extras of the calls left among the outliers so far, untested.
+    let mut passed: Vec<f32> = Vec::new();
     for _ in 0..MAX_BANDS {
-        let Some(((i, j), _)) = densest(&extras(&left)) else { break };
-        if bursty(&left[i..j], cp.rows) {
+        let Some(((i, j0), _)) = densest(&extras(&left)) else { break };
+        if bursty(&left[i..j0], cp.rows) {
             // Left among the outliers, untested: a stretch, not a rate.
-            left.drain(i..j);
+            passed.extend(left.drain(i..j0).map(|c| c.0));
             continue;
         }
         // The band's edges as `densest` drew them, in f32: a call at the upper edge is on the
-        // same side in the band's count and wherever the band is matched by cost.
-        let (lo, hi) = (left[i].0 as f64, (left[i].0 * BAND_FACTOR) as f64);
+        // same side in the band's count and wherever the band is matched by cost. A band is
+        // matched by cost (the tails give it every outlier in its range), so it ends below the
+        // cheapest call left among the outliers before that its range would hold (on a 10 ns
+        // clock step many calls share one extra, and a window left there may start inside it).
+        let lo = left[i].0 as f64;
+        let hi = passed.iter().map(|&d| d as f64).filter(|&d| d >= lo).fold((left[i].0 * BAND_FACTOR) as f64, f64::min);
+        let j = i + left[i..j0].partition_point(|c| (c.0 as f64) < hi);
+        if j - i < BAND_MIN_CALLS {
+            passed.extend(left.drain(i..j0).map(|c| c.0));
+            continue;
+        }
         // A band that overlaps one already said is the rest of that band's mode, cut by the
         // window's edge: one mode is one band.
         let overlaps =
@@ -349,14 +360,14 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         if overlaps || !separate(&cp.outlier_calls, &cp.explained_extras, (j - i) as u64, lo, cp.threshold - base) {
             // Part of one tail that falls from the fast path on, or of a mode already said:
             // left among the outliers.
-            left.drain(i..j);
+            passed.extend(left.drain(i..j).map(|c| c.0));
             continue;
         }
         // Where the paths already said meet by chance, or meet the machine's stalls: their
         // coincidence, no mode of its own.
         let mu = coincidence::expected(&populations(cp, &bands), &meet, lo, hi, Meetings::All);
         if coincidence::accounts_for((j - i) as u64, mu, cp.rows) {
-            left.drain(i..j);
+            passed.extend(left.drain(i..j).map(|c| c.0));
             continue;
         }
         let test = t((j - i) as u64, (lo, Some(hi)));
