@@ -153,18 +153,13 @@ fn a_short_stretch_after_a_path_is_no_irregular_path_of_its_own() {
         let seqs: Vec<Vec<f64>> = (0..reps)
             .map(|_| {
                 let ph = rnd() % p;
-                (0..n)
-                    .map(|i| {
-                        let o = (i + p - ph) % p;
-                        let path = match o {
-                            0 => x * (1.0 + (drift - 1.0) * i as f64 / n as f64),
-                            o if o <= k => y,
-                            _ => 0.0,
-                        };
-                        let mode = if rnd() % 100 < share { second } else { 0.0 };
-                        200.0 + (rnd() % 20) as f64 + mode + path
-                    })
-                    .collect()
+                path_and_stretch(
+                    &mut rnd,
+                    (p, ph, n),
+                    |i| x * (1.0 + (drift - 1.0) * i as f64 / n as f64),
+                    (k, y),
+                    (share, second),
+                )
             })
             .collect();
         let cp = crate::report::tests::analysis_of(&seqs);
@@ -202,18 +197,7 @@ fn a_lattice_that_slides_through_a_long_stretch_is_no_path() {
         let seqs: Vec<Vec<f64>> = (0..reps)
             .map(|_| {
                 let ph = rnd() % p;
-                (0..n)
-                    .map(|i| {
-                        let o = (i + p - ph) % p;
-                        let path = match o {
-                            0 => x,
-                            o if o <= s => y,
-                            _ => 0.0,
-                        };
-                        let mode = if rnd() % 100 < share { second } else { 0.0 };
-                        200.0 + (rnd() % 20) as f64 + mode + path
-                    })
-                    .collect()
+                path_and_stretch(&mut rnd, (p, ph, n), |_| x, (s, y), (share, second))
             })
             .collect();
         let cp = crate::report::tests::analysis_of(&seqs);
@@ -230,4 +214,28 @@ fn a_lattice_that_slides_through_a_long_stretch_is_no_path() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// One repetition of `n` calls over a fast path of 200 to 220 ns: a path every `p` calls at phase
+/// `ph` costing `cost(i)` more at call i, the `k` calls after it `y` more, and a second random
+/// mode (`share` % of the calls, `second` more).
+fn path_and_stretch(
+    rnd: &mut impl FnMut() -> u64,
+    (p, ph, n): (u64, u64, u64),
+    cost: impl Fn(u64) -> f64,
+    (k, y): (u64, f64),
+    (share, second): (u64, f64),
+) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let o = (i + p - ph) % p;
+            let path = match o {
+                0 => cost(i),
+                o if o <= k => y,
+                _ => 0.0,
+            };
+            let mode = if rnd() % 100 < share { second } else { 0.0 };
+            200.0 + (rnd() % 20) as f64 + mode + path
+        })
+        .collect()
 }
