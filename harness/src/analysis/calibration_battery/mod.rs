@@ -110,6 +110,15 @@ pub fn sequences(kind: Kind, seed: u64) -> (Vec<Vec<f64>>, Vec<f64>) {
     (seqs, r)
 }
 
+/// One run composed at random from `seed` (the generative battery's grammar), of at most
+/// `max_calls` calls, as a clock of `step` ns records it (this VM's TSC moves in 10 ns steps, so
+/// many calls share one value): each sequence's latencies and the reference windows'.
+pub fn composed_sequences(seed: u64, max_calls: u64, step: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let run = grammar::compose(seed, max_calls);
+    let q = |x: &f64| (x / step).round() * step;
+    (run.seqs.iter().map(|v| v.iter().map(q).collect()).collect(), run.reference.iter().map(q).collect())
+}
+
 /// Runs one seeded run of `kind`.
 pub fn run_one(kind: Kind, seed: u64) -> Result<Verdict, ReadError> {
     let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1) };
