@@ -126,10 +126,10 @@ fn composed(seed: u64) -> Vec<String> {
     super::check_dir(&dir).unwrap().iter().map(|c| format!("composed seed {seed}: {c}")).collect()
 }
 
-/// Reports of composed runs, 4 rows in each of 10 directories, hold no contradiction.
+/// Reports of composed runs, 4 rows in each of 6 directories, hold no contradiction.
 #[test]
 fn reports_of_composed_runs_hold_no_contradiction() {
-    let found: Vec<String> = (1..=10).flat_map(composed).collect();
+    let found: Vec<String> = (1..=6).flat_map(composed).collect();
     assert!(found.is_empty(), "{} contradiction(s):\n{}", found.len(), found.join("\n"));
 }
 
