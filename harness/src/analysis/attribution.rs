@@ -295,8 +295,11 @@ fn bursty(calls: &[(f32, u64, u64)], rows: u64) -> bool {
 /// band on the upper shoulder of an irregular path's mode is that mode's edge. A tail that falls
 /// from the fast path on (a Pareto excess) is densest next to it, so every band of it has as many
 /// calls per ns below it as in it; a band whose lower neighbour lies wholly under the threshold
-/// cannot be told from such a tail.
-fn separate(outliers: &[(f32, u64, u64)], explained: &[f32], calls: u64, lo: f64, floor: f64) -> bool {
+/// cannot be told from such a tail. A band of a few dozen calls shows such a dip by chance (the
+/// densest of the windows scanned is picked), so the dip must also be one that equal densities
+/// give with a chance below ALPHA over the row's `tests` (binomial: of the calls in the band and
+/// its neighbour, as few in the neighbour as seen, each there with the share of the width it holds).
+fn separate(outliers: &[(f32, u64, u64)], explained: &[f32], calls: u64, lo: f64, floor: f64, tests: usize) -> bool {
     let below = (lo / BAND_FACTOR as f64).max(floor);
     // Half the lower neighbour seen at least: a sliver above the threshold holds too few calls
     // to tell a dip from a tail.
@@ -306,7 +309,9 @@ fn separate(outliers: &[(f32, u64, u64)], explained: &[f32], calls: u64, lo: f64
     let within = |x: f32| (x as f64) >= below && (x as f64) < lo;
     let n = outliers.iter().filter(|c| within(c.0)).count() + explained.iter().filter(|&&x| within(x)).count();
     let band_width = lo * (BAND_FACTOR as f64 - 1.0);
+    let share_below = (lo - below) / (lo - below + band_width);
     n as f64 / (lo - below) <= BAND_DIP * calls as f64 / band_width
+        && crate::stats::binomial::at_most(n as u64 + calls, n as u64, share_below) < ALPHA / tests.max(1) as f64
 }
 
 /// Tests every slow population of `cp` against `reference`; None without reference windows.
@@ -357,7 +362,9 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         // window's edge: one mode is one band.
         let overlaps =
             bands.iter().any(|b: &Band| lo < b.test.extra_hi.unwrap_or(f64::INFINITY) && b.test.extra_lo < hi);
-        if overlaps || !separate(&cp.outlier_calls, &cp.explained_extras, (j - i) as u64, lo, cp.threshold - base) {
+        if overlaps
+            || !separate(&cp.outlier_calls, &cp.explained_extras, (j - i) as u64, lo, cp.threshold - base, tests)
+        {
             // Part of one tail that falls from the fast path on, or of a mode already said:
             // left among the outliers.
             passed.extend(left.drain(i..j).map(|c| c.0));

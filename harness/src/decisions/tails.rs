@@ -23,7 +23,8 @@ decisions! {
 
     /// A band is a mode of its own, and so a path, only where the outliers per ns just below it
     /// (one band width down, the part above the slow threshold) are at most this share of the
-    /// band's own; otherwise it is a stretch of one tail that falls from the fast path.
+    /// band's own, and fewer than equal densities give by chance (binomial tail below ALPHA over
+    /// the row's tests); otherwise it is a stretch of one tail that falls from the fast path.
     calibrated_by: "`make calibrate --generative`'s heavy-tailed spreads (false paths) and memoryless paths (power)";
     pub const BAND_DIP: f64 = 0.5;
 
