@@ -110,26 +110,31 @@ fn seeded_generated_reports_hold_no_contradiction() {
     assert!(found.is_empty(), "{} contradiction(s):\n{}", found.len(), found.join("\n"));
 }
 
-/// One directory whose rows carry runs composed at random by the generative battery's grammar
-/// (periodic paths of fixed, jittered or drifting cost and period, stretches, second modes,
-/// memoryless and keyed paths, stalls, timers, speed phases), as a 10 ns clock records them, so
-/// that bands and tails meet on shared values as they do on this VM's TSC; reported, and its
-/// contradictions.
-fn composed(seed: u64) -> Vec<String> {
+/// The contradictions of one reported directory whose four rows carry `row(seed)`'s runs, each
+/// line named by `what` and the seed.
+fn contradictions_of(what: &str, seed: u64, row: fn(u64) -> (Vec<Vec<f64>>, Vec<f64>)) -> Vec<String> {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("r");
     synthetic::write(&dir, &synthetic::Options { tracers: 5, rows: 2000, threads: vec![1], counters: false }).unwrap();
     for (j, name) in ROWS.iter().enumerate() {
-        write_battery_row(&dir, name, composed_sequences(seed * 16 + j as u64, 60_000, 10.0));
+        write_battery_row(&dir, name, row(seed * 16 + j as u64));
     }
     crate::report::build(&dir, 200, 200).unwrap();
-    super::check_dir(&dir).unwrap().iter().map(|c| format!("composed seed {seed}: {c}")).collect()
+    super::check_dir(&dir).unwrap().iter().map(|c| format!("{what} seed {seed}: {c}")).collect()
+}
+
+/// Runs composed at random by the generative battery's grammar (periodic paths of fixed, jittered
+/// or drifting cost and period, stretches, second modes, memoryless and keyed paths, stalls,
+/// timers, speed phases), as a 10 ns clock records them, so that bands and tails meet on shared
+/// values as they do on this VM's TSC.
+fn composed(seed: u64) -> (Vec<Vec<f64>>, Vec<f64>) {
+    composed_sequences(seed, 60_000, 10.0)
 }
 
 /// Reports of composed runs, 4 rows in each of 6 directories, hold no contradiction.
 #[test]
 fn reports_of_composed_runs_hold_no_contradiction() {
-    let found: Vec<String> = (1..=6).flat_map(composed).collect();
+    let found: Vec<String> = (1..=6).flat_map(|s| contradictions_of("composed", s, composed)).collect();
     assert!(found.is_empty(), "{} contradiction(s):\n{}", found.len(), found.join("\n"));
 }
 
@@ -161,23 +166,10 @@ fn band_beside_stretches(seed: u64) -> (Vec<Vec<f64>>, Vec<f64>) {
     (vec![v.into_iter().map(q).collect()], reference)
 }
 
-/// One directory whose four rows each carry a band beside stretches, reported, and its
-/// contradictions.
-fn stretches_dir(seed: u64) -> Vec<String> {
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join("r");
-    synthetic::write(&dir, &synthetic::Options { tracers: 5, rows: 2000, threads: vec![1], counters: false }).unwrap();
-    for (j, name) in ROWS.iter().enumerate() {
-        write_battery_row(&dir, name, band_beside_stretches(seed * 16 + j as u64));
-    }
-    crate::report::build(&dir, 200, 200).unwrap();
-    super::check_dir(&dir).unwrap().iter().map(|c| format!("stretches seed {seed}: {c}")).collect()
-}
-
 /// A band said by its range takes no call of a stretch left among the outliers (100 generated
 /// rows; a band that ends at its window's edge takes them, and then this test fails).
 #[test]
 fn reports_of_a_band_beside_stretches_hold_no_contradiction() {
-    let found: Vec<String> = (1..=25).flat_map(stretches_dir).collect();
+    let found: Vec<String> = (1..=25).flat_map(|s| contradictions_of("stretches", s, band_beside_stretches)).collect();
     assert!(found.is_empty(), "{} contradiction(s):\n{}", found.len(), found.join("\n"));
 }
