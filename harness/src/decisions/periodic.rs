@@ -77,4 +77,13 @@ decisions! {
     /// phase.
     calibrated_by: "the generative battery (a cheap periodic path beside a costly one whose phase lost coinciding slots)";
     use COINCIDENT_FACTOR from crate::stats::period;
+
+    /// A residue of a period is another path's, every d calls for a divisor d of the period,
+    /// where the sequence's calls fill that path's lattice as well at a mean cost within this
+    /// factor of the residue's own (latency, the fast path included): among equally filled
+    /// residues the search then prefers one no such lattice explains. Two paths of the period
+    /// that meet on a divisor's lattice (+60 ns at phase 7 and +900 ns at phase 27 of 40) cost
+    /// more apart than this.
+    calibrated_by: "`report::findings::commensurate_tests` and `lattice_tests` (generated runs); the generative battery";
+    use FINER_COST from crate::stats::residues;
 }

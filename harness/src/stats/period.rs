@@ -306,8 +306,9 @@ fn lattice_of_candidates(
             continue;
         }
         if best.as_ref().map(|b| margin > b.0).unwrap_or(true) {
-            // The new best's residues, each the best filled and costliest (`residues::best_filled`): counted
-            // for this candidate only, as most candidates are never the best.
+            // The new best's residues, each the best filled, unexplained by a finer lattice and
+            // costliest (`residues::best_filled`): counted for this candidate only, as most
+            // candidates are never the best.
             let mut slots = slots;
             for (s, r) in seqs.iter().zip(residues.iter_mut()) {
                 let Some(was) = *r else { continue };

@@ -121,23 +121,100 @@ pub(crate) fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
     }
 }
 
+/// One residue's calls in a sequence, for the choice between equally filled residues.
+struct Filled {
+    residue: u64,
+    calls: usize,
+    /// Calls per slot of the residue's lattice.
+    fill: f64,
+    /// The mean cost of its calls.
+    mean: f64,
+    /// The residue lies on a finer lattice, of a period `d` that divides `p`, which the
+    /// sequence's calls fill as well, at the same cost (within `FINER_COST`): its calls are that
+    /// lattice's (every 9 calls, read on one residue of 81), not a path of period `p`. Two
+    /// paths of period `p` that meet on a divisor's lattice cost different amounts.
+    finer: bool,
+}
+
+/// Calls on a finer lattice are one path's where their mean cost is within this factor of the
+/// residue's own (costs in ns, the fast path's included).
+pub const FINER_COST: f64 = 1.25;
+
+/// The residues of `p` that the calls of the sequence `first..=last` fall on, each with its fill,
+/// mean cost and whether a finer lattice explains it.
+fn residue_table(calls: &[(u64, f32)], p: u64, (first, last): (u64, u64)) -> Vec<Filled> {
+    let mut by: Vec<(u64, f32)> = calls.iter().map(|c| (c.0 % p, c.1)).collect();
+    by.sort_unstable_by_key(|c| c.0);
+    let divisors: Vec<u64> =
+        (2..p).take_while(|d| d * d <= p).filter(|d| p % d == 0).flat_map(|d| [d, p / d]).collect();
+    // Calls and their summed cost per residue of each divisor.
+    let per_divisor: Vec<std::collections::HashMap<u64, (usize, f64)>> = divisors
+        .iter()
+        .map(|&d| {
+            let mut m = std::collections::HashMap::new();
+            by.iter().for_each(|c| {
+                let e: &mut (usize, f64) = m.entry(c.0 % d).or_default();
+                e.0 += 1;
+                e.1 += c.1 as f64;
+            });
+            m
+        })
+        .collect();
+    let fill = |q: u64, r: u64, n: usize| n as f64 / lattice_slots(first, last, q, r).max(1) as f64;
+    by.chunk_by(|a, b| a.0 == b.0)
+        .map(|g| {
+            let (r, n) = (g[0].0, g.len());
+            let f = fill(p, r, n);
+            let sum = g.iter().map(|c| c.1 as f64).sum::<f64>();
+            let mean = sum / n as f64;
+            let finer = divisors.iter().zip(&per_divisor).any(|(&d, m)| {
+                let (all, all_sum) = m[&(r % d)];
+                let others = (all_sum - sum) / (all - n).max(1) as f64;
+                fill(d, r % d, all) >= f && all > n && others <= FINER_COST * mean && mean <= FINER_COST * others
+            });
+            Filled { residue: r, calls: n, fill: f, mean, finer }
+        })
+        .collect()
+}
+
 /// The residue modulo `p` that the calls (iteration, cost) of the sequence `first..=last` fill
 /// best, with its count. Fill is calls per slot: residues differ by one slot at the sequence's
 /// ends, so the most frequent residue is not always the best filled. Among equally filled
-/// residues the one whose calls cost the most leads (then the smallest): a path with a slower
-/// stretch after it fills the stretch's residues as well as its own, and the path is where the
-/// cost is. A plain count: it is read for a search's best lattice only, not for every candidate.
+/// residues, one that no finer lattice explains leads (`Filled::finer`: another path whose
+/// period divides this one, every 9 calls inside every 81, fills a residue as well as the
+/// path's own), then the one whose calls cost the most (a path with a slower stretch after it
+/// fills the stretch's residues as well as its own, and the path is where the cost is), then the
+/// smallest. A plain count: it is read for a search's best lattice only, not for every
+/// candidate.
 pub(crate) fn best_filled(calls: &[(u64, f32)], p: u64, first: u64, last: u64) -> Option<(u64, usize)> {
-    let mut by: std::collections::HashMap<u64, (usize, f64)> = std::collections::HashMap::new();
-    for c in calls {
-        let e = by.entry(c.0 % p).or_default();
-        e.0 += 1;
-        e.1 += c.1 as f64;
+    let key = |f: &Filled| (f.fill, !f.finer, f.mean, std::cmp::Reverse(f.residue));
+    residue_table(calls, p, (first, last))
+        .into_iter()
+        .max_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal))
+        .map(|f| (f.residue, f.calls))
+}
+
+/// The residue modulo `p` that stands for `current` in the sequence `first..=last`, where a
+/// finer lattice explains `current`: the best filled and then costliest of the residues that
+/// no finer lattice explains and that the calls fill at least `full` times as well as
+/// `current` (`current` itself where it is not explained or no residue qualifies). A lattice
+/// found among the calls of one cost band can take a neighbour's residue in a sequence: a
+/// jittered path's calls fall partly below the band while a dearer path's calls on a divisor of
+/// the period fill another residue (every 9 calls inside every 81, its cost drifting up past the
+/// other's). Over all the calls above the path's cut the finer lattice tells them apart; the
+/// path's own residue may be a little less filled than the finer lattice's, where some of its
+/// calls fall below the cut. Where the lattice is a multiple of a path's own period, every
+/// residue on that path is explained, and none moves.
+pub(crate) fn unexplained_stand_in(calls: &[(u64, f32)], p: u64, extent: (u64, u64), current: u64, full: f64) -> u64 {
+    let table = residue_table(calls, p, extent);
+    let Some(own) = table.iter().find(|f| f.residue == current) else { return current };
+    if !own.finer {
+        return current;
     }
-    let fill = |r: u64, n: usize| n as f64 / lattice_slots(first, last, p, r).max(1) as f64;
-    by.into_iter()
-        .max_by(|a, b| {
-            fill(a.0, a.1 .0).total_cmp(&fill(b.0, b.1 .0)).then(a.1 .1.total_cmp(&b.1 .1)).then(b.0.cmp(&a.0))
-        })
-        .map(|(r, (n, _))| (r, n))
+    let key = |f: &Filled| (f.fill, f.mean, std::cmp::Reverse(f.residue));
+    table
+        .iter()
+        .filter(|f| f.fill >= full * own.fill && !f.finer)
+        .max_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal))
+        .map_or(current, |f| f.residue)
 }

@@ -84,6 +84,18 @@ fn slow_at(entries: &[SlowCall], ranges: &HashMap<u64, (u64, u64)>, seq: u64, p:
     slots > 0 && n as f64 >= TAKEN * slots as f64
 }
 
+/// Whether residue `q` of period `p` in sequence `seq` lies on another path's lattice whose
+/// period divides `p` (every 9 calls, where the path comes every 63): that call is the other
+/// path's, not the start of this one's stretch.
+fn on_finer(periodic: &[PeriodicPath], p: u64, seq: u64, q: u64) -> bool {
+    periodic.iter().any(|o| {
+        o.period < p
+            && p % o.period == 0
+            && o.phases <= 1
+            && o.residues.iter().any(|r| r.seq == seq && q % o.period == r.residue % o.period)
+    })
+}
+
 /// A path is said at the first call of the slow run it starts: the search keeps the costliest
 /// lattice of a period, and where the stretch after a path costs as much as the path or more,
 /// that is a stretch call. And lattices of one period over the same sequences can split a path
@@ -93,7 +105,7 @@ fn slow_at(entries: &[SlowCall], ranges: &HashMap<u64, (u64, u64)>, seq: u64, p:
 ///
 /// Per sequence, the head of such a group is the first of its residues after the widest
 /// circular gap, moved back over every call just before it that is slow (TAKEN of its slots
-/// above the group's lowest cut). Where every group's residue lies within half a period after
+/// above the group's lowest cut) and not on a path of a period that divides this one. Where every group's residue lies within half a period after
 /// the head and every call between is slow, the group is one path and its stretch:
 /// - lattices each at one offset from the head in every sequence, one of them at the head, are
 ///   left to [`fold`] (LTTng's follower);
@@ -133,7 +145,10 @@ pub(crate) fn at_heads(
             let first = (0..r.len()).max_by_key(|&k| gap(k)).unwrap_or(0);
             let mut span = if r.len() == 1 { 0 } else { p - gap(first) };
             let mut head = r[first];
-            while 2 * (span + 1) < p && slow_at(entries, ranges, seq, p, (head + p - 1) % p, cut) {
+            while 2 * (span + 1) < p
+                && slow_at(entries, ranges, seq, p, (head + p - 1) % p, cut)
+                && !on_finer(&periodic, p, seq, (head + p - 1) % p)
+            {
                 head = (head + p - 1) % p;
                 span += 1;
             }

@@ -241,6 +241,27 @@ fn settle_divisor(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
     }
 }
 
+/// Each sequence's phase read again over all its calls above the path's cut, where a finer
+/// lattice explains the residue the search read (`stats::residues::unexplained_stand_in`). A
+/// sequence whose phase moves takes its calls on the new residue.
+fn settle_phases(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
+    let p = l.period;
+    for (k, r) in l.residues.iter_mut().enumerate() {
+        let Some(was) = *r else { continue };
+        let above: Vec<(u64, f32)> =
+            seqs[k].iter().filter(|c| !c.phase && c.v as f64 > cut).map(|c| (c.it, c.v)).collect();
+        let now = crate::stats::residues::unexplained_stand_in(&above, p, sp.extents[k], was, TAKEN);
+        if now != was {
+            use crate::stats::residues::lattice_slots;
+            let (first, last) = sp.extents[k];
+            l.slots = l.slots + lattice_slots(first, last, p, now) - lattice_slots(first, last, p, was);
+            *r = Some(now);
+            l.calls[k] = above.into_iter().filter(|c| c.0 % p == now).collect();
+        }
+    }
+    l.hits = l.calls.iter().map(Vec::len).sum();
+}
+
 /// Lattices that hold: taken on at least TAKEN of their slots. A lattice found again (at another
 /// threshold or band) is one path, with its strongest evidence.
 fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattice> {
@@ -248,6 +269,7 @@ fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattic
     for mut l in lattices {
         let (_, cut) = cut_of(sp, &l);
         settle_divisor(sp, seqs, &mut l, cut);
+        settle_phases(sp, seqs, &mut l, cut);
         let (calls, slots) = taken_on(&sp.extents, seqs, l.period, &l.residues, cut);
         let n: usize = calls.iter().map(Vec::len).sum();
         if let Some(k) = kept.iter_mut().find(|k| k.period == l.period && k.residues == l.residues) {

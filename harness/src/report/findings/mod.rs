@@ -4,6 +4,8 @@
 //! the periods tried and refused, and the outliers. One renderer (path_line.rs) turns them into the
 //! terminal, Markdown and HTML lines; report.json carries them for other tools (docs/output.md).
 //! The analysis itself is `analyze` (its state: code_paths.rs); this file only reads it.
+#[cfg(test)]
+mod commensurate_tests;
 pub mod comparison;
 #[cfg(test)]
 mod counted_once_tests;
