@@ -111,6 +111,15 @@ impl Scratch {
     }
 }
 
+/// The divisors of `p` from 2 to `p / 2`, smallest first: the finer periods a lattice of
+/// period `p` can lie on.
+pub(crate) fn divisors(p: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = (2..p).take_while(|d| d * d <= p).filter(|d| p % d == 0).flat_map(|d| [d, p / d]).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Slots of the lattice `r mod p` inside `first..=last`.
 pub(crate) fn lattice_slots(first: u64, last: u64, p: u64, r: u64) -> u64 {
     let on = first + (r + p - first % p) % p;
@@ -145,8 +154,7 @@ pub const FINER_COST: f64 = 1.25;
 fn residue_table(calls: &[(u64, f32)], p: u64, (first, last): (u64, u64)) -> Vec<Filled> {
     let mut by: Vec<(u64, f32)> = calls.iter().map(|c| (c.0 % p, c.1)).collect();
     by.sort_unstable_by_key(|c| c.0);
-    let divisors: Vec<u64> =
-        (2..p).take_while(|d| d * d <= p).filter(|d| p % d == 0).flat_map(|d| [d, p / d]).collect();
+    let divisors = divisors(p);
     // Calls and their summed cost per residue of each divisor.
     let per_divisor: Vec<std::collections::HashMap<u64, (usize, f64)>> = divisors
         .iter()

@@ -216,11 +216,7 @@ fn same_cost(sp: &Space, own: &Lattice, added: &[f32]) -> bool {
 /// period then fills best. The smallest divisor on which the path is still taken nearly every
 /// time, at the same cost, is the period.
 fn settle_divisor(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
-    let mut divs: Vec<u64> =
-        (2..=(l.period as f64).sqrt() as u64).filter(|d| l.period % d == 0).flat_map(|d| [d, l.period / d]).collect();
-    divs.sort_unstable();
-    divs.dedup();
-    for d in divs {
+    for d in crate::stats::residues::divisors(l.period) {
         let res: Vec<Option<u64>> = l.residues.iter().map(|r| r.map(|r| r % d)).collect();
         let (calls, slots) = taken_on(&sp.extents, seqs, d, &res, cut);
         let n: usize = calls.iter().map(Vec::len).sum();
