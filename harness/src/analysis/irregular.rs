@@ -99,16 +99,99 @@ pub(crate) fn paths(
         seqs.iter().flatten().for_each(|c| explained[c.1] = true);
         let calls = seqs.iter().map(Vec::len).sum::<usize>() as u64;
         let its = iters(&seqs);
-        out.push(CodePath {
+        let path = CodePath {
             mode: x.clone(),
             delta: x.median - base,
             calls,
             spacing: typical_spacing(&its).map(Into::into),
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
-        });
+        };
+        let costs = seqs.iter().flatten().map(|c| entries[c.1].v).collect();
+        out.push(Part { path, its, costs });
     }
     out.extend(rare(scan, &mut explained, &skip, threshold, base, on_lattice));
-    (out, explained)
+    let out = one_path_per_spacing(out, base, &extents, scan.rows);
+    (out.into_iter().map(|p| p.path).collect(), explained)
+}
+
+/// An irregular path with its calls' iterations (per sequence) and costs.
+struct Part {
+    path: CodePath,
+    its: Vec<Vec<u64>>,
+    costs: Vec<f32>,
+}
+
+/// A path whose cost drifts over the run (from +150 ns to +900 ns, say) spreads over several
+/// modes of the histogram, one stretch of the run in each: each mode's calls recur at the path's
+/// spacing, with gaps of two or three spacings where the cost crossed into a neighbouring mode.
+/// Parts at one spacing (within `SPACING_TOLERANCE`) whose calls together keep that spacing, as
+/// regularly as the parts apart (their shares of gaps near it, weighted by calls, less
+/// `SPACING_TOLERANCE` for the gaps where the cost crossed between modes), are one path, said
+/// once. Two paths at one spacing but different phases do not merge: together their gaps split
+/// the spacing in two, so at most half of them lie near it, and more than `REGULAR_SHARE` must.
+fn one_path_per_spacing(mut parts: Vec<Part>, base: f64, extents: &[(u64, u64)], rows: u64) -> Vec<Part> {
+    let near = |a: f64, b: f64| (a - b).abs() <= SPACING_TOLERANCE * a.max(b);
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = i + 1;
+        while j < parts.len() {
+            let (a, b) = (&parts[i], &parts[j]);
+            let (Some(sa), Some(sb)) = (a.path.spacing, b.path.spacing) else {
+                j += 1;
+                continue;
+            };
+            let its: Vec<Vec<u64>> = a
+                .its
+                .iter()
+                .zip(&b.its)
+                .map(|(x, y)| {
+                    let mut u: Vec<u64> = x.iter().chain(y).copied().collect();
+                    u.sort_unstable();
+                    u.dedup();
+                    u
+                })
+                .collect();
+            // The parts' shares of gaps near the spacing, weighted by their calls.
+            let (na, nb) = (a.path.calls as f64, b.path.calls as f64);
+            let apart = (sa.near_share * na + sb.near_share * nb) / (na + nb).max(1.0);
+            let both = typical_spacing(&its).filter(|u| {
+                near(sa.median, sb.median)
+                    && near(u.0, sa.median)
+                    && near(u.0, sb.median)
+                    && u.1 > REGULAR_SHARE
+                    && u.1 >= apart - SPACING_TOLERANCE
+            });
+            let Some(sp) = both else {
+                j += 1;
+                continue;
+            };
+            let b = parts.remove(j);
+            let a = &mut parts[i];
+            a.costs.extend(b.costs);
+            a.costs.sort_by(f32::total_cmp);
+            let median = a.costs[a.costs.len() / 2] as f64;
+            let (ma, mb) = (&a.path.mode, &b.path.mode);
+            let mode = Mode {
+                first_bin: ma.first_bin.min(mb.first_bin),
+                end_bin: ma.end_bin.max(mb.end_bin),
+                zero: ma.zero && mb.zero,
+                median,
+                count: ma.count + mb.count,
+                fraction: ma.fraction + mb.fraction,
+            };
+            a.path = CodePath {
+                mode,
+                delta: median - base,
+                calls: a.path.calls + b.path.calls,
+                spacing: Some(sp.into()),
+                clustered: busiest_quarter_share(&its, extents, rows),
+            };
+            a.its = its;
+            j = i + 1;
+        }
+        i += 1;
+    }
+    parts
 }
 
 /// The spacing a path is said at (and the sweep's slow period): the median of all its
@@ -160,7 +243,7 @@ fn rare(
     threshold: f64,
     base: f64,
     on_lattice: &impl Fn(usize, u64) -> bool,
-) -> Vec<CodePath> {
+) -> Vec<Part> {
     let entries = scan.entries;
     // Cost bands of 20 %; a path's calls are looked for within three (a factor of 1.7).
     let band = |v: f32| ((v.max(1.0) as f64).ln() / COST_BAND.ln()).floor() as i64;
@@ -200,7 +283,7 @@ fn rare(
         members.iter().flatten().for_each(|&i| explained[i] = true);
         let bin = |x: f64| crate::stats::hist::LogHistogram::bin_of(x).unwrap_or(0);
         let calls = v.len() as u64;
-        out.push(CodePath {
+        let path = CodePath {
             mode: Mode {
                 first_bin: bin(COST_BAND.powi(b as i32)),
                 end_bin: bin(COST_BAND.powi(b as i32 + RARE_BANDS as i32)),
@@ -213,7 +296,12 @@ fn rare(
             calls,
             spacing: Some(sp.into()),
             clustered: None,
-        });
+        };
+        out.push(Part { path, its, costs: v });
     }
     out
 }
+
+#[cfg(test)]
+#[path = "irregular_tests.rs"]
+mod tests;
