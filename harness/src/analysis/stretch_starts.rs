@@ -3,8 +3,8 @@
 //! 810th call", no spike of its own). The machine's speed phases come and go in time, not in the
 //! tracer's calls, so such a period is the tracer's, and the period is the finding.
 //!
-//! A stretch is the mode's calls with no gap of more than STRETCH_GAP calls between them; its start is its
-//! first call. The starts' gaps are tested as an irregular path's are (`irregular::regular_spacing`:
+//! A stretch is the mode's calls with no gap of more than STRETCH_GAP calls between them, at least
+//! STRETCH_GAP calls from its first to its last; its start is its first call. The starts' gaps are tested as an irregular path's are (`irregular::regular_spacing`:
 //! half of them or more in one +-10 % window, beyond what random gaps put in any window, binomial
 //! tail times the windows below ALPHA), with at least STRETCH_MIN_GAPS of them (`decisions::irregular`).
 use crate::analysis::code_paths::SlowCall;
@@ -20,15 +20,18 @@ pub(crate) fn period(entries: &[SlowCall], seq_ids: &[u64], k: usize) -> Option<
         .map(|id| {
             let lo = entries.partition_point(|e| e.seq < *id);
             let hi = entries.partition_point(|e| e.seq <= *id);
-            let mut out = Vec::new();
-            let mut last: Option<u64> = None;
+            // (first, last) call of each stretch.
+            let mut runs: Vec<(u64, u64)> = Vec::new();
             for e in entries[lo..hi].iter().filter(|e| e.mode == Some(k)) {
-                if last.is_none_or(|l| e.it > l + STRETCH_GAP) {
-                    out.push(e.it);
+                match runs.last_mut() {
+                    Some(r) if e.it <= r.1 + STRETCH_GAP => r.1 = e.it,
+                    _ => runs.push((e.it, e.it)),
                 }
-                last = Some(e.it);
             }
-            out
+            // A stretch shorter than the phase detector's window is a few slow calls, not a
+            // slower stretch: a cheap periodic path's lone calls in a phase mode would otherwise
+            // recur as "stretches" at its period.
+            runs.iter().filter(|r| r.1 - r.0 + 1 >= STRETCH_GAP).map(|r| r.0).collect()
         })
         .collect();
     let (median, _) = regular_spacing(&starts, STRETCH_MIN_GAPS)?;
@@ -67,5 +70,26 @@ mod tests {
             })
             .collect();
         assert_eq!(period(&entries(&its), &[0], 1), None);
+    }
+
+    /// A cheap path's lone calls every P in a phase mode, between the machine's stretches at
+    /// random starts, are no stretches every P, for periods on both sides of a window.
+    #[test]
+    fn lone_calls_every_p_are_no_stretches() {
+        let mut g = crate::stats::rng::XorShift64Star(17);
+        for p in [20u64, 63, 65, 71, 92, 128, 400, 1500] {
+            let n = 40 * p.max(300);
+            let mut its: Vec<u64> = (0..n).filter(|i| i % p == 3).collect();
+            let mut at = 0;
+            while at < n {
+                at += 500 + g.below(2500);
+                let len = 300 + g.below(2700);
+                its.extend(at..(at + len).min(n));
+                at += len;
+            }
+            its.sort_unstable();
+            its.dedup();
+            assert_eq!(period(&entries(&its), &[0], 1), None, "a path every {p}");
+        }
     }
 }

@@ -57,8 +57,9 @@ decisions! {
     pub const RARE_BANDS: i64 = 3;
 
     /// Calls of a phase mode further apart than this start a new stretch (a phase's 64-call
-    /// window).
-    calibrated_by: "the unit test `analysis::stretch_starts::tests::stretches_every_810_calls_have_that_period_and_random_ones_none`; the battery's planted counted-stretch kind";
+    /// window); a stretch shorter than this from its first call to its last is a few slow calls,
+    /// not a slower stretch, and its start is not counted.
+    calibrated_by: "the unit tests `analysis::stretch_starts::tests::stretches_every_810_calls_have_that_period_and_random_ones_none` and `lone_calls_every_p_are_no_stretches`; the battery's planted counted-stretch kind";
     pub const STRETCH_GAP: u64 = super::phases::WINDOW;
 
     /// Gaps between stretch starts needed before their regularity says anything (five of five in
