@@ -263,6 +263,9 @@ pub struct CodePaths {
     /// Sequences (thread, repetition, counter set) the calls came in: each restarts the
     /// iteration index, so a lattice is searched once per sequence.
     pub sequences: u64,
+    /// Each sequence's (id, first iteration, last iteration) in the analysed calls: sequences
+    /// end at different iterations, so a count of slots in one uses its own extent.
+    pub extents: Vec<(u64, u64, u64)>,
     /// The metric's column (None: latency).
     pub(crate) col: Option<usize>,
 }

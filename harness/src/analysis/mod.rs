@@ -326,6 +326,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
         mean: f64::NAN,
         seq_len: seqs.extents.iter().map(|r| r.1 - r.0 + 1).min().unwrap_or(0),
         sequences: seqs.extents.len() as u64,
+        extents: seqs.ids.iter().zip(&seqs.extents).map(|(&id, &(lo, hi))| (id, lo, hi)).collect(),
         col: m.col,
     };
     leave_out_slower_level(&mut cp);

@@ -41,13 +41,14 @@ impl std::fmt::Display for Contradiction {
 }
 
 /// The rules, by name, with what each holds against what (the command's `--rules` and the tests).
-pub const RULES: [(&str, &str); 9] = [
+pub const RULES: [(&str, &str); 10] = [
     ("periodic-vs-none", "a row whose table shows a path every N calls (exact or about) is never said to have no periodic path"),
     ("survey-path-vs-table", "the survey's sub-buffer line (agrees/departs, the periods it quotes) matches the row's periodic paths"),
     ("survey-count", "the calls a survey line quotes for a path are the calls the path's own line says"),
     ("threshold-as-applied", "a quoted share (X of Y) lies on the side of the threshold the sentence says, and a threshold is said as applied (at least / fewer than)"),
     ("pair-order", "the ranking, the terminal's order line and overview.pairs say the same of each pair"),
     ("survey-order", "a survey line that one tracer is slower than another, the same, or undecided matches overview.pairs"),
+    ("part-of-whole", "a quoted part (X of Y, X of the Y) is no larger than its whole"),
     ("tail-vs-counts", "what sets p99 gives a population no more calls than the report says it has"),
     ("verdict-word", "a survey verdict and the first words of its sentence agree"),
     ("md-vs-json", "report.md says every sentence report.json's rows say"),
@@ -85,6 +86,7 @@ pub fn check(s: &Said) -> Vec<Contradiction> {
     rules::periodic_vs_none(s, &mut out);
     rules::survey_paths(s, &mut out);
     rules::thresholds(s, &mut out);
+    rules::parts_of_wholes(s, &mut out);
     rules::tails(s, &mut out);
     rules::verdict_words(s, &mut out);
     rules::md_vs_json(s, &mut out);

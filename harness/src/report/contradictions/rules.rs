@@ -177,15 +177,38 @@ fn percent_at(s: &str) -> Option<f64> {
 
 /// The last "X of Y" or "X of the Y" in `s`.
 fn last_share(s: &str) -> Option<(f64, f64)> {
-    let w: Vec<&str> =
-        s.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '.')).collect();
+    shares(s).pop()
+}
+
+/// Every "X of Y" and "X of the Y" in `s`, in order.
+fn shares(s: &str) -> Vec<(f64, f64)> {
+    // A percentage ("97.9% of the 48 calls") is a share already, not a count of the whole.
+    let w: Vec<&str> = s
+        .split_whitespace()
+        .map(|w| if w.contains('%') { "%" } else { w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '.') })
+        .collect();
     let n = |x: &str| x.parse::<f64>().ok().filter(|_| !x.ends_with('.'));
-    (0..w.len()).rev().find_map(|i| {
-        let x = n(w[i])?;
-        (w.get(i + 1) == Some(&"of")).then_some(())?;
-        let k = if w.get(i + 2) == Some(&"the") { i + 3 } else { i + 2 };
-        Some((x, n(w.get(k)?)?))
-    })
+    (0..w.len())
+        .filter_map(|i| {
+            let x = n(w[i])?;
+            (w.get(i + 1) == Some(&"of")).then_some(())?;
+            let k = if w.get(i + 2) == Some(&"the") { i + 3 } else { i + 2 };
+            Some((x, n(w.get(k)?)?))
+        })
+        .collect()
+}
+
+/// A part said larger than its whole ("99 of the 98 slots"): a count taken over one set and its
+/// whole over another.
+pub(super) fn parts_of_wholes(s: &Said, out: &mut Vec<Contradiction>) {
+    let mut seen = std::collections::BTreeSet::new();
+    for (row, t) in all_texts(s) {
+        for (x, y) in shares(&t) {
+            if x > y && seen.insert(t.clone()) {
+                found(out, "part-of-whole", &row, format!("{x} of {y}: the part exceeds its whole: {t}"));
+            }
+        }
+    }
 }
 
 /// The thresholds one clause states, with the share quoted before each.

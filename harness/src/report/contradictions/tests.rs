@@ -55,6 +55,14 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
         row(&mut s, "lw").sentences.push(text.into());
         assert!(rules(&s).contains(&"threshold-as-applied"), "{text}: {:?}", check(&s));
     }
+    // A part larger than its whole, and a part within it.
+    let (_d, mut s) = clean();
+    row(&mut s, "lw").sentences.push("t: 99 outliers lie exactly 51 calls apart, 99 of the 98 slots.".into());
+    assert!(rules(&s).contains(&"part-of-whole"), "{:?}", check(&s));
+    let (_d, mut s) = clean();
+    row(&mut s, "lw").sentences.push("t: 98 outliers lie exactly 51 calls apart, 98 of the 98 slots.".into());
+    assert!(!rules(&s).contains(&"part-of-whole"), "{:?}", check(&s));
+
     // The same share on the side its sentence says is no contradiction.
     let (_d, mut s) = clean();
     let t = "t: 28 of the 50 slots: an exact period needs at least 80% of its slots";

@@ -147,12 +147,16 @@ pub struct OnLattice {
 }
 
 /// The phase of `period` (one sequence's) that holds the most outliers, from their
-/// (extra cost, sequence, iteration); `seq_len` is the calls per sequence and `sequences` the
-/// number of sequences in the run. A sequence is named by a hash (results/read.rs), so the
-/// count must come from the run: neither the largest id nor the ids among the outliers is it.
-pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64, sequences: u64) -> Option<OnLattice> {
+/// (extra cost, sequence, iteration); `extents` holds each sequence's (id, first iteration, last
+/// iteration). The slots are counted in the chosen sequence's own extent: sequences end at
+/// different iterations (a discarded iteration is not a call, and runs differ in length), so a
+/// shared length would count slots some sequences do not have and miss slots others do. A
+/// sequence is named by a hash (results/read.rs), so the count of sequences comes from
+/// `extents`: neither the largest id nor the ids among the outliers is it.
+pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, extents: &[(u64, u64, u64)]) -> Option<OnLattice> {
     let p = period.round() as u64;
-    if p < 2 || seq_len == 0 {
+    let calls_in_run: u64 = extents.iter().map(|e| e.2.saturating_sub(e.1) + 1).sum();
+    if p < 2 || calls_in_run == 0 {
         return None;
     }
     let mut by_phase: std::collections::BTreeMap<(u64, u64), Vec<(f32, u64)>> = Default::default();
@@ -164,16 +168,19 @@ pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64
         v.sort_by_key(|c| c.1);
         v.dedup_by_key(|c| c.1);
     });
-    let ((_, residue), calls) = by_phase.into_iter().max_by_key(|(k, v)| (v.len(), std::cmp::Reverse(*k)))?;
+    let ((seq, residue), calls) = by_phase.into_iter().max_by_key(|(k, v)| (v.len(), std::cmp::Reverse(*k)))?;
     if calls.len() < MIN_ON_LATTICE {
         return None;
     }
-    let slots = if residue < seq_len { (seq_len - 1 - residue) / p + 1 } else { 0 };
+    // The sequence's own extent; an outlier of a sequence `extents` does not hold (never so for
+    // an analysis's own outliers) widens it to the outliers' span.
+    let (from, to) = extents.iter().find(|e| e.0 == seq).map_or((calls[0].1, 0), |e| (e.1, e.2));
+    let slots = slots_of(from.min(calls[0].1), to.max(calls[calls.len() - 1].1), p, residue);
     // As many on one phase must be rare for outliers at random positions (over every phase and
     // sequence): with hundreds of outliers, three on some phase is no pattern.
-    let distinct = outliers.iter().map(|o| o.1).collect::<std::collections::BTreeSet<_>>().len() as u64;
-    let sequences = sequences.max(distinct).max(1) as f64;
-    let rate = outliers.len() as f64 / (seq_len as f64 * sequences);
+    let distinct = outliers.iter().map(|o| o.1).collect::<std::collections::BTreeSet<_>>().len();
+    let sequences = extents.len().max(distinct).max(1) as f64;
+    let rate = outliers.len() as f64 / calls_in_run as f64;
     let chance = p as f64 * sequences * crate::stats::binomial::upper_tail(slots, calls.len() as u64, rate.min(1.0));
     if chance >= ALPHA {
         return None;
@@ -183,6 +190,16 @@ pub(crate) fn on_lattice(outliers: &[(f32, u64, u64)], period: f64, seq_len: u64
     let lo = calls.iter().map(|c| c.0).fold(f32::INFINITY, f32::min) as f64;
     let hi = calls.iter().map(|c| c.0).fold(f32::NEG_INFINITY, f32::max) as f64;
     Some(OnLattice { period: p, calls: calls.len() as u64, first, last, slots, extra: (lo, hi) })
+}
+
+/// The iterations in `lo..=hi` that are `residue` modulo `p`.
+fn slots_of(lo: u64, hi: u64, p: u64, residue: u64) -> u64 {
+    let first = lo + (residue + p - lo % p) % p;
+    if first > hi {
+        0
+    } else {
+        (hi - first) / p + 1
+    }
 }
 
 #[cfg(test)]
@@ -196,15 +213,15 @@ mod on_lattice_tests {
         let mut o: Vec<(f32, u64, u64)> =
             [1542u64, 2121, 2700, 3279, 3858, 4437].iter().map(|&i| (1500.0, 0, i)).collect();
         o.extend([(1700.0, 0, 338), (1500.0, 0, 961), (300.0, 0, 1768), (400.0, 0, 2337), (41000.0, 0, 1995)]);
-        let l = on_lattice(&o, 579.0, 5000, 1).unwrap();
+        let l = on_lattice(&o, 579.0, &[(0, 0, 4999)]).unwrap();
         assert_eq!((l.period, l.calls, l.first, l.last, l.slots), (579, 6, 1542, 4437, 8));
         assert_eq!(l.extra, (1500.0, 1500.0));
         // Two outliers on one phase are not a lattice worth saying.
-        assert_eq!(on_lattice(&o[..2], 579.0, 5000, 1), None);
+        assert_eq!(on_lattice(&o[..2], 579.0, &[(0, 0, 4999)]), None);
         // Nor are three on one phase among 1500 outliers in 5000 calls (iterations 0 to 1499: the
         // phases below 342 hold three each): that many is chance.
         let many: Vec<(f32, u64, u64)> = (0..1500u64).map(|i| (500.0, 0, i)).collect();
-        assert_eq!(on_lattice(&many, 579.0, 5000, 1), None);
+        assert_eq!(on_lattice(&many, 579.0, &[(0, 0, 4999)]), None);
     }
 
     /// Outliers at random positions (a seeded null battery: 4000 rows of 4 to 300 outliers in
@@ -223,7 +240,7 @@ mod on_lattice_tests {
             at.sort_unstable();
             at.dedup();
             let o: Vec<(f32, u64, u64)> = at.into_iter().map(|i| (800.0, 0, i)).collect();
-            said += usize::from(on_lattice(&o, period, 5000, 1).is_some());
+            said += usize::from(on_lattice(&o, period, &[(0, 0, 4999)]).is_some());
         }
         eprintln!("null rows said: {said} of {runs}");
         assert!(said <= runs / 1000 + 5, "{said} of {runs} null rows said to lie on the period");
@@ -237,6 +254,7 @@ mod on_lattice_tests {
     fn hashed_sequence_ids_count_as_the_sequences_they_are() {
         let mut rng = crate::stats::rng::SplitMix64(11);
         let ids: Vec<u64> = (0..5).map(|_| rng.next_u64() | 1 << 63).collect();
+        let extents: Vec<(u64, u64, u64)> = ids.iter().map(|&id| (id, 0, 4999)).collect();
         let (mut said, runs) = (0, 2000);
         for _ in 0..runs {
             let n = 4 + rng.below(120);
@@ -248,15 +266,49 @@ mod on_lattice_tests {
                 at.dedup();
                 o.extend(at.into_iter().map(|i| (800.0, id, i)));
             }
-            said += usize::from(on_lattice(&o, period, 5000, ids.len() as u64).is_some());
+            said += usize::from(on_lattice(&o, period, &extents).is_some());
         }
         eprintln!("null rows said over hashed sequences: {said} of {runs}");
         assert!(said <= runs / 1000 + 3, "{said} of {runs} null rows said to lie on the period");
         // A real lattice in one of them is still found.
         let mut o: Vec<(f32, u64, u64)> = (0..8u64).map(|k| (1500.0, ids[2], 300 + 579 * k)).collect();
         o.extend((0..40u64).map(|k| (700.0, ids[k as usize % 5], 17 + 113 * k)));
-        let l = on_lattice(&o, 579.0, 5000, 5).expect("eight outliers on one phase of 579");
+        let l = on_lattice(&o, 579.0, &extents).expect("eight outliers on one phase of 579");
         assert_eq!((l.calls, l.first), (8, 300));
+    }
+
+    /// Sequences of different lengths (generated: 1 to 6 sequences, each with its own first and
+    /// last iteration), one lattice planted on every slot of one phase of one of them, beside
+    /// outliers at random: the slots said are that sequence's own (counted here one by one), so
+    /// a full lattice reads "N of the N slots", never more calls than slots.
+    #[test]
+    fn slots_are_counted_in_the_lattices_own_sequence() {
+        let mut rng = crate::stats::rng::SplitMix64(23);
+        for case in 0..500 {
+            let k = 1 + rng.below(6);
+            let extents: Vec<(u64, u64, u64)> = (0..k)
+                .map(|_| {
+                    let lo = rng.below(12) as u64;
+                    (rng.next_u64(), lo, lo + 1500 + rng.below(6000) as u64)
+                })
+                .collect();
+            let p = 20 + rng.below(600) as u64;
+            let (id, lo, hi) = extents[rng.below(k)];
+            let residue = rng.below(p as usize) as u64;
+            let mut o: Vec<(f32, u64, u64)> = (lo..=hi).filter(|i| i % p == residue).map(|i| (1500.0, id, i)).collect();
+            let planted = o.len() as u64;
+            for &(sid, slo, shi) in &extents {
+                o.extend((0..3).map(|_| (300.0, sid, slo + rng.below((shi - slo + 1) as usize) as u64)));
+            }
+            let Some(l) = on_lattice(&o, p as f64, &extents) else {
+                assert!(planted < 3, "case {case}: {planted} calls on every slot of {p} not found");
+                continue;
+            };
+            let by_hand = (lo..=hi).filter(|i| i % p == l.first % p).count() as u64;
+            assert_eq!(l.slots, by_hand, "case {case}: period {p}, extent {lo}..={hi}");
+            assert!(l.calls <= l.slots, "case {case}: {} of the {} slots", l.calls, l.slots);
+            assert!(l.calls >= planted, "case {case}: {} of {planted} planted calls", l.calls);
+        }
     }
 
     /// A plugin's `buffer_events` is its expected period, as a built-in tracer's geometry is; a

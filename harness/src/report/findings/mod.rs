@@ -315,7 +315,7 @@ pub fn of(
     f.extend(paths);
     let said = f.iter().any(|x| matches!(x, Finding::PeriodicPath(p) if p.expected.is_some()));
     if let Some(e) = expected.filter(|_| !said) {
-        let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, cp.seq_len, cp.sequences);
+        let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, &cp.extents);
         let beside_other_periods = !cp.periodic.is_empty();
         let about_every = expected_period::about_every(&f);
         f.push(Finding::MissingPeriod(MissingPeriod {
