@@ -17,6 +17,7 @@ pub mod calibration_battery;
 pub mod code_paths;
 mod coincidence;
 pub mod dated;
+pub mod folded_period;
 pub mod footprint;
 pub mod function_profile;
 pub mod irregular;

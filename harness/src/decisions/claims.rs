@@ -5,7 +5,8 @@ decisions! {
     /// permutation p-value), a sub-period, a population said to be the tracer's (divided by the
     /// populations the row tests: Bonferroni), a burst of near calls, a regular spacing of an
     /// irregular path (times the windows tried), a harness cycle that gathers slow calls (after
-    /// the union bound over residues and cycles), an expected period's outliers on one phase, and
+    /// the union bound over residues and cycles), an expected period's outliers on one phase, one phase of the expected period slower than its
+    /// neighbours (the fold, over its phases, sequences and periods tried), and
     /// a level that holds more outside disturbances than the base's rate gives.
     calibrated_by: "`make calibrate`: the seeded battery's null kinds must stay at or below 1 % false claims (`findings::MAX_EXACT`, `findings::MAX_IRREGULAR`)";
     pub const ALPHA: f64 = 0.001;

@@ -2,7 +2,8 @@
 //! claim level and its permutation null ([`claims`]), modes and the slow thresholds ([`modes`]),
 //! the periodic search ([`periodic`]), irregular (memoryless or drifting) paths ([`irregular`]),
 //! phases, levels and stretches ([`phases`]), tails and whose outliers they are ([`tails`]), dated
-//! levels and sentinels ([`dated`]), the harness's footprint ([`footprint`]), the report's
+//! levels and sentinels ([`dated`]), the harness's footprint ([`footprint`]), a path at the
+//! expected period cheaper than the fast path's spread ([`folded`]), the report's
 //! findings and the calibration battery's targets ([`findings`]), and the comparison of two
 //! tracers' costs ([`comparison`], whose α bounds a false decision, not a false discovery).
 //!
@@ -85,6 +86,7 @@ pub mod claims;
 pub mod comparison;
 pub mod dated;
 pub mod findings;
+pub mod folded;
 pub mod footprint;
 pub mod irregular;
 pub mod modes;
@@ -102,6 +104,7 @@ pub const ALL: &[Stage] = &[
     Stage { module: "tails", entries: tails::ENTRIES },
     Stage { module: "dated", entries: dated::ENTRIES },
     Stage { module: "footprint", entries: footprint::ENTRIES },
+    Stage { module: "folded", entries: folded::ENTRIES },
     Stage { module: "findings", entries: findings::ENTRIES },
     Stage { module: "comparison", entries: comparison::ENTRIES },
 ];

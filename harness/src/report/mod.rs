@@ -280,22 +280,41 @@ fn tracer_reports(
         } else {
             (None, Some(format!("{}: no {} (figures and code paths skipped)", m.name, events.display())))
         };
-        // The dated levels and the footprint check each stream the row's events once more, from
-        // the same findings and independently: on two cores at once.
+        // The dated levels, the footprint check and the fold at the expected period each stream
+        // the row's events once more, from the same findings and independently: at once.
         let latency =
             analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c)));
-        let (dated, footprint) = match latency {
+        let expected = findings::expected_period::expected_of(run, &m.name, &m.spec, &m.config);
+        let (dated, footprint, folded) = match latency {
             Some((a, cp)) => {
                 let src = crate::results::read::Source::File(events.clone());
                 let cycles = crate::analysis::footprint::cycles(run);
-                let (dated, footprint) = std::thread::scope(|s| {
-                    let footprint = s.spawn(|| crate::analysis::footprint::check(&src, a.threads, cp, &cycles));
-                    let dated = tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp);
-                    (dated, footprint.join().expect("the footprint check panicked"))
+                // Folded only where the search found no path at the expected period.
+                let fold = expected.as_ref().map(|e| e.period).filter(|&e| {
+                    !cp.periodic.iter().any(|p| findings::expected_period::near_expected(p.mean_period(), e))
                 });
-                (Some(dated?), footprint?)
+                let (dated, footprint, folded) = std::thread::scope(|s| {
+                    let footprint = s.spawn(|| crate::analysis::footprint::check(&src, a.threads, cp, &cycles));
+                    let folded = s.spawn(|| match fold {
+                        Some(e) => crate::analysis::folded_period::at_expected(
+                            &src,
+                            a.threads,
+                            cp,
+                            e,
+                            &cycles.iter().map(|c| c.length).collect::<Vec<_>>(),
+                        ),
+                        None => Ok(None),
+                    });
+                    let dated = tracer_row::dated(dir, &m.dir, &m.name, a.threads, cp);
+                    (
+                        dated,
+                        footprint.join().expect("the footprint check panicked"),
+                        folded.join().expect("the fold at the expected period panicked"),
+                    )
+                });
+                (Some(dated?), footprint?, folded?)
             }
-            None => (None, Vec::new()),
+            None => (None, Vec::new(), None),
         };
         let attribution =
             match analysis.as_ref().and_then(|a| a.code_paths.iter().find(|c| c.metric == "latency").map(|c| (a, c))) {
@@ -323,6 +342,7 @@ fn tracer_reports(
             analysis,
             dated,
             footprint,
+            folded,
             attribution,
             note,
         });
@@ -349,6 +369,7 @@ fn tracer_findings(run: &Value, t: &TracerReport) -> findings::TracerFindings {
                     expected.as_ref().filter(|_| latency),
                     t.dated.as_ref().filter(|_| latency),
                     t.attribution.as_ref().filter(|_| latency),
+                    t.folded.as_ref().filter(|_| latency),
                 );
                 if latency {
                     f.findings.extend(t.footprint.iter().cloned().map(findings::Finding::HarnessCycle));

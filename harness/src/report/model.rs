@@ -59,6 +59,9 @@ pub struct TracerReport {
     pub dated: Option<dated::SegmentReport>,
     /// Slow calls that gather on the harness's own cycles (empty: none, or no analysis).
     pub footprint: Vec<crate::analysis::footprint::HarnessCycle>,
+    /// Its latency folded at the period its geometry predicts, when the search found no path
+    /// there: one phase slower than the rest (None: none, not tested, or no expected period).
+    pub folded: Option<crate::analysis::folded_period::FoldedPeriod>,
     /// Its latency's slow populations held against its reference windows (None: no reference
     /// windows in the run, or no analysis).
     pub attribution: Option<crate::analysis::attribution::Attributions>,

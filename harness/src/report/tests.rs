@@ -305,6 +305,7 @@ pub(in crate::report) fn tracer_row(label: &str, spec: &str, reps: &[f64]) -> cr
         analysis: None,
         dated: None,
         footprint: Vec::new(),
+        folded: None,
         attribution: None,
         note: None,
     }

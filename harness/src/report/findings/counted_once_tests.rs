@@ -33,7 +33,7 @@ fn calls_on_a_costlier_path_on_a_cheaper_ones_lattice_are_counted_once() {
             .collect();
         let planted = (0..n).filter(|i| i % p == 5).count() as u64;
         let cp = analysis_of(&[v]);
-        let paths: Vec<_> = of(&cp, None, None, None)
+        let paths: Vec<_> = of(&cp, None, None, None, None)
             .findings
             .into_iter()
             .filter_map(|f| match f {

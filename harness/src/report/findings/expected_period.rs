@@ -41,8 +41,13 @@ pub(crate) fn after_run<'a>(run: &'a Value, name: &str) -> Option<&'a Value> {
 /// for a plugin without those, the events its buffer holds (its `buffer_events`): a ring that
 /// does work when it wraps does it once per that many calls.
 pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_paths::Expected> {
-    let kind = survey_reference::kind(&t.spec);
-    let Some(ar) = after_run(run, &t.name) else { return plugin_buffer(run, t) };
+    expected_of(run, &t.name, &t.spec, &t.config)
+}
+
+/// [`expected_period`] from a row's name, spec and config (before its report is assembled).
+pub(crate) fn expected_of(run: &Value, name: &str, spec: &str, config: &Value) -> Option<code_paths::Expected> {
+    let kind = survey_reference::kind(spec);
+    let Some(ar) = after_run(run, name) else { return plugin_buffer(run, name, spec) };
     if let Some(g) = ar.get("geometry").filter(|g| g.get("events_per_flush").is_some()) {
         let f = |k: &str| g.get(k).and_then(Value::as_f64).filter(|v| *v > 0.0);
         let (buf, rec, per) = (f("buffer_bytes")?, f("record_bytes")?, f("events_per_flush")?);
@@ -68,7 +73,7 @@ pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_path
         });
     }
     if kind.starts_with("ftrace") {
-        let page = t.config.get("ring_page_data_bytes").and_then(Value::as_f64)?;
+        let page = config.get("ring_page_data_bytes").and_then(Value::as_f64)?;
         let stats = ar.get("per_cpu_stats")?;
         let cpu = ar.get("measuring_cpus")?.as_array()?.first()?.as_u64()?;
         let s = stats.get(cpu.to_string())?;
@@ -78,7 +83,7 @@ pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_path
         }
         let ev = bytes / entries;
         // The syscall rows write two events per call (enter and exit).
-        let per_call = t.config.get("events").and_then(Value::as_array).map(|a| a.len()).filter(|&n| n > 1);
+        let per_call = config.get("events").and_then(Value::as_array).map(|a| a.len()).filter(|&n| n > 1);
         return Some(match per_call {
             None => code_paths::Expected {
                 period: (page / ev).floor(),
@@ -94,7 +99,7 @@ pub(crate) fn expected_period(run: &Value, t: &TracerReport) -> Option<code_path
             },
         });
     }
-    plugin_buffer(run, t)
+    plugin_buffer(run, name, spec)
 }
 
 /// Whether a path of mean period `mean` is the one the geometry's `expected` period predicts:
@@ -116,15 +121,15 @@ pub fn about_every(f: &[super::Finding]) -> Vec<f64> {
 }
 
 /// A plugin's `buffer_events` (run.json's `tracers[].buffer_events`), when it declares a buffer.
-fn plugin_buffer(run: &Value, t: &TracerReport) -> Option<code_paths::Expected> {
-    if !t.spec.starts_with("plugin:") {
+fn plugin_buffer(run: &Value, name: &str, spec: &str) -> Option<code_paths::Expected> {
+    if !spec.starts_with("plugin:") {
         return None;
     }
     let n = run
         .get("tracers")?
         .as_array()?
         .iter()
-        .find(|x| x.get("name").and_then(Value::as_str) == Some(t.name.as_str()))?
+        .find(|x| x.get("name").and_then(Value::as_str) == Some(name))?
         .get("buffer_events")?
         .as_f64()
         .filter(|n| *n >= 2.0)?;

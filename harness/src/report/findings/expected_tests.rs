@@ -21,7 +21,7 @@ fn the_expectation_goes_to_the_path_on_exactly_that_period() {
     cp.periodic.insert(0, twice);
     let e = Expected { period: 810.0, how: "sub-buffer = 810".into() };
     let said = |cp: &crate::analysis::code_paths::CodePaths| -> Vec<(u64, u64, bool)> {
-        of(cp, Some(&e), None, None)
+        of(cp, Some(&e), None, None, None)
             .findings
             .iter()
             .filter_map(|f| match f {
@@ -78,7 +78,7 @@ fn the_findings_never_contradict_the_expected_period() {
         };
         let e = Expected { period, how: format!("geometry = {period}") };
         let cp = analysis_of(&seqs);
-        let m: MetricFindings = of(&cp, Some(&e), None, None);
+        let m: MetricFindings = of(&cp, Some(&e), None, None, None);
         let paths: Vec<&crate::report::findings::PeriodicFinding> = m
             .findings
             .iter()

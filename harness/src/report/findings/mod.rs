@@ -166,6 +166,10 @@ pub struct MissingPeriod {
     /// The spacings of the paths about every N calls (no exact period; the table's "~N").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub about_every: Vec<f64>,
+    /// One phase of the expected period slower than the rest in most sequences: the path, too
+    /// cheap for the search over slow calls to see (analysis::folded_period).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folded: Option<crate::analysis::folded_period::FoldedPeriod>,
 }
 
 /// Slow calls on no path, scattered (interrupts and other noise).
@@ -286,11 +290,14 @@ pub struct ReportJson<'a> {
 /// The findings of one metric's code paths. `expected`: the period the tracer's geometry predicts.
 /// `dated`: the row's dated levels (latency only; None for old data). `attr`: each slow
 /// population held against the reference windows (None: none in the run, or not latency).
+/// `folded`: one phase of the expected period slower than the rest, where the search found no
+/// path there.
 pub fn of(
     cp: &CodePaths,
     expected: Option<&Expected>,
     dated: Option<&SegmentReport>,
     attr: Option<&Attributions>,
+    folded: Option<&crate::analysis::folded_period::FoldedPeriod>,
 ) -> MetricFindings {
     let mut paths: Vec<Finding> = periodic(cp, expected).into_iter().map(Finding::PeriodicPath).collect();
     let mut machine = Vec::new();
@@ -310,10 +317,12 @@ pub fn of(
         }
     }
     paths.sort_by(|a, b| a.path_extra().unwrap_or(0.0).total_cmp(&b.path_extra().unwrap_or(0.0)));
-    let fast = FastPath { share: cp.fast_fraction, median: cp.dominant.median, single: paths.is_empty() };
+    let said = paths.iter().any(|x| matches!(x, Finding::PeriodicPath(p) if p.expected.is_some()));
+    let folded = folded.filter(|_| expected.is_some() && !said);
+    let fast =
+        FastPath { share: cp.fast_fraction, median: cp.dominant.median, single: paths.is_empty() && folded.is_none() };
     let mut f = vec![Finding::FastPath(fast)];
     f.extend(paths);
-    let said = f.iter().any(|x| matches!(x, Finding::PeriodicPath(p) if p.expected.is_some()));
     if let Some(e) = expected.filter(|_| !said) {
         let on_lattice = expected_period::on_lattice(&cp.outlier_calls, e.period, &cp.extents);
         let beside_other_periods = !cp.periodic.is_empty();
@@ -323,6 +332,7 @@ pub fn of(
             beside_other_periods,
             on_lattice,
             about_every,
+            folded: folded.cloned(),
         }));
     }
     let dated = dated.and_then(DatedLevels::of);

@@ -40,7 +40,7 @@ fn a_regular_population_is_a_path_only_when_the_reference_windows_give_it_to_the
         let cp = analysis_of(&seqs);
         let r = reference(2 * n as u64, 105.0, if machine { slow } else { 0 }, extra);
         let attr = attribute(&cp, Some(&r));
-        let findings = of(&cp, None, None, attr.as_ref()).findings;
+        let findings = of(&cp, None, None, attr.as_ref(), None).findings;
         undecided += findings.iter().filter(|f| matches!(f, Finding::UndecidedSlowCalls(_))).count();
         let path = findings.iter().any(|f| {
             matches!(f, Finding::IrregularPath(p) if (p.extra - extra).abs() < 0.2 * extra)

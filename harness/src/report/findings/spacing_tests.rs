@@ -35,7 +35,7 @@ fn a_spacing_is_said_only_at_the_paths_own_rate() {
             })
             .collect();
         let cp = analysis_of(&seqs);
-        for f in of(&cp, None, None, None).findings {
+        for f in of(&cp, None, None, None, None).findings {
             if let Finding::IrregularPath(p) = f {
                 if let Some(s) = &p.spacing {
                     assert!(

@@ -340,6 +340,11 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
                     "Agrees with the survey: {} takes a slow path every {} events ({:+.0} ns, {} calls), one per sub-buffer switch as in section 7.1 ({}).",
                     t.label, p.period_text(), p.extra, p.taken, ex.how
                 )));
+            } else if let (Some(f), Some(ex)) = (folded(r, t), &expected) {
+                out.push(check(Topic::SubBufferPath, SurveyVerdict::Agrees, &[&t.label], format!(
+                    "Agrees with the survey: one phase of every {} events of {} is slower than its neighbours ({:+.0} ns, in {} of {} sequences), one per sub-buffer switch as in section 7.1 ({}); the search over slow calls did not claim it as a path.",
+                    f.period, t.label, f.extra, f.standing_out, f.sequences, ex.how
+                )));
             } else if let Some(e) = e.filter(|e| (n as f64) < 4.0 * e) {
                 out.push(check(Topic::SubBufferPath, SurveyVerdict::Undecided, &[&t.label], format!(
                     "Cannot tell yet whether {} has the survey's once-per-sub-buffer slow path (section 7.1): its {n} calls hold {} sub-buffers of {}{:.0} events; -n {} would settle it.",
@@ -382,6 +387,16 @@ fn compare_paths(r: &Report, out: &mut Vec<SurveyCheck>, emulated: bool) {
             }
         }
     }
+}
+
+/// Row `t`'s latency folded at its expected period, where one phase stands out.
+fn folded<'a>(r: &'a Report, t: &TracerReport) -> Option<&'a crate::analysis::folded_period::FoldedPeriod> {
+    let f = r.findings.iter().find(|f| f.name == t.name)?;
+    let m = f.metrics.iter().find(|m| m.metric == "latency")?;
+    m.findings.iter().find_map(|x| match x {
+        super::Finding::MissingPeriod(p) => p.folded.as_ref(),
+        _ => None,
+    })
 }
 
 /// The spacings of row `t`'s latency paths that recur about every N calls (no exact period).

@@ -111,3 +111,12 @@ pub(crate) fn fmt_val(v: f64, unit: &str) -> String {
 pub(crate) fn signed(v: f64, unit: &str) -> String {
     format!("{}{}", if v >= 0.0 { "+" } else { "-" }, fmt_val(v.abs(), unit))
 }
+
+/// A small probability: "< 1e-12" below that, else two significant digits.
+pub(crate) fn p_small(p: f64) -> String {
+    if p < 1e-12 {
+        "< 1e-12".into()
+    } else {
+        format!("= {p:.2e}")
+    }
+}

@@ -6,7 +6,7 @@ use crate::analysis::code_paths::{CodePaths, Expected};
 use crate::analysis::footprint::HarnessCycle;
 use crate::decisions::claims::ALPHA;
 use crate::report::findings::*;
-use crate::report::render::numbers::{fmt_val, share_pct, signed, small_share_pct};
+use crate::report::render::numbers::{fmt_val, p_small, share_pct, signed, small_share_pct};
 
 /// Where a line goes. The terminal and report.md (a code block) take it as is; report.html
 /// (inside <pre>) escapes it.
@@ -36,7 +36,7 @@ const REFUSED_SAID: usize = 3;
 
 /// The line of one tracer's metric from its code paths (the terminal's words).
 pub fn describe(tracer: &str, cp: &CodePaths, expected: Option<&Expected>) -> String {
-    line(tracer, &of(cp, expected, None, None), Markup::Terminal)
+    line(tracer, &of(cp, expected, None, None, None), Markup::Terminal)
 }
 
 /// The line of one tracer's metric: the fast path and the paths by cost joined by ", ", then
@@ -312,15 +312,6 @@ fn rate_whose(t: &RateTest) -> String {
         Attribution::Tracer => format!("the tracer's ({seen}; p {} that the machine gives as many)", p_small(t.p_more)),
         Attribution::Machine => format!("the machine's ({seen})"),
         Attribution::Undecided { why } => format!("not decided whose ({seen}: {why})"),
-    }
-}
-
-/// A small probability: "< 1e-12" below that, else two significant digits.
-fn p_small(p: f64) -> String {
-    if p < 1e-12 {
-        "< 1e-12".into()
-    } else {
-        format!("= {p:.2e}")
     }
 }
 

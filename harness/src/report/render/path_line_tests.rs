@@ -119,6 +119,7 @@ fn refused_periods_missing_period_and_outliers() {
             beside_other_periods: false,
             on_lattice: None,
             about_every: vec![],
+            folded: None,
         }),
         Finding::RefusedPeriods(r),
         Finding::Outliers(Outliers { count: 36, share: 0.00004, whose: None }),
@@ -212,6 +213,7 @@ fn an_expected_period_longer_than_the_run_is_not_called_a_miss() {
             beside_other_periods: false,
             on_lattice: None,
             about_every: vec![],
+            folded: None,
         }),
     ]);
     assert!(l.contains("too few calls to show the expected period [expected: buffer 262144 B / record 15 B = 17476; -n 100000 would]"), "{l}");
@@ -266,6 +268,49 @@ fn say_missing(e: Expected, on_lattice: Option<crate::report::findings::expected
             beside_other_periods: false,
             on_lattice,
             about_every: vec![],
+            folded: None,
         }),
     ])
+}
+
+/// A path at the expected period too cheap to be slow: the line says the search's "none" of the
+/// slow calls only, then what the fold shows, and whether the phase's cost is within the fast
+/// path's spread.
+#[test]
+fn a_folded_phase_is_said_beside_the_searchs_none() {
+    let folded = |extra: f64, within_spread: bool| crate::analysis::folded_period::FoldedPeriod {
+        period: 51,
+        sequences: 36,
+        standing_out: 35,
+        phase_above: 0.996,
+        rest_above: 0.38,
+        extra,
+        within_spread,
+        p_value: 1e-30,
+    };
+    let line = |f| {
+        say(vec![
+            fast(false),
+            Finding::MissingPeriod(MissingPeriod {
+                expected: Expected { period: 51.0, how: "one page every 51.0 calls".into() },
+                beside_other_periods: false,
+                on_lattice: None,
+                about_every: vec![],
+                folded: Some(f),
+            }),
+        ])
+    };
+    let l = line(folded(152.0, true));
+    assert!(
+        l.contains(
+            "no periodic path found among the slow calls [expected: one page every 51.0 calls]; yet one phase of \
+             every 51 calls is slower than its neighbours in 35 of the 36 sequences folded at that period (99.6% of \
+             its calls lie above their neighbours' median, 38% of the others; +152 ns on average; p < 1e-12 with no \
+             path at any phase): the path the geometry predicts, within the fast path's spread"
+        ),
+        "{l}"
+    );
+    let l = line(folded(184.0, false));
+    assert!(l.contains("which the search over slow calls did not claim"), "{l}");
+    assert!(!l.contains("within the fast path's spread"), "{l}");
 }
