@@ -48,9 +48,10 @@ pub struct FoldedPeriod {
     /// The median, over the sequences that stand out, of the best phase's mean excess over its
     /// neighbours less the other calls' (values capped, see `capped`), in the metric's unit.
     pub extra: f64,
-    /// Whether the phase's calls stay under the slow threshold (its extra is below the fast
-    /// path's spread), which is why the search over slow calls does not see them.
-    pub within_spread: bool,
+    /// How far the slow threshold lies above the fast path's median: an `extra` below it keeps
+    /// the phase's typical call under the threshold, where the search over slow calls does not
+    /// look.
+    pub threshold_above_median: f64,
     /// The chance of as strong a showing with no path at any phase (the test above).
     pub p_value: f64,
 }
@@ -237,7 +238,7 @@ fn judge(folds: &[Folds], periods: &[u64], spread: f64) -> Option<FoldedPeriod> 
             phase_above: phase_above as f64 / phase_calls.max(1) as f64,
             rest_above: rest_above as f64 / rest_calls.max(1) as f64,
             extra,
-            within_spread: extra < spread,
+            threshold_above_median: spread,
             p_value: p,
         });
     }

@@ -28,10 +28,14 @@ pub(super) fn missing(p: &crate::report::findings::MissingPeriod, unit: &str) ->
             pct(f.rest_above),
             signed(f.extra, unit),
             p_small(f.p_value),
-            if f.within_spread {
-                "within the fast path's spread (below the slow threshold, where the search does not look)"
+            if f.extra < f.threshold_above_median {
+                format!(
+                    "its typical call under the slow threshold ({} above the fast path's median), where the search \
+                     does not look",
+                    signed(f.threshold_above_median, unit)
+                )
             } else {
-                "which the search over slow calls did not claim"
+                "which the search over slow calls did not claim".to_string()
             }
         ));
     }

@@ -278,14 +278,14 @@ fn say_missing(e: Expected, on_lattice: Option<crate::report::findings::expected
 /// path's spread.
 #[test]
 fn a_folded_phase_is_said_beside_the_searchs_none() {
-    let folded = |extra: f64, within_spread: bool| crate::analysis::folded_period::FoldedPeriod {
+    let folded = |extra: f64, threshold_above_median: f64| crate::analysis::folded_period::FoldedPeriod {
         period: 51,
         sequences: 36,
         standing_out: 35,
         phase_above: 0.996,
         rest_above: 0.38,
         extra,
-        within_spread,
+        threshold_above_median,
         p_value: 1e-30,
     };
     let line = |f| {
@@ -300,17 +300,18 @@ fn a_folded_phase_is_said_beside_the_searchs_none() {
             }),
         ])
     };
-    let l = line(folded(152.0, true));
+    let l = line(folded(152.0, 400.0));
     assert!(
         l.contains(
             "no periodic path found among the slow calls [expected: one page every 51.0 calls]; yet one phase of \
              every 51 calls is slower than its neighbours in 35 of the 36 sequences folded at that period (99.6% of \
              its calls lie above their neighbours' median, 38% of the others; +152 ns on average; p < 1e-12 with no \
-             path at any phase): the path the geometry predicts, within the fast path's spread"
+             path at any phase): the path the geometry predicts, its typical call under the slow threshold (+400 ns \
+             above the fast path's median), where the search does not look"
         ),
         "{l}"
     );
-    let l = line(folded(184.0, false));
+    let l = line(folded(184.0, 150.0));
     assert!(l.contains("which the search over slow calls did not claim"), "{l}");
-    assert!(!l.contains("within the fast path's spread"), "{l}");
+    assert!(!l.contains("under the slow threshold"), "{l}");
 }
