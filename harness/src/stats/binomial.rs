@@ -33,6 +33,34 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     sum.min(1.0)
 }
 
+/// ln P(X >= k) for X ~ Binomial(n, p), finite where [`upper_tail`] underflows to 0 (far
+/// beyond the mean, at large n): tails compared with each other keep their order there.
+pub fn ln_upper_tail(n: u64, k: u64, p: f64) -> f64 {
+    if k == 0 || p >= 1.0 {
+        return 0.0;
+    }
+    if k > n || p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if (k as f64) <= n as f64 * p {
+        return upper_tail(n, k, p).ln();
+    }
+    let ln_first: f64 = (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>()
+        + k as f64 * p.ln()
+        + (n - k) as f64 * (1.0 - p).ln();
+    // The terms relative to the first, which is 1 here.
+    let (mut term, mut sum) = (1.0f64, 0.0f64);
+    let odds = p / (1.0 - p);
+    for j in k..=n {
+        sum += term;
+        if term < sum * 1e-17 && (j as f64) > n as f64 * p {
+            break;
+        }
+        term *= (n - j) as f64 / (j + 1) as f64 * odds;
+    }
+    (ln_first + sum.ln()).min(0.0)
+}
+
 /// P(X <= k) for X ~ Binomial(n, p), any k: one minus the upper tail above it.
 pub fn at_most(n: u64, k: u64, p: f64) -> f64 {
     if k >= n {

@@ -107,6 +107,11 @@ fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice, claimed: &[&Lattice
     let mut thresholds = vec![th.tight, th.low, th.slow];
     thresholds.extend(band_floors(sp, |t| calls.iter().filter(|c| c.1 as f64 > t).count()));
     let tests = (divisors.len() * thresholds.len()) as f64;
+    // The tails are compared in log space: a hidden path every 42 calls gathers its calls on
+    // every 14th residue too (its slots are among them), and where both tails underflow to 0 the
+    // first divisor tried would win. A null that shuffles costs among every 14th slot mixes the
+    // path's costly slots with two cheap ones each, so a chance pick of the path's slots (every
+    // 672) would outlast it.
     let mut best: Option<(f64, u64)> = None;
     for &t in &thresholds {
         let above: Vec<&(u64, f32, u64)> = calls.iter().filter(|c| c.1 as f64 > t).collect();
@@ -116,14 +121,14 @@ fn gathered(sp: &Space, seqs: &[Vec<Call>], child: &Lattice, claimed: &[&Lattice
             // (big / d - 1) / (big - 1) where calls fall anywhere.
             let m = above.iter().filter(|c| c.0 % d == c.2 % d).count() as u64;
             let q = (big / d - 1) as f64 / (big - 1) as f64;
-            let tail = crate::stats::binomial::upper_tail(n, m, q);
-            if (m as f64) > n as f64 * q && best.is_none_or(|(b, _)| tail < b) {
-                best = Some((tail, d));
+            let ln_tail = crate::stats::binomial::ln_upper_tail(n, m, q);
+            if (m as f64) > n as f64 * q && best.is_none_or(|(b, _)| ln_tail < b) {
+                best = Some((ln_tail, d));
             }
         }
     }
-    let (tail, d) = best?;
-    (tail * tests <= GATHERED_P).then(|| Lattice {
+    let (ln_tail, d) = best?;
+    (ln_tail + tests.ln() <= GATHERED_P.ln()).then(|| Lattice {
         period: d,
         residues: child.residues.iter().map(|r| r.map(|r| r % d)).collect(),
         hits: 0,

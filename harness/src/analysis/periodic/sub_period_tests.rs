@@ -22,14 +22,17 @@ fn child(period: u64, residue: u64) -> Lattice {
 
 /// A cheap path every `d` (all its slots at +c1) inside a second mode that a share of all calls
 /// take (+c2, the path's slots too): the calls above the mode's cost gather on the path's
-/// lattice, and a progression of them on a multiple is the child.
+/// lattice, and a progression of them on a multiple is the child. The lattice shown is the
+/// path's own, not a divisor of it whose slots hold the path's (every 14 for a path every 42),
+/// even where the runs are long enough for both tails to underflow.
 #[test]
 fn a_path_hidden_in_a_second_mode_shows_as_the_coarser_lattice() {
     let mut rng = SplitMix64(0x5eed_0001);
-    for case in 0..24 {
+    // Cases 24 to 35 run 20 times as long.
+    for case in 0..36 {
         let d = 8 + rng.below(120) as u64;
         let k = 3 + rng.below(10) as u64;
-        let len = d * k * (4 + rng.below(5) as u64);
+        let len = d * k * (4 + rng.below(5) as u64) * if case >= 24 { 20 } else { 1 };
         let r = rng.below(d as usize) as u64;
         let share = 0.1 + 0.3 * rng.unit();
         let (c1, c2) = (60.0 + 300.0 * rng.unit(), 60.0 + 300.0 * rng.unit());
@@ -43,7 +46,7 @@ fn a_path_hidden_in_a_second_mode_shows_as_the_coarser_lattice() {
         let got = gathered(&space(len), &[calls], &child(d * k, r + j * d), &[]);
         let p = got.map(|g| g.period);
         assert!(
-            p.is_some_and(|p| p % d == 0 || d % p == 0),
+            p == Some(d),
             "case {case}: a path every {d} (+{c1:.0}) in a mode of {share:.2} (+{c2:.0}), child every {}: gathered {p:?}",
             d * k
         );
