@@ -32,6 +32,7 @@ use crate::decisions::claims::ALPHA;
 use crate::decisions::folded::{MIN_CYCLES, NEIGHBOURS, PERIOD_SLACK, SEQUENCE_LEVEL};
 use crate::results::read::{Event, Events, ReadError, Source};
 use crate::stats::binomial::upper_tail;
+use crate::stats::period::gcd;
 
 /// One phase of a period slower than the rest, in most sequences: the path the geometry predicts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -127,14 +128,6 @@ pub(crate) fn periods_tried(expected: f64, harness_cycles: &[u64]) -> Vec<u64> {
     (centre.saturating_sub(PERIOD_SLACK).max(2)..=centre + PERIOD_SLACK)
         .filter(|&p| !harness_cycles.iter().any(|&c| c > 1 && 4 * gcd(p, c) >= c))
         .collect()
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 /// Folds the row's latency at the periods tried around `expected` (`periods_tried`), and says

@@ -197,7 +197,7 @@ fn planted(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
         }
         Kind::Coprime => {
             let (mut a, mut b) = (g.range(50, 150), g.range(700, 1700));
-            while gcd(a, b) != 1 {
+            while crate::stats::period::gcd(a, b) != 1 {
                 (a, b) = (g.range(50, 150), g.range(700, 1700));
             }
             let (pa, pb) = (g.range(0, a - 1), g.range(0, b - 1));
@@ -315,13 +315,6 @@ fn planted(kind: Kind, g: &mut Gen) -> (Vec<Vec<f64>>, Planted) {
         }
         _ => unreachable!("null kinds are generated in generate()"),
     }
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// `seqs` sequences of `n` calls with a flush (+`cost`) at gaps drawn in `gap`.
