@@ -88,7 +88,9 @@ impl TailShort {
 /// A path in short form: `810 (+1.63 µs, 0.12%)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PathShort {
-    /// "810", "405.5", "~1630" (about every), "1/2000" (irregular).
+    /// "810", "405.5", "~1630" (about every), "1/2000" (irregular), "51 folded" (one phase of
+    /// the expected period slower than its neighbours, which the search over slow calls did not
+    /// claim).
     pub every: String,
     pub extra_ns: f64,
     /// Calls on the path among all the calls analysed.
@@ -295,6 +297,12 @@ pub(super) fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
             Finding::MemorylessPath(p) => {
                 Some(PathShort { every: format!("1/{:.0} random", p.one_in), extra_ns: p.extra, share: p.share })
             }
+            // The expected period's phase the fold shows: one call in every P.
+            Finding::MissingPeriod(m) => m.folded.as_ref().map(|f| PathShort {
+                every: format!("{} folded", f.period),
+                extra_ns: f.extra,
+                share: 1.0 / f.period as f64,
+            }),
             _ => None,
         })
         .collect()

@@ -156,6 +156,13 @@ pub fn table(o: &Overview) -> Vec<String> {
     if at {
         out.push("paths: PERIOD@N where two paths of one tracer share a period: N is the first call on it".into());
     }
+    if o.tracers.iter().flat_map(|r| &r.paths).any(|p| p.every.ends_with(" folded")) {
+        out.push(
+            "paths: P folded: one phase of the expected period P slower than its neighbours, which the search over \
+             slow calls did not claim"
+                .into(),
+        );
+    }
     out
 }
 
