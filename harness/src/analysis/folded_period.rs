@@ -96,7 +96,12 @@ impl Folds {
             return;
         }
         let (it, v) = self.recent[k];
-        let mut around: Vec<f64> = self.recent.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, c)| c.1).collect();
+        // The 2k neighbours, in a buffer on the stack: this runs once per call of the run.
+        let mut buffer = [0.0f64; 2 * NEIGHBOURS];
+        let around = &mut buffer[..2 * k];
+        for (slot, (_, c)) in around.iter_mut().zip(self.recent.iter().enumerate().filter(|(i, _)| *i != k)) {
+            *slot = c.1;
+        }
         around.sort_by(f64::total_cmp);
         let local = 0.5 * (around[k - 1] + around[k]);
         self.recent.pop_front();

@@ -311,8 +311,15 @@ pub(in crate::report) fn tracer_row(label: &str, spec: &str, reps: &[f64]) -> cr
     }
 }
 
-/// The analysis of sequences of latencies (one repetition each), through an in-memory events.csv.
+/// The latency's code paths of sequences of latencies (one repetition each), through an
+/// in-memory events.csv.
 pub(in crate::report) fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths {
+    let a = tracer_analysis_of(seqs);
+    a.code_paths.into_iter().find(|c| c.metric == "latency").unwrap()
+}
+
+/// The whole analysis of sequences of latencies (one repetition each), as a row's.
+pub(in crate::report) fn tracer_analysis_of(seqs: &[Vec<f64>]) -> code_paths::TracerAnalysis {
     let mut ev = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
     for (r, v) in seqs.iter().enumerate() {
         for (i, x) in v.iter().enumerate() {
@@ -320,8 +327,7 @@ pub(in crate::report) fn analysis_of(seqs: &[Vec<f64>]) -> code_paths::CodePaths
         }
     }
     let src = load::Source::Memory { name: "t/events.csv".into(), bytes: std::sync::Arc::new(ev.into_bytes()) };
-    let a = analysis::analyze_source(&src, None, 0, 0).unwrap();
-    a.code_paths.into_iter().find(|c| c.metric == "latency").unwrap()
+    analysis::analyze_source(&src, None, 0, 0).unwrap()
 }
 
 #[test]

@@ -17,20 +17,8 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     if (k as f64) <= n as f64 * p {
         return (1.0 - lower_tail(n, k - 1, p)).clamp(0.0, 1.0);
     }
-    let ln_first: f64 = (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>()
-        + k as f64 * p.ln()
-        + (n - k) as f64 * (1.0 - p).ln();
-    let (mut term, mut sum) = (ln_first.exp(), 0.0);
-    let odds = p / (1.0 - p);
-    for j in k..=n {
-        sum += term;
-        // Past the mode the terms fall at least geometrically: stop once they no longer count.
-        if term < sum * 1e-17 && (j as f64) > n as f64 * p {
-            break;
-        }
-        term *= (n - j) as f64 / (j + 1) as f64 * odds;
-    }
-    sum.min(1.0)
+    let (ln_first, relative) = above_mean(n, k, p);
+    (ln_first.exp() * relative).min(1.0)
 }
 
 /// ln P(X >= k) for X ~ Binomial(n, p), finite where [`upper_tail`] underflows to 0 (far
@@ -45,20 +33,28 @@ pub fn ln_upper_tail(n: u64, k: u64, p: f64) -> f64 {
     if (k as f64) <= n as f64 * p {
         return upper_tail(n, k, p).ln();
     }
+    let (ln_first, relative) = above_mean(n, k, p);
+    (ln_first + relative.ln()).min(0.0)
+}
+
+/// The upper tail from k, k above the mean n p, as ln of its first term P(X = k) and the sum
+/// of the terms relative to that first one: the terms fall from k up, so the sum is summed from
+/// its largest term, and kept apart from the first term's scale, which underflows far out.
+fn above_mean(n: u64, k: u64, p: f64) -> (f64, f64) {
     let ln_first: f64 = (1..=k).map(|i| ((n - k + i) as f64).ln() - (i as f64).ln()).sum::<f64>()
         + k as f64 * p.ln()
         + (n - k) as f64 * (1.0 - p).ln();
-    // The terms relative to the first, which is 1 here.
     let (mut term, mut sum) = (1.0f64, 0.0f64);
     let odds = p / (1.0 - p);
     for j in k..=n {
         sum += term;
+        // Past the mode the terms fall at least geometrically: stop once they no longer count.
         if term < sum * 1e-17 && (j as f64) > n as f64 * p {
             break;
         }
         term *= (n - j) as f64 / (j + 1) as f64 * odds;
     }
-    (ln_first + sum.ln()).min(0.0)
+    (ln_first, sum)
 }
 
 /// P(X <= k) for X ~ Binomial(n, p), any k: one minus the upper tail above it.

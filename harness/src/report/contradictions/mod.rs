@@ -43,7 +43,7 @@ impl std::fmt::Display for Contradiction {
 /// The rules, by name, with what each holds against what (the command's `--rules` and the tests).
 pub const RULES: [(&str, &str); 10] = [
     ("periodic-vs-none", "a row whose table shows a path every N calls (exact or about) is never said to have no periodic path"),
-    ("survey-path-vs-table", "the survey's sub-buffer line (agrees/departs, the periods it quotes) matches the row's periodic paths"),
+    ("survey-path-vs-table", "the survey's sub-buffer line (agrees/departs, the periods it quotes) matches the row's periodic paths, or the phase of the expected period its table shows folded"),
     ("survey-count", "the calls a survey line quotes for a path are the calls the path's own line says"),
     ("threshold-as-applied", "a quoted share (X of Y) lies on the side of the threshold the sentence says, and a threshold is said as applied (at least / fewer than)"),
     ("pair-order", "the ranking, the terminal's order line and overview.pairs say the same of each pair"),

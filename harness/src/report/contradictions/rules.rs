@@ -119,6 +119,38 @@ pub(super) fn survey_paths(s: &Said, out: &mut Vec<Contradiction>) {
                 }
             }
         }
+        // "one phase of every 51 events of ftrace is slower ...": the fold the table shows.
+        if let Some(rest) = v
+            .text
+            .strip_prefix("Agrees with the survey: one phase of every ")
+            .filter(|t| t.contains(&format!(" events of {} is slower", r.label)))
+        {
+            let p: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if !r.paths.iter().any(|x| x.every == format!("{p} folded")) {
+                found(
+                    out,
+                    "survey-path-vs-table",
+                    &r.label,
+                    format!(
+                        "the survey line says one phase of every {p} events stands out; the table shows {}",
+                        paths_text(r)
+                    ),
+                );
+            }
+        }
+        if v.text.starts_with("Departs from the survey: ") {
+            if let Some(x) = r.paths.iter().find(|x| x.every.ends_with(" folded")) {
+                found(
+                    out,
+                    "survey-path-vs-table",
+                    &r.label,
+                    format!(
+                        "the survey line departs, but the table shows the expected period's phase standing out ({})",
+                        x.every
+                    ),
+                );
+            }
+        }
         let departs = format!("Departs from the survey: {} has periodic path(s) every ", r.label);
         if let Some(rest) = v.text.strip_prefix(&departs) {
             let list = rest.split(" events").next().unwrap_or("");

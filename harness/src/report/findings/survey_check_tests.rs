@@ -80,3 +80,83 @@ fn scaling_never_decides_the_wrong_way_on_seeded_repetitions() {
     }
     assert!(decided <= 4, "growth centred on the line decided in {decided} of 400");
 }
+
+/// An LTTng row whose search over slow calls found no path: the survey's sub-buffer verdict
+/// follows the fold of its expected period. Where one phase stands out it agrees and quotes the
+/// fold; where none does it departs; a run too short for four sub-buffers decides nothing.
+#[test]
+fn a_folded_phase_of_the_sub_buffer_period_is_the_surveys_path() {
+    let mut x = crate::stats::rng::XorShift64(0x9e37_79b9_7f4a_7c15);
+    let mut report = |calls: usize, folded: Option<crate::analysis::folded_period::FoldedPeriod>| {
+        let seqs: Vec<Vec<f64>> =
+            (0..3).map(|_| (0..calls).map(|_| 100.0 + (x.next() % 3) as f64 * 10.0).collect()).collect();
+        let mut row = t("lttng-ust", &[100.0, 100.0, 100.0]);
+        row.analysis = Some(crate::report::tests::tracer_analysis_of(&seqs));
+        let run = serde_json::json!({"tracers": [{"name": "lttng-ust", "cells": [{"after_run": {"geometry": {
+            "subbuf_bytes": 8192, "event_bytes": 10.0, "header_bytes": 96, "events_per_subbuf": 810
+        }}}]}]});
+        let missing = super::super::Finding::MissingPeriod(super::super::MissingPeriod {
+            expected: crate::analysis::code_paths::Expected { period: 810.0, how: "810 events per sub-buffer".into() },
+            beside_other_periods: false,
+            on_lattice: None,
+            about_every: vec![],
+            folded,
+        });
+        let findings = vec![super::super::TracerFindings {
+            name: "lttng-ust".into(),
+            label: "lttng-ust".into(),
+            threads: 1,
+            summary: None,
+            metrics: vec![super::super::MetricFindings {
+                metric: "latency".into(),
+                unit: "ns",
+                calls: 3 * calls as u64,
+                findings: vec![missing],
+            }],
+        }];
+        Report {
+            dir: Default::default(),
+            run,
+            synthetic: false,
+            kernel: false,
+            tracers: vec![row],
+            counters: vec![],
+            findings,
+            code_paths: vec![],
+            survey_notes: vec![],
+            survey_checks: vec![],
+            notes: vec![],
+            figures: vec![],
+        }
+    };
+    let fold = crate::analysis::folded_period::FoldedPeriod {
+        period: 810,
+        sequences: 3,
+        standing_out: 3,
+        phase_above: 1.0,
+        rest_above: 0.4,
+        extra: 180.0,
+        threshold_above_median: 400.0,
+        p_value: 1e-9,
+    };
+    let sub_buffer = |r: &Report| {
+        let c: Vec<SurveyCheck> =
+            compare_with_survey(r).into_iter().filter(|c| c.topic == Topic::SubBufferPath).collect();
+        assert_eq!(c.len(), 1, "{:?}", c.iter().map(|c| &c.text).collect::<Vec<_>>());
+        (c[0].verdict, c[0].text.clone())
+    };
+    let (v, text) = sub_buffer(&report(8100, Some(fold.clone())));
+    assert_eq!(v, SurveyVerdict::Agrees, "{text}");
+    assert!(
+        text.starts_with(
+            "Agrees with the survey: one phase of every 810 events of lttng-ust is slower than its neighbours (+180 ns, \
+             in 3 of 3 sequences), one per sub-buffer switch as in section 7.1"
+        ),
+        "{text}"
+    );
+    let (v, text) = sub_buffer(&report(8100, None));
+    assert_eq!(v, SurveyVerdict::Departs, "{text}");
+    assert!(text.contains("shows no periodic slow path"), "{text}");
+    let (v, text) = sub_buffer(&report(2000, None));
+    assert_eq!(v, SurveyVerdict::Undecided, "{text}");
+}
