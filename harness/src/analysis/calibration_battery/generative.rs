@@ -32,6 +32,9 @@ pub struct Score {
     pub false_claims: [u32; 7],
     /// (component label, named) per planted component that power is counted for.
     pub named: Vec<(&'static str, bool)>,
+    /// The same per planted path, with its size: (label, the calls it is expected to take in the
+    /// run, its least extra cost in ns, named).
+    pub sized: Vec<(&'static str, f64, f64, bool)>,
     pub labels: Vec<&'static str>,
     pub calls: u64,
     pub secs: f64,
@@ -242,6 +245,15 @@ pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
             );
         }
         s.named = run.components.iter().filter_map(|x| named(x, cp, &attr).map(|n| (x.label(), n))).collect();
+        let (n, reps) = (run.seqs.first().map_or(0, Vec::len) as u64, run.seqs.len());
+        s.sized = run
+            .components
+            .iter()
+            .filter_map(|x| {
+                let k = named(x, cp, &attr)?;
+                Some((x.label(), x.expected_calls(n * reps as u64, reps)?, x.cost_range()?.0, k))
+            })
+            .collect();
     }
     s.secs = t0.elapsed().as_secs_f64();
     Ok(s)
@@ -255,6 +267,8 @@ pub struct GenerativeTally {
     pub by_claim: [u32; 7],
     /// Per component label: (runs holding it, of those with a false claim, planted, named).
     pub by_component: Vec<(&'static str, u32, u32, u32, u32)>,
+    /// Per (component label, calls bin, extra-cost bin; `SIZE_BINS`): (planted, named).
+    pub by_size: std::collections::BTreeMap<(&'static str, usize, usize), (u32, u32)>,
     pub calls: u64,
     pub longest: u64,
     pub cpu_secs: f64,
@@ -283,6 +297,12 @@ impl GenerativeTally {
             let e = self.row(l);
             e.3 += 1;
             e.4 += n as u32;
+        }
+        for &(l, calls, extra, n) in &s.sized {
+            let bin = |v: f64, edges: &[f64]| edges.iter().take_while(|&&e| v >= e).count();
+            let e = self.by_size.entry((l, bin(calls, &CALL_EDGES), bin(extra, &EXTRA_EDGES))).or_default();
+            e.0 += 1;
+            e.1 += n as u32;
         }
     }
     fn row(&mut self, l: &'static str) -> &mut (&'static str, u32, u32, u32, u32) {
@@ -352,6 +372,40 @@ pub fn upper95(k: u32, n: u32) -> f64 {
     hi
 }
 
+/// Power by size: the calls a path takes in the run (fewer than 10 cannot show a period or a
+/// mode; a thousand and more leave no doubt) and its extra cost (under 200 ns it is within the
+/// reach of the fast path's spreads and second modes, from 1 us above them all).
+const CALL_EDGES: [f64; 3] = [10.0, 100.0, 1000.0];
+const EXTRA_EDGES: [f64; 2] = [200.0, 1000.0];
+
+/// The power table by size: per path component, named / planted in each (calls, extra) cell.
+fn size_table(t: &GenerativeTally, s: &mut String) {
+    let calls = ["< 10", "10-99", "100-999", ">= 1000"];
+    let _ = writeln!(
+        s,
+        "\npower by size: named / planted, by the calls the path is expected to take in the run and its extra cost"
+    );
+    let _ = writeln!(s, "{:<30} {:>8} {:>14} {:>14} {:>14}", "component", "calls", "< 200 ns", "200-999 ns", ">= 1 us");
+    let mut labels: Vec<&str> = t.by_size.keys().map(|k| k.0).collect();
+    labels.dedup();
+    for l in labels {
+        for (c, name) in calls.iter().enumerate() {
+            let cell = |x: usize| match t.by_size.get(&(l, c, x)) {
+                Some(&(p, n)) if p > 0 => format!("{n}/{p} ({:.0}%)", 100.0 * n as f64 / p as f64),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                s,
+                "{:<30} {name:>8} {:>14} {:>14} {:>14}",
+                if c == 0 { l } else { "" },
+                cell(0),
+                cell(1),
+                cell(2)
+            );
+        }
+    }
+}
+
 /// The battery's table, and whether the false-claim rate's upper bound meets the target.
 pub fn table(t: &GenerativeTally, seed: u64, wall_s: f64) -> (String, bool) {
     let mut s = String::new();
@@ -388,6 +442,7 @@ pub fn table(t: &GenerativeTally, seed: u64, wall_s: f64) -> (String, bool) {
         let _ =
             writeln!(s, "{l:<30} {runs:>6} {:>14} {planted:>8} {power:>14}", format!("{fr} ({:.1}%)", pct(fr, runs)));
     }
+    size_table(t, &mut s);
     (s, ok)
 }
 
@@ -420,6 +475,42 @@ mod tests {
             t.runs
         );
         assert_eq!(ok, upper95(t.false_runs, t.runs) <= MAX_FALSE_RUNS);
+    }
+
+    /// Each planted path counts in the cell of its size: bins closed below, open above, and
+    /// every path in exactly one cell of the size table, whose counts add up to the power's.
+    #[test]
+    fn a_paths_power_is_counted_in_the_cell_of_its_size() {
+        let mut t = GenerativeTally::default();
+        let mut rng = crate::stats::rng::XorShift64(0x51_7cc1_b727_220a);
+        let mut cells: std::collections::BTreeMap<(usize, usize), (u32, u32)> = Default::default();
+        for _ in 0..500 {
+            let calls = (10f64).powf((rng.next() % 5000) as f64 / 1000.0);
+            let extra = (10f64).powf(1.0 + (rng.next() % 3000) as f64 / 1000.0);
+            let named = rng.next() % 3 == 0;
+            let by_hand = |v: f64, e: &[f64]| e.iter().filter(|&&x| v >= x).count();
+            let c = cells.entry((by_hand(calls, &CALL_EDGES), by_hand(extra, &EXTRA_EDGES))).or_default();
+            c.0 += 1;
+            c.1 += named as u32;
+            t.add(&Score {
+                named: vec![("memoryless", named)],
+                sized: vec![("memoryless", calls, extra, named)],
+                ..Score::default()
+            });
+        }
+        for (&(c, x), &counts) in &cells {
+            assert_eq!(t.by_size.get(&("memoryless", c, x)), Some(&counts), "cell {c}, {x}");
+        }
+        assert_eq!(t.by_size.len(), cells.len());
+        let (p, n) = t.by_size.values().fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1));
+        let row = t.by_component.iter().find(|r| r.0 == "memoryless").unwrap();
+        assert_eq!((p, n), (row.3, row.4));
+        let (table, _) = table(&t, 1, 0.0);
+        assert!(table.contains("power by size"), "{table}");
+        // The edges themselves fall in the upper cell.
+        let mut t = GenerativeTally::default();
+        t.add(&Score { sized: vec![("keyed to the call", 10.0, 200.0, true)], ..Score::default() });
+        assert_eq!(t.by_size.get(&("keyed to the call", 1, 1)), Some(&(1, 1)));
     }
 
     /// Two claims that fit one component between them are two namings when another component

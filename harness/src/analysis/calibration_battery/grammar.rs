@@ -129,6 +129,21 @@ impl Component {
             _ => None,
         }
     }
+
+    /// The calls of the run (`calls` over `reps` sequences) that this component's path is
+    /// expected to take: what a search has to go on. None for the spreads without a path and the
+    /// machine's doings.
+    pub fn expected_calls(&self, calls: u64, reps: usize) -> Option<f64> {
+        let n = calls as f64;
+        match self {
+            Component::Spread(Spread::SecondMode { share, .. }) => Some(share * n),
+            Component::Periodic { period, .. } => Some(n / *period as f64),
+            Component::DriftingPeriod { gap, .. } => Some(n / (0.5 * (gap.0 + gap.1) as f64)),
+            Component::Memoryless { chance, .. } => Some(chance * n),
+            Component::Keyed { at, .. } => Some((at.len() * reps) as f64),
+            _ => None,
+        }
+    }
 }
 
 /// One composed run: its sequences, reference windows and components.
