@@ -139,6 +139,21 @@ impl PeriodicPath {
                 .all(|x| p.residues.iter().any(|y| y.seq == x.seq && x.residue % p.period == y.residue))
     }
 
+    /// Whether every call of this path's lattice is also a call of `p`, a path of a shorter period
+    /// dividing this one's: on p's lattice ([`lies_on`](Self::lies_on)) or in the slower stretch
+    /// after p's call, which p's line counts with it. The period divides, so each residue is
+    /// the same offset from p's call all along the lattice.
+    pub(crate) fn within_footprint_of(&self, p: &PeriodicPath) -> bool {
+        p.phases <= 1
+            && self.phases <= 1
+            && self.period > p.period
+            && self.period % p.period == 0
+            && self.residues.iter().all(|x| {
+                p.residues.iter().any(|y| y.seq == x.seq && x.residue % p.period == y.residue)
+                    || (p.residues.iter().any(|y| y.seq == x.seq) && p.in_stretch(x.seq, x.residue))
+            })
+    }
+
     /// Whether iteration `it` of sequence `seq` lies in the slower stretch after this path's call
     /// (pass 3 finds the stretch): a call the path's line counts with it, not an outlier.
     pub(crate) fn in_stretch(&self, seq: u64, it: u64) -> bool {

@@ -180,7 +180,9 @@ pub(crate) fn dedup_same_lattice(paths: &mut Vec<crate::analysis::code_paths::Pe
 
 /// A lattice every call of which lies on two other lattices claimed (a path every P1 and one every
 /// P2 meet every lcm(P1, P2) calls, where a call pays both) is their coincidence, not a path of
-/// its own: its calls are already the two paths' calls.
+/// its own: its calls are already the two paths' calls. The second path's calls include the
+/// slower stretch after its own call: a path every 24 meets the stretch of 8 calls after a path
+/// every 21 on lattices of 168, where a call pays the one's cost and the other's stretch.
 pub(crate) fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::PeriodicPath>) {
     let coincident: Vec<bool> = paths
         .iter()
@@ -193,7 +195,7 @@ pub(crate) fn drop_coincidences(paths: &mut Vec<crate::analysis::code_paths::Per
                         && paths
                             .iter()
                             .enumerate()
-                            .any(|(k, b)| k != i && k != j && b.period != a.period && q.lies_on(b))
+                            .any(|(k, b)| k != i && k != j && b.period != a.period && q.within_footprint_of(b))
                 })
         })
         .collect();

@@ -145,7 +145,10 @@ pub(crate) fn at_heads(
             let first = (0..r.len()).max_by_key(|&k| gap(k)).unwrap_or(0);
             let mut span = if r.len() == 1 { 0 } else { p - gap(first) };
             let mut head = r[first];
-            while 2 * (span + 1) < p
+            // A run of slow calls that reaches half a period back (a slower phase of the
+            // machine, where every call is slow) has no head within reach: the check below then
+            // leaves the group where the search found it.
+            while 2 * span < p
                 && slow_at(entries, ranges, seq, p, (head + p - 1) % p, cut)
                 && !on_finer(&periodic, p, seq, (head + p - 1) % p)
             {
@@ -235,3 +238,7 @@ pub(crate) fn fold(
     periodic.sort_by_key(|p| p.period);
     periodic
 }
+
+#[cfg(test)]
+#[path = "aftermath_tests.rs"]
+mod tests;

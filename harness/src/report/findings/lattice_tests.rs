@@ -52,6 +52,25 @@ fn the_coincidence_of_two_paths_is_not_a_third() {
     let mut v = vec![path(97, 10), path(1000, 310), path(97000, 87311), path(1940, 10)];
     crate::analysis::passes::drop_coincidences(&mut v);
     assert_eq!(v.iter().map(|p| p.period).collect::<Vec<_>>(), [97, 1000, 97000, 1940]);
+
+    // A path every 24 (phase 17) meets the 8 calls after a path every 21 (phase 16: its stretch
+    // covers the offsets 1 to 7, iterations 17 to 23 mod 21) on lattices of 168. Every phase of
+    // 168 found by brute force: a lattice there is their coincidence exactly when it lies on the
+    // path every 24 and on the path every 21 or in its stretch; without the stretch, only on
+    // its lattice.
+    let stretched = |stretch: bool| crate::analysis::code_paths::PeriodicPath {
+        stretch: stretch.then_some(crate::analysis::stretch::Stretch { calls: 8, extra: 138.0 }),
+        ..path(21, 16)
+    };
+    for stretch in [true, false] {
+        for phase in 0..168u64 {
+            let mut v = vec![path(24, 17), stretched(stretch), path(168, phase)];
+            crate::analysis::passes::drop_coincidences(&mut v);
+            let off = (phase + 21 - 16) % 21;
+            let paid = phase % 24 == 17 && (off == 0 || stretch && (1..8).contains(&off));
+            assert_eq!(v.len(), if paid { 2 } else { 3 }, "phase {phase}, stretch {stretch}");
+        }
+    }
 }
 
 /// A cheap path every 40 calls (+60 ns, phase 7) whose next 12 calls cost +200 ns: the stretch's
