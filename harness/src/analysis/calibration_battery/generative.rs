@@ -267,8 +267,8 @@ pub struct GenerativeTally {
     pub by_claim: [u32; 7],
     /// Per component label: (runs holding it, of those with a false claim, planted, named).
     pub by_component: Vec<(&'static str, u32, u32, u32, u32)>,
-    /// Per (component label, calls bin, extra-cost bin; `SIZE_BINS`): (planted, named).
-    pub by_size: std::collections::BTreeMap<(&'static str, usize, usize), (u32, u32)>,
+    /// Per (component label, calls cell, extra-cost cell; by_size.rs): (planted, named).
+    pub by_size: super::by_size::Cells,
     pub calls: u64,
     pub longest: u64,
     pub cpu_secs: f64,
@@ -299,8 +299,8 @@ impl GenerativeTally {
             e.4 += n as u32;
         }
         for &(l, calls, extra, n) in &s.sized {
-            let bin = |v: f64, edges: &[f64]| edges.iter().take_while(|&&e| v >= e).count();
-            let e = self.by_size.entry((l, bin(calls, &CALL_EDGES), bin(extra, &EXTRA_EDGES))).or_default();
+            let (c, x) = super::by_size::cell(calls, extra);
+            let e = self.by_size.entry((l, c, x)).or_default();
             e.0 += 1;
             e.1 += n as u32;
         }
@@ -372,40 +372,6 @@ pub fn upper95(k: u32, n: u32) -> f64 {
     hi
 }
 
-/// Power by size: the calls a path takes in the run (fewer than 10 cannot show a period or a
-/// mode; a thousand and more leave no doubt) and its extra cost (under 200 ns it is within the
-/// reach of the fast path's spreads and second modes, from 1 us above them all).
-const CALL_EDGES: [f64; 3] = [10.0, 100.0, 1000.0];
-const EXTRA_EDGES: [f64; 2] = [200.0, 1000.0];
-
-/// The power table by size: per path component, named / planted in each (calls, extra) cell.
-fn size_table(t: &GenerativeTally, s: &mut String) {
-    let calls = ["< 10", "10-99", "100-999", ">= 1000"];
-    let _ = writeln!(
-        s,
-        "\npower by size: named / planted, by the calls the path is expected to take in the run and its extra cost"
-    );
-    let _ = writeln!(s, "{:<30} {:>8} {:>14} {:>14} {:>14}", "component", "calls", "< 200 ns", "200-999 ns", ">= 1 us");
-    let mut labels: Vec<&str> = t.by_size.keys().map(|k| k.0).collect();
-    labels.dedup();
-    for l in labels {
-        for (c, name) in calls.iter().enumerate() {
-            let cell = |x: usize| match t.by_size.get(&(l, c, x)) {
-                Some(&(p, n)) if p > 0 => format!("{n}/{p} ({:.0}%)", 100.0 * n as f64 / p as f64),
-                _ => "-".into(),
-            };
-            let _ = writeln!(
-                s,
-                "{:<30} {name:>8} {:>14} {:>14} {:>14}",
-                if c == 0 { l } else { "" },
-                cell(0),
-                cell(1),
-                cell(2)
-            );
-        }
-    }
-}
-
 /// The battery's table, and whether the false-claim rate's upper bound meets the target.
 pub fn table(t: &GenerativeTally, seed: u64, wall_s: f64) -> (String, bool) {
     let mut s = String::new();
@@ -442,7 +408,7 @@ pub fn table(t: &GenerativeTally, seed: u64, wall_s: f64) -> (String, bool) {
         let _ =
             writeln!(s, "{l:<30} {runs:>6} {:>14} {planted:>8} {power:>14}", format!("{fr} ({:.1}%)", pct(fr, runs)));
     }
-    size_table(t, &mut s);
+    super::by_size::table(&t.by_size, &mut s);
     (s, ok)
 }
 
@@ -483,6 +449,7 @@ mod tests {
     fn a_paths_power_is_counted_in_the_cell_of_its_size() {
         let mut t = GenerativeTally::default();
         let mut rng = crate::stats::rng::XorShift64(0x51_7cc1_b727_220a);
+        use super::super::by_size::{CALL_EDGES, EXTRA_EDGES};
         let mut cells: std::collections::BTreeMap<(usize, usize), (u32, u32)> = Default::default();
         for _ in 0..500 {
             let calls = (10f64).powf((rng.next() % 5000) as f64 / 1000.0);
@@ -492,11 +459,8 @@ mod tests {
             let c = cells.entry((by_hand(calls, &CALL_EDGES), by_hand(extra, &EXTRA_EDGES))).or_default();
             c.0 += 1;
             c.1 += named as u32;
-            t.add(&Score {
-                named: vec![("memoryless", named)],
-                sized: vec![("memoryless", calls, extra, named)],
-                ..Score::default()
-            });
+            let sized = vec![("memoryless", calls, extra, named)];
+            t.add(&Score { named: vec![("memoryless", named)], sized, ..Score::default() });
         }
         for (&(c, x), &counts) in &cells {
             assert_eq!(t.by_size.get(&("memoryless", c, x)), Some(&counts), "cell {c}, {x}");

@@ -18,6 +18,7 @@ use crate::results::read::ReadError;
 use crate::results::read::Source;
 use crate::stats::rng::XorShift64Star as Rng;
 
+mod by_size;
 pub mod generative;
 mod grammar;
 mod kinds;
