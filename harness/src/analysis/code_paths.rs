@@ -129,14 +129,7 @@ impl PeriodicPath {
     /// period a multiple of p's, and each of its residues on one of p's in the same sequence
     /// (a path every kP at one of the phases of a path every P).
     pub(crate) fn lies_on(&self, p: &PeriodicPath) -> bool {
-        p.phases <= 1
-            && self.phases <= 1
-            && self.period > p.period
-            && self.period % p.period == 0
-            && self
-                .residues
-                .iter()
-                .all(|x| p.residues.iter().any(|y| y.seq == x.seq && x.residue % p.period == y.residue))
+        self.each_residue_of(p, |x, y| x.residue % p.period == y.residue)
     }
 
     /// Whether every call of this path's lattice is also a call of `p`, a path of a shorter period
@@ -144,14 +137,17 @@ impl PeriodicPath {
     /// after p's call, which p's line counts with it. The period divides, so each residue is
     /// the same offset from p's call all along the lattice.
     pub(crate) fn within_footprint_of(&self, p: &PeriodicPath) -> bool {
+        self.each_residue_of(p, |x, y| x.residue % p.period == y.residue || p.in_stretch(x.seq, x.residue))
+    }
+
+    /// Whether this path's period is a multiple of p's (both single-phase) and each of its
+    /// residues meets `holds` with p's residue in the same sequence.
+    fn each_residue_of(&self, p: &PeriodicPath, holds: impl Fn(&Residue, &Residue) -> bool) -> bool {
         p.phases <= 1
             && self.phases <= 1
             && self.period > p.period
             && self.period % p.period == 0
-            && self.residues.iter().all(|x| {
-                p.residues.iter().any(|y| y.seq == x.seq && x.residue % p.period == y.residue)
-                    || (p.residues.iter().any(|y| y.seq == x.seq) && p.in_stretch(x.seq, x.residue))
-            })
+            && self.residues.iter().all(|x| p.residues.iter().any(|y| y.seq == x.seq && holds(x, y)))
     }
 
     /// Whether iteration `it` of sequence `seq` lies in the slower stretch after this path's call

@@ -244,16 +244,15 @@ pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
                 paths.join("; ")
             );
         }
-        s.named = run.components.iter().filter_map(|x| named(x, cp, &attr).map(|n| (x.label(), n))).collect();
+        // Each of the tracer's paths judged once: whether it was named, and its size.
         let (n, reps) = (run.seqs.first().map_or(0, Vec::len) as u64, run.seqs.len());
-        s.sized = run
-            .components
-            .iter()
-            .filter_map(|x| {
-                let k = named(x, cp, &attr)?;
-                Some((x.label(), x.expected_calls(n * reps as u64, reps)?, x.cost_range()?.0, k))
-            })
-            .collect();
+        for x in &run.components {
+            let Some(k) = named(x, cp, &attr) else { continue };
+            s.named.push((x.label(), k));
+            if let (Some(calls), Some((least, _))) = (x.expected_calls(n * reps as u64, reps), x.cost_range()) {
+                s.sized.push((x.label(), calls, least, k));
+            }
+        }
     }
     s.secs = t0.elapsed().as_secs_f64();
     Ok(s)

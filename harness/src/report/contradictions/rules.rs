@@ -138,7 +138,12 @@ pub(super) fn survey_paths(s: &Said, out: &mut Vec<Contradiction>) {
                 );
             }
         }
-        if v.text.starts_with("Departs from the survey: ") {
+        // The sub-buffer line's departures ("ROW shows no ...", "ROW has periodic path(s) ..."),
+        // not an ordering or scaling line that names the row among others.
+        let sub_buffer_departs = ["shows no ", "has periodic path(s) "]
+            .iter()
+            .any(|w| v.text.starts_with(&format!("Departs from the survey: {} {w}", r.label)));
+        if sub_buffer_departs {
             if let Some(x) = r.paths.iter().find(|x| x.every.ends_with(" folded")) {
                 found(
                     out,

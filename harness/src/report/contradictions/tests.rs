@@ -76,6 +76,15 @@ fn a_clean_report_has_none_and_each_planted_contradiction_is_found() {
     });
     row(&mut s, "lttng-ust").paths = vec![folded(810)];
     assert!(rules(&s).contains(&"survey-path-vs-table"), "{:?}", check(&s));
+    // An ordering line that departs and names the row among others is not the sub-buffer line.
+    let (_d, mut s) = clean();
+    s.overview.survey.push(SurveySentence {
+        verdict: "departs".into(),
+        tracers: vec!["lttng-ust".into(), "printf".into()],
+        text: "Departs from the survey (Table 4): mean latency orders as lttng-ust < printf.".into(),
+    });
+    row(&mut s, "lttng-ust").paths.push(folded(810));
+    assert!(!rules(&s).contains(&"survey-path-vs-table"), "{:?}", check(&s));
 
     // 20 of the 25 slots meet "at least 80%": "needs at least 80%" denies what it quotes; a bare
     // "needs 80%" does not say how the threshold applies.
