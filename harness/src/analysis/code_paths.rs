@@ -265,6 +265,11 @@ pub struct CodePaths {
     pub levels: Option<crate::analysis::phases::Levels>,
     /// The windows at the higher of those levels.
     pub(crate) slower_level: Option<crate::analysis::phases::SlowerLevel>,
+    /// Where the machine moved between two such levels and the latency paths were searched with
+    /// each call judged against its own window's level: the windows and the shift taken off the
+    /// calls in the higher ones. Every cost of this metric (fast path, paths, cuts) is then of
+    /// calls so judged, and pass 3 reads the calls the same way.
+    pub(crate) levelled: Option<crate::analysis::phases::SlowerLevel>,
     pub rows: u64,
     /// The metric's mean over every call (ns for latency): the row's time per call, the
     /// exposure a stall that arrives in time meets (attribution.rs).

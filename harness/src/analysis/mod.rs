@@ -147,6 +147,7 @@ fn pass2(
     scans: &mut [MetricScan],
     row: &mut Event,
     region: &mut sample::Region,
+    level: Option<&SlowerLevel>,
 ) -> Result<Sequences, ReadError> {
     let mut ev = Events::from_source(path)?;
     let mut stored = 0usize;
@@ -160,7 +161,7 @@ fn pass2(
         let kept = region.admit(row.seq, row.iteration);
         for m in scans.iter_mut() {
             let v = match m.col {
-                None => row.latency,
+                None => row.latency - level.map_or(0.0, |l| l.below(row.seq, row.iteration)),
                 Some(i) => row.counters[i],
             };
             if v.is_finite() {
@@ -224,20 +225,43 @@ pub fn analyze_source(
     if a.rows == 0 {
         return Ok(a);
     }
-    // Modes per metric: latency always, instructions when the PMU gave them.
-    let mut scans: Vec<MetricScan> = Vec::new();
-    scans.extend(metric_scan("latency", "ns", None, &a.latency, LAT_BW));
-    if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
-        scans.extend(metric_scan("instructions", "instructions", Some(i), &a.counters[i].hist, INS_BW));
-    }
-    let mut region = sample::Region::plan(&ranges, scans.iter().map(|m| m.expected).sum());
-    let seqs = pass2(path, a.threads, &mut scans, &mut row, &mut region)?;
-    let sampled = region.partial(a.rows);
-    let rows = if sampled { region.rows } else { a.rows };
-    for m in scans.iter_mut() {
-        let mut cp = code_paths(m, &seqs, rows, sampled);
-        cp.mean = m.col.map_or(&a.latency_running, |i| &a.counters[i].running).mean();
-        a.code_paths.push(cp);
+    // A machine that moves between two speed levels in stretches (window means, phases.rs) lifts
+    // every call of the slower stretches: a path that costs less than the step hides in the
+    // fast path's mode there, and the slow thresholds stand above it everywhere. The paths are
+    // then searched again with each call judged against its own window's level.
+    let mut levelled = None;
+    let mut latency = a.latency.clone();
+    let (mut scans, seqs, sampled) = loop {
+        // Modes per metric: latency always, instructions when the PMU gave them.
+        let mut scans: Vec<MetricScan> = Vec::new();
+        scans.extend(metric_scan("latency", "ns", None, &latency, LAT_BW));
+        if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
+            scans.extend(metric_scan("instructions", "instructions", Some(i), &a.counters[i].hist, INS_BW));
+        }
+        let mut region = sample::Region::plan(&ranges, scans.iter().map(|m| m.expected).sum());
+        let seqs = pass2(path, a.threads, &mut scans, &mut row, &mut region, levelled.as_ref())?;
+        let sampled = region.partial(a.rows);
+        let rows = if sampled { region.rows } else { a.rows };
+        a.code_paths.clear();
+        for m in scans.iter_mut() {
+            let mut cp = code_paths(m, &seqs, rows, sampled);
+            cp.mean = m.col.map_or(&a.latency_running, |i| &a.counters[i].running).mean();
+            a.code_paths.push(cp);
+        }
+        let found = a.code_paths.first().filter(|c| c.col.is_none()).and_then(|c| c.slower_level.clone());
+        match found.filter(|_| levelled.is_none()) {
+            Some(level) => {
+                latency = passes::levelled_histogram(path, a.threads, &level, &mut row)?;
+                levelled = Some(level);
+            }
+            None => break (scans, seqs, sampled),
+        }
+    };
+    if let Some(level) = levelled {
+        // The levels stay said; the calls were judged against them.
+        let cp = &mut a.code_paths[0];
+        cp.levels = Some(level.levels.clone());
+        cp.levelled = Some(level);
     }
     // Pass 3 drops the lattices its full count refuses: the tails index the paths that stay.
     let searched: Vec<Vec<PeriodicPath>> = a.code_paths.iter().map(|c| c.periodic.clone()).collect();
@@ -257,7 +281,7 @@ pub fn analyze_source(
             tails::Scanned { entries: &m.entries, modes: &m.modes, explained: &m.explained, seq_ids: &seqs.ids };
         outliers_off_dropped_lattices(cp, searched, &scanned, m.th.slow);
         if m.col.is_none() {
-            cp.tails = tails::of(&scanned, cp, if sampled { &m.sample_hist } else { &a.latency });
+            cp.tails = tails::of(&scanned, cp, if sampled { &m.sample_hist } else { &latency });
         }
     }
     Ok(a)
@@ -320,6 +344,7 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
         // slower phase too broad to form one mode, not scattered noise.
         levels,
         slower_level,
+        levelled: None,
         outliers_in_stretches: (m.off_calls >= 2 * WINDOW
             && m.off.major_calls[1] as f64 >= PHASE_SHARE * m.off_calls as f64)
             .then_some(m.off.stretches[1]),
@@ -335,7 +360,8 @@ fn code_paths(m: &mut MetricScan, seqs: &Sequences, rows: u64, sampled: bool) ->
     cp
 }
 
-/// The calls of each sequence as the search sees them.
+/// The calls of each sequence as the search sees them: a call is a speed phase's where its cost
+/// is in the phase's mode and its time in or beside the phase's windows.
 fn calls_by_seq(m: &MetricScan, seqs: &Sequences, phase: &[bool]) -> Vec<Vec<Call>> {
     seqs.ids
         .iter()
@@ -344,7 +370,10 @@ fn calls_by_seq(m: &MetricScan, seqs: &Sequences, phase: &[bool]) -> Vec<Vec<Cal
             let hi = m.entries.partition_point(|e| e.seq <= *id);
             m.entries[lo..hi]
                 .iter()
-                .map(|e| Call { it: e.it, v: e.v, phase: e.mode.is_some_and(|k| phase[k]) })
+                .map(|e| {
+                    let in_phase = e.mode.is_some_and(|k| phase[k]);
+                    Call { it: e.it, v: e.v, phase: in_phase && m.by_mode.near_majority(e.seq, e.it, |k| phase[k]) }
+                })
                 .collect()
         })
         .collect()
@@ -426,3 +455,7 @@ fn periodic_paths(
     // A real-valued period shows as several lattices of one multiple: one path.
     (fractional::fold(periodic, &m.entries, &seqs.ranges), rejected)
 }
+
+#[cfg(test)]
+#[path = "speed_phase_tests.rs"]
+mod speed_phase_tests;

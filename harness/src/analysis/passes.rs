@@ -72,6 +72,25 @@ pub(crate) fn pass1(
     Ok((a, row, ranges))
 }
 
+/// The latency histogram of one thread count with each call taken `level` below where its
+/// window lies at the machine's higher speed level: the histogram a levelled search reads its
+/// modes from (analysis/mod.rs).
+pub(crate) fn levelled_histogram(
+    path: &Source,
+    threads: u32,
+    level: &crate::analysis::phases::SlowerLevel,
+    row: &mut Event,
+) -> Result<LogHistogram, ReadError> {
+    let mut h = LogHistogram::new();
+    let mut ev = Events::from_source(path)?;
+    while ev.next_into(row)? {
+        if row.threads == threads {
+            h.add(row.latency - level.below(row.seq, row.iteration));
+        }
+    }
+    Ok(h)
+}
+
 /// Pass 3: how many kept calls sit on each lattice, so the report can say "6 of 6 calls on that
 /// period were slow" (discarded calls leave slots empty). Only the calls within `within` (each
 /// sequence's first and last iteration analysed: the sample of a long run, sample.rs) count.
@@ -101,7 +120,7 @@ pub(crate) fn count_on_lattices(
             }
             for (c, sh) in a.code_paths.iter_mut().zip(shared.iter_mut()) {
                 let v = match c.col {
-                    None => row.latency,
+                    None => row.latency - c.levelled.as_ref().map_or(0.0, |l| l.below(row.seq, row.iteration)),
                     Some(i) => row.counters[i],
                 };
                 // A call on any path's lattice is that path's, not the cost of its offset in

@@ -17,8 +17,8 @@ pub(crate) struct WinState {
 }
 
 /// Closes one window of WINDOW calls: its majority mode, if any, gains the window's calls, and a
-/// new stretch when the previous window had another majority.
-pub(crate) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches: &mut [u64]) {
+/// new stretch when the previous window had another majority. Returns that majority.
+pub(crate) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches: &mut [u64]) -> Option<usize> {
     let n: u32 = w.counts.iter().sum();
     let major = w.counts.iter().enumerate().find(|(_, &c)| 2 * c > n && n as u64 >= WINDOW / 2).map(|(k, _)| k);
     if let Some(k) = major {
@@ -29,6 +29,7 @@ pub(crate) fn close_window(w: &mut WinState, major_calls: &mut [u64], stretches:
     }
     w.prev_major = major;
     w.counts.iter_mut().for_each(|c| *c = 0);
+    major
 }
 
 /// The share of a mode's calls (iterations per sequence, with each sequence's first and last
@@ -151,22 +152,33 @@ impl WindowMeans {
 /// The windows at the higher of two speed levels, per sequence: a call there is judged against
 /// that level's fast path, not the run's (the fast path's own spread rides on the slower level,
 /// and its upper tail there is the level's, not outliers on no path).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SlowerLevel {
     /// The higher level's mean over the lower's (ns).
     pub shift: f64,
     high: HashMap<u64, Vec<bool>>,
+    /// The two levels this was read from.
+    pub(crate) levels: Levels,
 }
 
 impl SlowerLevel {
     pub(crate) fn of(means: &WindowMeans, l: &Levels) -> Self {
         let cut = 0.5 * (l.low + l.high);
         let high = means.seqs.iter().map(|(s, e)| (*s, e.3.iter().map(|&x| x > cut).collect())).collect();
-        SlowerLevel { shift: l.high - l.low, high }
+        SlowerLevel { shift: l.high - l.low, high, levels: l.clone() }
     }
     /// Whether iteration `it` of sequence `seq` lies in a window at the higher level.
     pub(crate) fn holds(&self, seq: u64, it: u64) -> bool {
         self.high.get(&seq).and_then(|w| w.get((it / WINDOW) as usize)).copied().unwrap_or(false)
+    }
+    /// What a call at iteration `it` of sequence `seq` costs over its own level: the shift in a
+    /// window at the higher level, nothing elsewhere.
+    pub(crate) fn below(&self, seq: u64, it: u64) -> f64 {
+        if self.holds(seq, it) {
+            self.shift
+        } else {
+            0.0
+        }
     }
 }
 
@@ -175,11 +187,37 @@ pub(crate) struct Windows {
     wins: HashMap<u64, WinState>,
     pub major_calls: Vec<u64>,
     pub stretches: Vec<u64>,
+    /// Per sequence, each window's majority mode (NO_MAJORITY where none): one byte per WINDOW
+    /// calls.
+    majors: HashMap<u64, Vec<u8>>,
 }
+
+/// A window without a majority mode, in [`Windows::majors`].
+const NO_MAJORITY: u8 = u8::MAX;
 
 impl Windows {
     pub fn new(n: usize) -> Self {
-        Windows { wins: HashMap::new(), major_calls: vec![0; n], stretches: vec![0; n] }
+        Windows { wins: HashMap::new(), major_calls: vec![0; n], stretches: vec![0; n], majors: HashMap::new() }
+    }
+
+    /// Whether the window of iteration `it` of sequence `seq`, or either window beside it, has
+    /// its majority in a mode that `is_phase` holds. A speed phase is a state in time: a call
+    /// whose cost falls in the phase's mode while the machine runs at its usual speed (a path's
+    /// call, costlier by about the phase's step) is not the phase's. The windows beside count
+    /// too: a window that a stretch's edge cuts holds a few of its calls without their majority.
+    pub(crate) fn near_majority(&self, seq: u64, it: u64, is_phase: impl Fn(usize) -> bool) -> bool {
+        let Some(w) = self.majors.get(&seq) else { return false };
+        let k = (it / WINDOW) as usize;
+        (k.saturating_sub(1)..=k + 1).any(|j| w.get(j).is_some_and(|&m| m != NO_MAJORITY && is_phase(m as usize)))
+    }
+
+    fn record(majors: &mut HashMap<u64, Vec<u8>>, seq: u64, win: u64, major: Option<usize>) {
+        let w = majors.entry(seq).or_default();
+        let at = win as usize;
+        if w.len() <= at {
+            w.resize(at + 1, NO_MAJORITY);
+        }
+        w[at] = major.map_or(NO_MAJORITY, |k| k.min(NO_MAJORITY as usize - 1) as u8);
     }
     pub fn add(&mut self, seq: u64, iteration: u64, k: Option<usize>) {
         let n = self.major_calls.len();
@@ -189,7 +227,8 @@ impl Windows {
             prev_major: None,
         });
         if iteration / WINDOW != w.win {
-            close_window(w, &mut self.major_calls, &mut self.stretches);
+            let major = close_window(w, &mut self.major_calls, &mut self.stretches);
+            Self::record(&mut self.majors, seq, w.win, major);
             w.win = iteration / WINDOW;
         }
         if let Some(k) = k {
@@ -197,8 +236,9 @@ impl Windows {
         }
     }
     pub fn close(&mut self) {
-        for w in self.wins.values_mut() {
-            close_window(w, &mut self.major_calls, &mut self.stretches);
+        for (&seq, w) in self.wins.iter_mut() {
+            let major = close_window(w, &mut self.major_calls, &mut self.stretches);
+            Self::record(&mut self.majors, seq, w.win, major);
         }
     }
 }

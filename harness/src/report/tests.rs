@@ -183,11 +183,12 @@ fn a_period_that_is_not_a_whole_number_is_one_path() {
 fn speed_phases_are_not_code_paths() {
     // A machine that drifts between two speeds (60 ns and 130 ns per call in stretches of 7000 to
     // 13000 calls), with a real slow path every 500 calls (+900 ns) and interrupt-like outliers.
-    let (mut slow_phase, mut left) = (false, 10_000u64);
+    let (mut slow_phase, mut left, mut runs) = (false, 10_000u64, 1u64);
     let line = none_line(100_000, |i, rnd| {
         if left == 0 {
             slow_phase = !slow_phase;
             left = 7000 + rnd() % 6000;
+            runs += 1;
         }
         left -= 1;
         let mut lat = if slow_phase { 130.0 } else { 60.0 } + (rnd() % 2) as f64 * 10.0;
@@ -204,8 +205,9 @@ fn speed_phases_are_not_code_paths() {
     assert!(!line.contains("middle path") && !line.contains("faster path"), "{line}");
     assert!(!line.contains("every 1 events") && !line.contains("about every"), "{line}");
     let said = line.split("not single-call paths").nth(1).unwrap();
+    // The levels come in as many stretches as the run drew, give or take the windows an edge cuts.
     let stretches: u64 = said.split(" in ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
-    assert!((4..=9).contains(&stretches), "{stretches}: {line}");
+    assert!(stretches.abs_diff(runs) <= 2, "{stretches} stretches said, {runs} drawn: {line}");
 }
 
 #[test]

@@ -27,7 +27,7 @@ use kinds::{generate, reference, Gen, Planted};
 pub use kinds::{Kind, NO_PATH_KINDS, NULL_KINDS, PLANTED_KINDS};
 
 /// An events.csv of the sequences (one repetition each), in memory.
-fn events(seqs: &[Vec<f64>]) -> Source {
+pub(crate) fn events(seqs: &[Vec<f64>]) -> Source {
     let mut s = String::from("tracer,threads,thread,cpu,iteration,latency_ns,repetition,counter_set\n");
     for (r, v) in seqs.iter().enumerate() {
         for (i, x) in v.iter().enumerate() {

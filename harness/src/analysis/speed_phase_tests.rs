@@ -1,0 +1,58 @@
+//! Tests of how the analysis tells a speed phase of the machine from a path of the tracer's.
+use crate::analysis::analyze_source;
+use crate::analysis::calibration_battery::events;
+use crate::stats::rng::XorShift64Star;
+
+/// Generated runs in which the machine moves between two speeds in stretches of 300 to 3000
+/// calls, the slower one a mode of its own (+30 to +50 %, 60 ns or more), and a path every P
+/// calls costs about what the slower speed adds (0.8 to 1.25 times):
+/// at the usual speed the path's calls cost what the phase's calls cost, and at the slower
+/// speed they cost more than either. The path is found, at its period and phase, every time,
+/// and nothing else is said to be periodic.
+#[test]
+fn a_path_that_costs_what_a_speed_phase_adds_is_still_found() {
+    let mut g = XorShift64Star(0x5eed_0f_5eed);
+    let mut unit = move || (g.next() >> 11) as f64 / (1u64 << 53) as f64;
+    for case in 0..10 {
+        let reps = 3 + (unit() * 3.0) as usize;
+        let n = 12_000 + (unit() * 12_000.0) as u64;
+        let base = 10.0 * (20.0 + (unit() * 20.0).floor());
+        let level = base * (0.3 + 0.2 * unit());
+        let extra = level * (0.8 + 0.45 * unit());
+        let period = (40.0 * 20f64.powf(unit())).round() as u64;
+        let mut phases = Vec::new();
+        let seqs: Vec<Vec<f64>> = (0..reps)
+            .map(|_| {
+                let phase = (unit() * period as f64) as u64;
+                phases.push(phase);
+                let (mut left, mut slower) = (0u64, false);
+                (0..n)
+                    .map(|i| {
+                        if left == 0 {
+                            slower = unit() < 0.5;
+                            left = 300 + (unit() * 2700.0) as u64;
+                        }
+                        left -= 1;
+                        let path = if i % period == phase { extra } else { 0.0 };
+                        base + 10.0 * (unit() < 0.5) as u8 as f64 + if slower { level } else { 0.0 } + path
+                    })
+                    .collect()
+            })
+            .collect();
+        let a = analyze_source(&events(&seqs), None, 0, 0).unwrap();
+        let cp = a.code_paths.iter().find(|c| c.metric == "latency").unwrap();
+        let said: Vec<String> = cp
+            .periodic
+            .iter()
+            .map(|p| format!("every {} (+{:.0} ns) at {:?}", p.period, p.extra, p.residues))
+            .collect();
+        let what = format!("case {case}: every {period} at {phases:?}, +{extra:.0} ns, phases +{level:.0} ns over {base} ns; said {said:?}");
+        assert_eq!(cp.periodic.len(), 1, "{what}");
+        let p = &cp.periodic[0];
+        assert_eq!(p.period, period, "{what}");
+        assert!(p.residues.len() == reps, "{what}");
+        for r in &p.residues {
+            assert!(phases.iter().any(|&ph| (r.residue + period - ph) % period <= 3), "{what}");
+        }
+    }
+}
