@@ -201,6 +201,12 @@ fn speed_phases_are_not_code_paths() {
         lat
     });
     assert!(line.contains("two speed levels in stretches of calls, not single-call paths"), "{line}");
+    // Half the calls run at the higher level: the fast path's share and median are of calls
+    // judged against their window's level, and the line says so.
+    assert!(
+        line.contains("at the machine's lower speed level; each call judged against its 64-call window's level"),
+        "{line}"
+    );
     assert!(line.contains("slow path every 500 events"), "{line}");
     assert!(!line.contains("middle path") && !line.contains("faster path"), "{line}");
     assert!(!line.contains("every 1 events") && !line.contains("about every"), "{line}");

@@ -64,6 +64,10 @@ pub struct FastPath {
     pub share: f64,
     pub median: f64,
     pub single: bool,
+    /// Where the machine moved between two speed levels and each call was judged against its
+    /// 64-call window's level: the higher level's step over the lower (the median is the
+    /// lower's, and every cost of the line is over the call's own level).
+    pub level_step: Option<f64>,
 }
 
 /// A slower stretch of calls right after a periodic path's call, in every period (stretch.rs).
@@ -319,8 +323,12 @@ pub fn of(
     paths.sort_by(|a, b| a.path_extra().unwrap_or(0.0).total_cmp(&b.path_extra().unwrap_or(0.0)));
     let said = paths.iter().any(|x| matches!(x, Finding::PeriodicPath(p) if p.expected.is_some()));
     let folded = folded.filter(|_| expected.is_some() && !said);
-    let fast =
-        FastPath { share: cp.fast_fraction, median: cp.dominant.median, single: paths.is_empty() && folded.is_none() };
+    let fast = FastPath {
+        share: cp.fast_fraction,
+        median: cp.dominant.median,
+        single: paths.is_empty() && folded.is_none(),
+        level_step: cp.levelled.as_ref().map(|l| l.shift),
+    };
     let mut f = vec![Finding::FastPath(fast)];
     f.extend(paths);
     if let Some(e) = expected.filter(|_| !said) {

@@ -72,8 +72,9 @@ pub fn finding_rows(m: &MetricFindings) -> Vec<FindingRow> {
             Finding::FastPath(x) => FindingRow {
                 share: percent(x.share),
                 extra: format!(
-                    "median {}",
-                    if m.unit == "ns" { crate::report::render::numbers::duration(x.median) } else { sig3(x.median) }
+                    "median {}{}",
+                    if m.unit == "ns" { crate::report::render::numbers::duration(x.median) } else { sig3(x.median) },
+                    if x.level_step.is_some() { " (lower speed level)" } else { "" }
                 ),
                 whose: "tracer".into(),
                 ..of(if x.single { "single path" } else { "fast path" })

@@ -120,10 +120,18 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 fn fast(p: &FastPath, unit: &str) -> String {
+    let median = match p.level_step {
+        None => fmt_val(p.median, unit),
+        Some(step) => format!(
+            "{} at the machine's lower speed level; each call judged against its 64-call window's level, the higher one {}",
+            fmt_val(p.median, unit),
+            signed(step, unit)
+        ),
+    };
     if p.single {
-        format!("single code path ({}% of calls, median {})", share_pct(p.share), fmt_val(p.median, unit))
+        format!("single code path ({}% of calls, median {median})", share_pct(p.share))
     } else {
-        format!("fast path {}% (median {})", share_pct(p.share), fmt_val(p.median, unit))
+        format!("fast path {}% (median {median})", share_pct(p.share))
     }
 }
 

@@ -8,7 +8,7 @@ fn metric(findings: Vec<Finding>) -> MetricFindings {
 }
 
 fn fast(single: bool) -> Finding {
-    Finding::FastPath(FastPath { share: 0.998, median: 70.12, single })
+    Finding::FastPath(FastPath { share: 0.998, median: 70.12, single, level_step: None })
 }
 
 fn periodic(period: u64, extra: f64) -> PeriodicFinding {
