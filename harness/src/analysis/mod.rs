@@ -225,39 +225,15 @@ pub fn analyze_source(
     if a.rows == 0 {
         return Ok(a);
     }
+    let mut latency = a.latency.clone();
+    let (mut scans, mut seqs, mut sampled) = search_paths(path, &mut a, &mut row, &ranges, &latency, None)?;
     // A machine that moves between two speed levels in stretches (window means, phases.rs) lifts
     // every call of the slower stretches: a path that costs less than the step hides in the
     // fast path's mode there, and the slow thresholds stand above it everywhere. The paths are
     // then searched again with each call judged against its own window's level.
-    let mut levelled = None;
-    let mut latency = a.latency.clone();
-    let (mut scans, seqs, sampled) = loop {
-        // Modes per metric: latency always, instructions when the PMU gave them.
-        let mut scans: Vec<MetricScan> = Vec::new();
-        scans.extend(metric_scan("latency", "ns", None, &latency, LAT_BW));
-        if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
-            scans.extend(metric_scan("instructions", "instructions", Some(i), &a.counters[i].hist, INS_BW));
-        }
-        let mut region = sample::Region::plan(&ranges, scans.iter().map(|m| m.expected).sum());
-        let seqs = pass2(path, a.threads, &mut scans, &mut row, &mut region, levelled.as_ref())?;
-        let sampled = region.partial(a.rows);
-        let rows = if sampled { region.rows } else { a.rows };
-        a.code_paths.clear();
-        for m in scans.iter_mut() {
-            let mut cp = code_paths(m, &seqs, rows, sampled);
-            cp.mean = m.col.map_or(&a.latency_running, |i| &a.counters[i].running).mean();
-            a.code_paths.push(cp);
-        }
-        let found = a.code_paths.first().filter(|c| c.col.is_none()).and_then(|c| c.slower_level.clone());
-        match found.filter(|_| levelled.is_none()) {
-            Some(level) => {
-                latency = passes::levelled_histogram(path, a.threads, &level, &mut row)?;
-                levelled = Some(level);
-            }
-            None => break (scans, seqs, sampled),
-        }
-    };
-    if let Some(level) = levelled {
+    if let Some(level) = a.code_paths.first().filter(|c| c.col.is_none()).and_then(|c| c.slower_level.clone()) {
+        latency = passes::levelled_histogram(path, a.threads, &level, &mut row)?;
+        (scans, seqs, sampled) = search_paths(path, &mut a, &mut row, &ranges, &latency, Some(&level))?;
         // The levels stay said; the calls were judged against them.
         let cp = &mut a.code_paths[0];
         cp.levels = Some(level.levels.clone());
@@ -285,6 +261,37 @@ pub fn analyze_source(
         }
     }
     Ok(a)
+}
+
+/// Modes and thresholds per metric (latency's from `latency`: pass 1's histogram, or the levelled
+/// one), pass 2, and each metric's code paths into `a.code_paths`. `level`: the windows whose
+/// latency is taken down by the step (None: every call as measured). Returns the scans, the
+/// sequences and whether pass 2 read a sample.
+fn search_paths(
+    path: &Source,
+    a: &mut TracerAnalysis,
+    row: &mut Event,
+    ranges: &passes::Ranges,
+    latency: &LogHistogram,
+    level: Option<&SlowerLevel>,
+) -> Result<(Vec<MetricScan>, Sequences, bool), ReadError> {
+    // Modes per metric: latency always, instructions when the PMU gave them.
+    let mut scans: Vec<MetricScan> = Vec::new();
+    scans.extend(metric_scan("latency", "ns", None, latency, LAT_BW));
+    if let Some(i) = a.counters.iter().position(|c| c.name == "instructions" && c.running.n > 0) {
+        scans.extend(metric_scan("instructions", "instructions", Some(i), &a.counters[i].hist, INS_BW));
+    }
+    let mut region = sample::Region::plan(ranges, scans.iter().map(|m| m.expected).sum());
+    let seqs = pass2(path, a.threads, &mut scans, row, &mut region, level)?;
+    let sampled = region.partial(a.rows);
+    let rows = if sampled { region.rows } else { a.rows };
+    a.code_paths.clear();
+    for m in scans.iter_mut() {
+        let mut cp = code_paths(m, &seqs, rows, sampled);
+        cp.mean = m.col.map_or(&a.latency_running, |i| &a.counters[i].running).mean();
+        a.code_paths.push(cp);
+    }
+    Ok((scans, seqs, sampled))
 }
 
 /// The code paths of one metric from its pass-2 state, of `rows` calls (`sampled`: the sample's).
