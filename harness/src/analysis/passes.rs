@@ -85,7 +85,7 @@ pub(crate) fn levelled_histogram(
     let mut ev = Events::from_source(path)?;
     while ev.next_into(row)? {
         if row.threads == threads {
-            h.add(row.latency - level.below(row.seq, row.iteration));
+            h.add(row.latency - level.taken_off(row.seq, row.iteration, row.latency));
         }
     }
     Ok(h)
@@ -120,7 +120,10 @@ pub(crate) fn count_on_lattices(
             }
             for (c, sh) in a.code_paths.iter_mut().zip(shared.iter_mut()) {
                 let v = match c.col {
-                    None => row.latency - c.levelled.as_ref().map_or(0.0, |l| l.below(row.seq, row.iteration)),
+                    None => {
+                        row.latency
+                            - c.levelled.as_ref().map_or(0.0, |l| l.taken_off(row.seq, row.iteration, row.latency))
+                    }
                     Some(i) => row.counters[i],
                 };
                 // A call on any path's lattice is that path's, not the cost of its offset in

@@ -171,10 +171,23 @@ impl SlowerLevel {
     pub(crate) fn holds(&self, seq: u64, it: u64) -> bool {
         self.high.get(&seq).and_then(|w| w.get((it / WINDOW) as usize)).copied().unwrap_or(false)
     }
-    /// What a call at iteration `it` of sequence `seq` costs over its own level: the shift in a
-    /// window at the higher level, nothing elsewhere.
-    pub(crate) fn below(&self, seq: u64, it: u64) -> f64 {
-        if self.holds(seq, it) {
+    /// How much of a call's cost `v` (at iteration `it` of sequence `seq`) is its level's: the
+    /// step in a window at the higher level, nothing in one at the lower. A level changes
+    /// anywhere within a window, so in a window beside a change (or one that holds the change)
+    /// each call is taken at the level it stands nearer to: above the lower level by more than
+    /// half the step, at the higher. Taken by whole windows, the calls of the other level there
+    /// would stand a step above or below the fast path, as slow calls on no path or a faster mode.
+    pub(crate) fn taken_off(&self, seq: u64, it: u64, v: f64) -> f64 {
+        let Some(w) = self.high.get(&seq) else { return 0.0 };
+        let k = (it / WINDOW) as usize;
+        let here = w.get(k).copied().unwrap_or(false);
+        let differs = |j: Option<usize>| j.and_then(|j| w.get(j)).is_some_and(|&x| x != here);
+        let high = if differs(k.checked_sub(1)) || differs(Some(k + 1)) {
+            v > self.levels.low + 0.5 * self.shift
+        } else {
+            here
+        };
+        if high {
             self.shift
         } else {
             0.0

@@ -308,7 +308,8 @@ fn realise(g: &mut Gen, c: &[Component], base: f64, reps: usize, n: u64) -> (Vec
                 e
             };
             let jitter = 10.0 * (g.rng.next() & 1) as f64;
-            let mut rf = base + jitter + machine + noise(g, base);
+            // A stall meets a window by its length in time: the machine's level lengthens it.
+            let mut rf = base + jitter + machine + noise(g, base + machine);
             if let Some(k) = ticks.as_mut() {
                 rf += k.window(rf);
                 // The harness's own time between the windows, about a fast call's length.
