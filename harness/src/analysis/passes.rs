@@ -72,9 +72,9 @@ pub(crate) fn pass1(
     Ok((a, row, ranges))
 }
 
-/// The latency histogram of one thread count with each call taken `level` below where its
-/// window lies at the machine's higher speed level: the histogram a levelled search reads its
-/// modes from (analysis/mod.rs).
+/// The latency histogram of one thread count with each call's speed level taken off
+/// (`SlowerLevel::taken_off`): the histogram a levelled search reads its modes from
+/// (analysis/mod.rs).
 pub(crate) fn levelled_histogram(
     path: &Source,
     threads: u32,

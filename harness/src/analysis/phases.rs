@@ -151,7 +151,8 @@ impl WindowMeans {
 
 /// The windows at the higher of two speed levels, per sequence: a call there is judged against
 /// that level's fast path, not the run's (the fast path's own spread rides on the slower level,
-/// and its upper tail there is the level's, not outliers on no path).
+/// and its upper tail there is the level's, not outliers on no path). Where the paths are
+/// searched on levelled calls, this is the map that levels them (`taken_off`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlowerLevel {
     /// The higher level's mean over the lower's (ns).
