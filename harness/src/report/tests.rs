@@ -186,32 +186,24 @@ fn speed_phases_are_not_code_paths() {
     let (mut slow_phase, mut left, mut runs) = (false, 10_000u64, 1u64);
     let line = none_line(100_000, |i, rnd| {
         if left == 0 {
-            slow_phase = !slow_phase;
-            left = 7000 + rnd() % 6000;
-            runs += 1;
+            (slow_phase, left, runs) = (!slow_phase, 7000 + rnd() % 6000, runs + 1);
         }
         left -= 1;
-        let mut lat = if slow_phase { 130.0 } else { 60.0 } + (rnd() % 2) as f64 * 10.0;
-        if i % 500 == 321 {
-            lat += 900.0;
-        }
-        if rnd().is_multiple_of(1000) {
-            lat += 200.0 + (rnd() % 3000) as f64;
-        }
-        lat
+        let lat = if slow_phase { 130.0 } else { 60.0 } + (rnd() % 2) as f64 * 10.0;
+        let lat = lat + if i % 500 == 321 { 900.0 } else { 0.0 };
+        lat + if rnd().is_multiple_of(1000) { 200.0 + (rnd() % 3000) as f64 } else { 0.0 }
     });
-    assert!(line.contains("two speed levels in stretches of calls, not single-call paths"), "{line}");
-    // Half the calls run at the higher level: the fast path's share and median are of calls
-    // judged against their window's level, and the line says so.
-    assert!(
-        line.contains("at the machine's lower speed level; each call judged against its 64-call window's level"),
-        "{line}"
-    );
-    assert!(line.contains("slow path every 500 events"), "{line}");
-    assert!(!line.contains("middle path") && !line.contains("faster path"), "{line}");
-    assert!(!line.contains("every 1 events") && !line.contains("about every"), "{line}");
+    // Half the calls run at the higher level: the fast path is of calls judged against their
+    // window's level, and says so; the levels come in the stretches drawn, give or take two.
+    let judged = "at the machine's lower speed level; each call judged against its 64-call window's level";
+    for want in ["two speed levels in stretches of calls, not single-call paths", judged, "slow path every 500 events"]
+    {
+        assert!(line.contains(want), "{want}: {line}");
+    }
+    for not in ["middle path", "faster path", "every 1 events", "about every"] {
+        assert!(!line.contains(not), "{not}: {line}");
+    }
     let said = line.split("not single-call paths").nth(1).unwrap();
-    // The levels come in as many stretches as the run drew, give or take the windows an edge cuts.
     let stretches: u64 = said.split(" in ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!(stretches.abs_diff(runs) <= 2, "{stretches} stretches said, {runs} drawn: {line}");
 }

@@ -108,7 +108,7 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
         };
         let line = format!(
             "period {} x{} +{:.0} ns, {} of {} slots {:?}",
-            p.period, p.phases, p.extra, p.hits, p.slots, p.residues
+            p.period, p.phases, p.extra, p.taken, p.slots, p.residues
         );
         claims.push((0, line, fits(&ok)));
     }
