@@ -214,13 +214,23 @@ static void *fuzz_ptr(struct fuzz_mem *m, void *good, size_t len)
 	}
 }
 
-static void fuzz_count(struct fuzz_stats *st, int rc)
+static void fuzz_count(struct fuzz_stats *st, int rc, int err)
 {
 	__sync_fetch_and_add(&st->calls, 1);
 	if (rc == 0)
 		__sync_fetch_and_add(&st->ok, 1);
 	else
-		__sync_fetch_and_add(&st->err[errno < FUZZ_ERRNOS ? errno : 0], 1);
+		__sync_fetch_and_add(&st->err[err < FUZZ_ERRNOS ? err : 0], 1);
+}
+
+/* The counts are read-only to the child while a call runs: a fuzzed pointer (a bit flipped in a
+ * READ's buffer address) can name the counts' own page, and the module then rightly writes samples
+ * there, which read back as counts of errors no call returned. Read-only, such a write faults
+ * (EFAULT, a result like any other). */
+static void fuzz_guard(struct fuzz_stats *st, int writable)
+{
+	if (mprotect(st, sizeof(*st), writable ? PROT_READ | PROT_WRITE : PROT_READ))
+		die("mprotect");
 }
 
 static void fuzz_child(struct fuzz_stats *st, struct fuzz_mem *m, __u64 seed, int calls)
@@ -233,7 +243,10 @@ static void fuzz_child(struct fuzz_stats *st, struct fuzz_mem *m, __u64 seed, in
 	for (i = 0; i < calls; i++) {
 		unsigned int what = rnd() % 100;
 		unsigned int j, n;
-		int rc;
+		__u64 *kind;
+		int rc, err;
+
+		fuzz_guard(st, 0);
 
 		if (what < 50) { /* RUN */
 			fuzz_good_cfg(&cfg);
@@ -266,7 +279,7 @@ static void fuzz_child(struct fuzz_stats *st, struct fuzz_mem *m, __u64 seed, in
 				}
 			}
 			rc = ioctl(fd, KBENCH_IOC_RUN, fuzz_ptr(m, &cfg, sizeof(cfg)));
-			__sync_fetch_and_add(&st->run_calls, 1);
+			kind = &st->run_calls;
 		} else if (what < 90) { /* READ */
 			memset(&rd, 0, sizeof(rd));
 			rd.size = sizeof(rd);
@@ -279,12 +292,12 @@ static void fuzz_child(struct fuzz_stats *st, struct fuzz_mem *m, __u64 seed, in
 			if (rnd() % 8 == 0)
 				((unsigned char *)&rd)[rnd() % sizeof(rd)] ^= 1u << (rnd() % 8);
 			rc = ioctl(fd, KBENCH_IOC_READ, fuzz_ptr(m, &rd, sizeof(rd)));
-			__sync_fetch_and_add(&st->read_calls, 1);
+			kind = &st->read_calls;
 		} else if (what < 95) { /* INFO into good or bad memory */
 			struct kbench_info info;
 
 			rc = ioctl(fd, KBENCH_IOC_INFO, fuzz_ptr(m, &info, sizeof(info)));
-			__sync_fetch_and_add(&st->other_calls, 1);
+			kind = &st->other_calls;
 		} else { /* a random command number: the module's magic with other numbers, sizes, directions */
 			unsigned long cmd = rnd() % 2 ? _IOC(rnd() % 4, KBENCH_IOC_MAGIC, rnd() % 8, rnd() % 4096)
 						  : (unsigned long)(__u32)rnd();
@@ -292,9 +305,12 @@ static void fuzz_child(struct fuzz_stats *st, struct fuzz_mem *m, __u64 seed, in
 			if (cmd == KBENCH_IOC_RUN || cmd == KBENCH_IOC_READ)
 				cmd ^= 1u << 20; /* the real ones are covered above */
 			rc = ioctl(fd, cmd, fuzz_ptr(m, m->big, 4096));
-			__sync_fetch_and_add(&st->other_calls, 1);
+			kind = &st->other_calls;
 		}
-		fuzz_count(st, rc);
+		err = errno;
+		fuzz_guard(st, 1);
+		__sync_fetch_and_add(kind, 1);
+		fuzz_count(st, rc, err);
 	}
 	close(fd);
 }
