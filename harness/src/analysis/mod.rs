@@ -161,7 +161,7 @@ fn pass2(
         let kept = region.admit(row.seq, row.iteration);
         for m in scans.iter_mut() {
             let v = match m.col {
-                None => row.latency - level.map_or(0.0, |l| l.taken_off(row.seq, row.iteration, row.latency)),
+                None => phases::levelled(level, row.seq, row.iteration, row.latency),
                 Some(i) => row.counters[i],
             };
             if v.is_finite() {

@@ -85,7 +85,7 @@ pub(crate) fn levelled_histogram(
     let mut ev = Events::from_source(path)?;
     while ev.next_into(row)? {
         if row.threads == threads {
-            h.add(row.latency - level.taken_off(row.seq, row.iteration, row.latency));
+            h.add(crate::analysis::phases::levelled(Some(level), row.seq, row.iteration, row.latency));
         }
     }
     Ok(h)
@@ -120,10 +120,7 @@ pub(crate) fn count_on_lattices(
             }
             for (c, sh) in a.code_paths.iter_mut().zip(shared.iter_mut()) {
                 let v = match c.col {
-                    None => {
-                        row.latency
-                            - c.levelled.as_ref().map_or(0.0, |l| l.taken_off(row.seq, row.iteration, row.latency))
-                    }
+                    None => crate::analysis::phases::levelled(c.levelled.as_ref(), row.seq, row.iteration, row.latency),
                     Some(i) => row.counters[i],
                 };
                 // A call on any path's lattice is that path's, not the cost of its offset in

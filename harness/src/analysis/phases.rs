@@ -196,6 +196,13 @@ impl SlowerLevel {
     }
 }
 
+/// A call's latency `v` as the levelled search reads it: its level taken off where `level` is
+/// given (`SlowerLevel::taken_off`), as measured otherwise. Passes 2 and 3 and the levelled
+/// histogram all read calls through this one function, so they agree call by call.
+pub(crate) fn levelled(level: Option<&SlowerLevel>, seq: u64, it: u64, v: f64) -> f64 {
+    v - level.map_or(0.0, |l| l.taken_off(seq, it, v))
+}
+
 /// Windows of one metric seen two ways: by mode, and off the fast path against on it.
 pub(crate) struct Windows {
     wins: HashMap<u64, WinState>,
