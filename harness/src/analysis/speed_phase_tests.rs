@@ -67,3 +67,51 @@ fn a_path_that_costs_what_a_speed_phase_adds_is_still_found() {
         }
     }
 }
+
+/// Generated short runs (3 to 5 repetitions of 400 to 1500 calls) with a path every P calls,
+/// where a co-tenant arrives partway through the run: from then on every call costs +1 to +2
+/// times the path's extra and one call in 20 to 40 meets a +2 us stall. Above the path's cut
+/// every residue of a repetition it spans whole then fills, and the stalls made the costliest
+/// one look like the path's phase. Each phase said is a planted one.
+#[test]
+fn a_repetition_that_turns_slower_keeps_its_path_phase() {
+    let mut g = XorShift64Star(0x0c07_e4a4_7);
+    let mut unit = move || (g.next() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut found = 0;
+    for case in 0..24 {
+        let reps = 3 + (unit() * 3.0) as usize;
+        let n = 400 + (unit() * 1100.0) as u64;
+        let base = 10.0 * (10.0 + (unit() * 30.0).floor());
+        let extra = 60.0 + unit() * 240.0;
+        let level = extra * (1.0 + unit());
+        let period = (5.0 * 8f64.powf(unit())).round() as u64;
+        let at = ((0.2 + 0.6 * unit()) * (reps as u64 * n) as f64) as u64;
+        let stall = 1.0 / (20.0 + 20.0 * unit());
+        let phases: Vec<u64> = (0..reps).map(|_| (unit() * period as f64) as u64).collect();
+        let seqs: Vec<Vec<f64>> = (0..reps)
+            .map(|r| {
+                (0..n)
+                    .map(|i| {
+                        let path = if i % period == phases[r] { extra } else { 0.0 };
+                        let after = r as u64 * n + i >= at;
+                        let machine = if after { level + if unit() < stall { 2000.0 } else { 0.0 } } else { 0.0 };
+                        base + 10.0 * (unit() < 0.5) as u8 as f64 + path + machine
+                    })
+                    .collect()
+            })
+            .collect();
+        let a = analyze_source(&events(&seqs), None, 0, 0).unwrap();
+        let cp = a.code_paths.iter().find(|c| c.metric == "latency").unwrap();
+        let said: Vec<String> = cp.periodic.iter().map(|p| format!("every {} at {:?}", p.period, p.residues)).collect();
+        let what = format!(
+            "case {case}: every {period} at {phases:?}, +{extra:.0} ns; +{level:.0} ns from call {at} of {reps} x {n}; said {said:?}"
+        );
+        for p in cp.periodic.iter().filter(|p| p.period == period) {
+            found += 1;
+            for r in &p.residues {
+                assert!(phases.iter().any(|&ph| (r.residue + period - ph) % period <= 3), "{what}");
+            }
+        }
+    }
+    assert!(found >= 20, "the path was said in {found} of 24 runs");
+}

@@ -226,3 +226,73 @@ pub(crate) fn unexplained_stand_in(calls: &[(u64, f32)], p: u64, extent: (u64, u
         .max_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal))
         .map_or(current, |f| f.residue)
 }
+
+/// Each residue modulo `p` whose calls rise above their neighbourhood in the sequence
+/// `first..=last`: the residue, how many of its calls rise and its slots. A call rises where it stands at least
+/// `rise` above the median of the two calls on either side of it (a call missing from `calls`,
+/// one the scan did not keep, stands at `floor`). A level held over a stretch of calls (a slower
+/// speed of the machine, a co-tenant) lifts every call of the stretch above any fixed cut, so
+/// that every residue fills; against its own neighbours only a path's call rises.
+pub(crate) fn rising_fill(
+    calls: &[(u64, f32)],
+    p: u64,
+    (first, last): (u64, u64),
+    floor: f64,
+    rise: f64,
+) -> Vec<(u64, usize, u64)> {
+    let mut sorted = calls.to_vec();
+    sorted.sort_unstable_by_key(|c| c.0);
+    let at = |it: u64| sorted.binary_search_by_key(&it, |c| c.0).map_or(floor, |i| sorted[i].1 as f64);
+    let mut counts = std::collections::HashMap::<u64, usize>::new();
+    let mut near = Vec::with_capacity(4);
+    for &(it, v) in &sorted {
+        if (v as f64) < floor + rise {
+            continue;
+        }
+        near.clear();
+        near.extend(
+            [it.checked_sub(2), it.checked_sub(1), it.checked_add(1), it.checked_add(2)]
+                .into_iter()
+                .flatten()
+                .filter(|n| (first..=last).contains(n))
+                .map(at),
+        );
+        if near.is_empty() {
+            continue;
+        }
+        near.sort_by(f64::total_cmp);
+        let m = near.len();
+        let median = if m % 2 == 1 { near[m / 2] } else { 0.5 * (near[m / 2 - 1] + near[m / 2]) };
+        if v as f64 - median >= rise {
+            *counts.entry(it % p).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(u64, usize, u64)> =
+        counts.into_iter().map(|(r, n)| (r, n, lattice_slots(first, last, p, r))).collect();
+    out.sort_unstable_by_key(|f| f.0);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rising_fill;
+
+    /// A path every 10 calls at residue 6 (+100 over a fast path of 300), and from call 200 on
+    /// a level +150 with a +2000 stall every 7 calls: above a cut of 350 every residue fills
+    /// from call 200, but only residue 6 rises above its neighbours on all its slots.
+    #[test]
+    fn only_the_path_rises_above_a_level() {
+        let calls: Vec<(u64, f32)> = (0..400u64)
+            .map(|i| {
+                let level = if i >= 200 { 150.0 } else { 0.0 };
+                let stall = if i >= 200 && i % 7 == 3 { 2000.0 } else { 0.0 };
+                let path = if i % 10 == 6 { 100.0 } else { 0.0 };
+                (i, (300.0 + level + stall + path) as f32)
+            })
+            .filter(|c| c.1 > 320.0)
+            .collect();
+        let fills = rising_fill(&calls, 10, (0, 399), 300.0, 50.0);
+        let full: Vec<u64> = fills.iter().filter(|f| f.1 as f64 >= 0.8 * f.2 as f64).map(|f| f.0).collect();
+        assert_eq!(full, vec![6], "{fills:?}");
+    }
+}

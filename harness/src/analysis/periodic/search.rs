@@ -258,6 +258,42 @@ fn settle_phases(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
     l.hits = l.calls.iter().map(Vec::len).sum();
 }
 
+/// Each sequence's phase judged against its neighbours (`stats::residues::rising_fill`). In a
+/// sequence that spends a stretch at a slower level every call there is above the path's cut,
+/// every residue fills, and the costliest (the one the machine's stalls hit most) was read as
+/// the path's phase; against its neighbours only the path's own call rises. Where the search's
+/// residue rises on fewer than TAKEN of its slots, and another rises on TAKEN or more, more
+/// often than chance would let any of the period's residues (the binomial tail at the share of
+/// the sequence's calls that rise, times the period, below ALPHA), the path is on that one. A
+/// second random mode rises too: the guard keeps such a mode's luck from moving a phase.
+fn settle_rising(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
+    use crate::decisions::claims::ALPHA;
+    let (p, rise) = (l.period, cut - sp.base);
+    if !(rise > 0.0) {
+        return;
+    }
+    for (k, r) in l.residues.iter_mut().enumerate() {
+        let Some(was) = *r else { continue };
+        let (first, last) = sp.extents[k];
+        let all: Vec<(u64, f32)> = seqs[k].iter().map(|c| (c.it, c.v)).collect();
+        let by = crate::stats::residues::rising_fill(&all, p, (first, last), sp.base, rise);
+        let share = |f: &(u64, usize, u64)| f.1 as f64 / f.2.max(1) as f64;
+        let own = by.iter().find(|f| f.0 == was).map_or(0.0, share);
+        // The best filled, then the smaller residue.
+        let Some(best) = by.iter().max_by(|a, b| share(a).total_cmp(&share(b)).then(b.0.cmp(&a.0))) else { continue };
+        let q = by.iter().map(|f| f.1).sum::<usize>() as f64 / (last - first + 1) as f64;
+        let chance = p as f64 * crate::stats::binomial::upper_tail(best.2, best.1 as u64, q.min(1.0));
+        if own < TAKEN && share(best) >= TAKEN && best.0 != was && chance < ALPHA {
+            let now = best.0;
+            use crate::stats::residues::lattice_slots;
+            l.slots = l.slots + lattice_slots(first, last, p, now) - lattice_slots(first, last, p, was);
+            *r = Some(now);
+            l.calls[k] = seqs[k].iter().filter(|c| c.it % p == now && c.v as f64 > cut).map(|c| (c.it, c.v)).collect();
+        }
+    }
+    l.hits = l.calls.iter().map(Vec::len).sum();
+}
+
 /// Lattices that hold: taken on at least TAKEN of their slots. A lattice found again (at another
 /// threshold or band) is one path, with its strongest evidence.
 fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattice> {
@@ -266,6 +302,7 @@ fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattic
         let (_, cut) = cut_of(sp, &l);
         settle_divisor(sp, seqs, &mut l, cut);
         settle_phases(sp, seqs, &mut l, cut);
+        settle_rising(sp, seqs, &mut l, cut);
         let (calls, slots) = taken_on(&sp.extents, seqs, l.period, &l.residues, cut);
         let n: usize = calls.iter().map(Vec::len).sum();
         if let Some(k) = kept.iter_mut().find(|k| k.period == l.period && k.residues == l.residues) {
