@@ -38,6 +38,7 @@ test: setup build
 	python3 scripts/tests/check_structure_test.py
 	python3 scripts/tests/ci_replay_test.py
 	python3 scripts/tests/docs_examples_test.py
+	python3 scripts/tests/arm64_compare_test.py
 	python3 scripts/check-structure.py harness/src tracers/src
 	python3 scripts/untested-messages.py
 	python3 scripts/check-docs.py $(BIN)

@@ -5,22 +5,25 @@
 # perf_user_access=1), with the PMU read by read() (perf_user_access=0), and single-stepped (--instructions
 # singlestep); compare.py checks that each PMU run gives the stepped run's net instructions per call (tracer
 # minus none). Timings under TCG are emulated and compared with nothing.
-#   scripts/arm64-lab/lab.sh [--out DIR] [--n N] [--step-n N] [--tracers a,b,...]
+# Each PMU run is --repeats processes per tracer, interleaved, of N calls each: a clock read's longer path (the
+# vDSO's carry past a second boundary, at most one tick long) can then hold one repetition, never the mode.
+#   scripts/arm64-lab/lab.sh [--out DIR] [--n N] [--repeats R] [--step-n N] [--tracers a,b,...]
 # Prints the results directory on its last line; exits non-zero when the guest did not finish or the counts
 # disagree.
 set -euo pipefail
 . "$(dirname "$0")/config.sh"
-N=300; SN=100; TRACERS=none,lw,printf,lttng-ust; OUT=
+N=100; REPS=3; SN=100; TRACERS=none,lw,printf,lttng-ust; OUT=
 while [ $# -gt 0 ]; do
     case $1 in
         --out) OUT=$2; shift 2 ;;
         --n) N=$2; shift 2 ;;
+        --repeats) REPS=$2; shift 2 ;;
         --step-n) SN=$2; shift 2 ;;
         --tracers) TRACERS=$2; shift 2 ;;
-        *) echo "arm64-lab: unknown option $1 (use --out DIR, --n N, --step-n N, --tracers a,b)" >&2; exit 2 ;;
+        *) echo "arm64-lab: unknown option $1 (use --out DIR, --n N, --repeats R, --step-n N, --tracers a,b)" >&2; exit 2 ;;
     esac
 done
-case $N$SN in *[!0-9]*|'') echo "arm64-lab: --n and --step-n take whole numbers" >&2; exit 2 ;; esac
+case $N$REPS$SN in *[!0-9]*|'') echo "arm64-lab: --n, --repeats and --step-n take whole numbers" >&2; exit 2 ;; esac
 T0=$(date +%s)
 log() { echo "arm64-lab: [$(( $(date +%s) - T0 ))s] $*"; }
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -90,12 +93,12 @@ QEMU=$QROOT/usr/bin/qemu-system-aarch64
 [ -x "$QEMU" ] || QEMU=$(command -v qemu-system-aarch64)
 export LD_LIBRARY_PATH=$QROOT/usr/lib/x86_64-linux-gnu:$QROOT/lib/x86_64-linux-gnu
 QVER=$("$QEMU" --version | head -n 1)
-log "booting $KVER under qemu-system-aarch64 TCG (-icount shift=0), N=$N stepped N=$SN, tracers $TRACERS"
+log "booting $KVER under qemu-system-aarch64 TCG (-icount shift=0), N=$N x $REPS repetitions, stepped N=$SN, tracers $TRACERS"
 TQ=$(date +%s)
 set +e
 timeout "${ARM64_LAB_TIMEOUT:-900}" "$QEMU" -M virt -cpu max,pauth=off -icount shift=0 -m 512 -nographic -no-reboot \
     -net none -L "$QROOT/usr/share/qemu" -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$BUILD/init.cpio" \
-    -append "console=ttyAMA0 panic=-1 loglevel=3 lab_n=$N lab_sn=$SN lab_tracers=$TRACERS" \
+    -append "console=ttyAMA0 panic=-1 loglevel=3 lab_n=$N lab_reps=$REPS lab_sn=$SN lab_tracers=$TRACERS" \
     > "$BUILD/console.log" 2>&1 < /dev/null
 QRC=$?
 set -e
@@ -114,7 +117,7 @@ if ! sed -n '/^LAB-RESULTS-BEGIN/,/^LAB-RESULTS-END/p' "$BUILD/console.log" | se
 fi
 mv "$OUT"/res/* "$OUT"/ && rmdir "$OUT/res"
 {
-    echo "command: $0 --n $N --step-n $SN --tracers $TRACERS"
+    echo "command: $0 --n $N --repeats $REPS --step-n $SN --tracers $TRACERS"
     echo "kernel: $KVER (Debian bookworm arm64), qemu: $QVER, guest wall: $QWALL s"
     echo "qemu: -M virt -cpu max,pauth=off -icount shift=0 -m 512 (TCG: timings are emulated, compared with nothing)"
 } > "$OUT/lab.txt"

@@ -466,3 +466,6 @@ fn periodic_paths(
 #[cfg(test)]
 #[path = "speed_phase_tests.rs"]
 mod speed_phase_tests;
+#[cfg(test)]
+#[path = "stretch_after_tests.rs"]
+mod stretch_after_tests;

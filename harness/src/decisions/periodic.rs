@@ -9,6 +9,13 @@ decisions! {
     calibrated_by: "a definition; the unit test `analysis::periodic::fractional::tests::phases_of_a_real_period_are_filled_and_others_refused` and the battery's planted kinds";
     pub const TAKEN: f64 = 0.8;
 
+    /// A lattice is an exact period only if this share of its calls stand above their neighbours
+    /// (`analysis::periodic::search::rising_share`): a lattice one or two calls off a path's period
+    /// slides through the slower stretch after the path and sits on a slow call in every slot,
+    /// among slow neighbours. A majority, not a fit: the path's own calls stand out nearly always.
+    calibrated_by: "a definition; the unit test `analysis::stretch_after_tests::a_path_with_a_slower_stretch_after_it_keeps_its_period` and the generative battery";
+    pub const RISING: f64 = 0.5;
+
     /// The most kept calls of one lattice whose positions pass 3 keeps, to judge a lattice that
     /// crosses a costlier path's footprint on its calls outside it. A lattice that slides through
     /// a stretch has a long period and few slots; one with more is judged by its share inside.

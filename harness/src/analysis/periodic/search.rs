@@ -6,8 +6,9 @@
 //! Steps: lattices are searched among the calls above each threshold and in each costlier band
 //! (`candidates`); a lattice whose calls form two cost modes on a multiple of its period is split
 //! in two (`split_costlier`: two paths of one period at different phases and costs stay apart);
-//! a lattice is kept only if nearly every call on it takes the path (`confirm`).
-use crate::decisions::periodic::{PER_BAND, PER_THRESHOLD, SPLIT_HITS, SPLIT_MODE_CALLS, TAKEN};
+//! a lattice is kept only if nearly every call on it takes the path and most of them stand above
+//! their neighbours (`confirm`).
+use crate::decisions::periodic::{PER_BAND, PER_THRESHOLD, RISING, SPLIT_HITS, SPLIT_MODE_CALLS, TAKEN};
 use crate::stats::hist::{find_modes, LogHistogram, Mode};
 use crate::stats::period::{find_lattices, Lattice, SlowSeq};
 
@@ -294,8 +295,39 @@ fn settle_rising(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
     l.hits = l.calls.iter().map(Vec::len).sum();
 }
 
-/// Lattices that hold: taken on at least TAKEN of their slots. A lattice found again (at another
-/// threshold or band) is one path, with its strongest evidence.
+/// The share of a lattice's calls above `cut` that stand above their neighbourhood
+/// (`stats::residues::rising_fill`) by more than the fast path's own spread (the slow threshold's
+/// distance from its median) or, for a cheap path, half its cost. A periodic path's call stands
+/// out from the calls around it; a lattice of a nearby period that slides through the slower
+/// stretch after a path sits on a slow call in every slot, but each of them among as slow
+/// neighbours. A stretch as costly as the path after it leaves the path's call standing out by
+/// half the stretch's cost or more, which is still above the spread.
+fn rising_share(sp: &Space, seqs: &[Vec<Call>], l: &Lattice, calls: &[Vec<(u64, f32)>], cut: f64) -> f64 {
+    let rise = (sp.th.slow - sp.base).min(cut - sp.base);
+    if !(rise > 0.0) {
+        return 1.0;
+    }
+    let (mut up, mut n) = (0usize, 0usize);
+    for (k, r) in l.residues.iter().enumerate() {
+        let Some(r) = *r else { continue };
+        if calls[k].is_empty() {
+            continue;
+        }
+        let all: Vec<(u64, f32)> = seqs[k].iter().map(|c| (c.it, c.v)).collect();
+        let by = crate::stats::residues::rising_fill(&all, l.period, sp.extents[k], sp.base, rise);
+        up += by.iter().find(|f| f.0 == r).map_or(0, |f| f.1).min(calls[k].len());
+        n += calls[k].len();
+    }
+    if n == 0 {
+        1.0
+    } else {
+        up as f64 / n as f64
+    }
+}
+
+/// Lattices that hold: taken on at least TAKEN of their slots, with at least RISING of their
+/// calls standing above their neighbours. A lattice found again (at another threshold or band)
+/// is one path, with its strongest evidence.
 fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattice> {
     let mut kept: Vec<Lattice> = Vec::new();
     for mut l in lattices {
@@ -307,7 +339,7 @@ fn confirm(sp: &Space, seqs: &[Vec<Call>], lattices: Vec<Lattice>) -> Vec<Lattic
         let n: usize = calls.iter().map(Vec::len).sum();
         if let Some(k) = kept.iter_mut().find(|k| k.period == l.period && k.residues == l.residues) {
             k.log10_chance = k.log10_chance.min(l.log10_chance);
-        } else if n as f64 >= TAKEN * slots as f64 {
+        } else if n as f64 >= TAKEN * slots as f64 && rising_share(sp, seqs, &l, &calls, cut) >= RISING {
             kept.push(l);
         }
     }
