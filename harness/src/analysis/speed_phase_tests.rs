@@ -1,6 +1,6 @@
 //! Tests of how the analysis tells a speed phase of the machine from a path of the tracer's.
 use crate::analysis::analyze_source;
-use crate::analysis::calibration_battery::events;
+use crate::analysis::calibration_battery::{events, latency_paths};
 use crate::stats::rng::XorShift64Star;
 
 /// Generated runs in which the machine moves between two speeds in stretches of 300 to 3000
@@ -50,13 +50,7 @@ fn a_path_that_costs_what_a_speed_phase_adds_is_still_found() {
         let cp = a.code_paths.iter().find(|c| c.metric == "latency").unwrap();
         let said: Vec<u64> = cp.periodic.iter().map(|p| p.period).collect();
         assert!(said.is_empty(), "case {case} without its path: every {said:?} said");
-        let a = analyze_source(&events(&seqs), None, 0, 0).unwrap();
-        let cp = a.code_paths.iter().find(|c| c.metric == "latency").unwrap();
-        let said: Vec<String> = cp
-            .periodic
-            .iter()
-            .map(|p| format!("every {} (+{:.0} ns) at {:?}", p.period, p.extra, p.residues))
-            .collect();
+        let (cp, said) = latency_paths(&seqs);
         let what = format!("case {case}: every {period} at {phases:?}, +{extra:.0} ns, phases +{level:.0} ns over {base} ns; said {said:?}");
         assert_eq!(cp.periodic.len(), 1, "{what}");
         let p = &cp.periodic[0];

@@ -1,6 +1,5 @@
 //! Tests of a path followed by a slower stretch, in runs too short for a lattice to leave it.
-use crate::analysis::analyze_source;
-use crate::analysis::calibration_battery::events;
+use crate::analysis::calibration_battery::latency_paths;
 use crate::stats::rng::XorShift64Star;
 
 /// Generated short runs (3 to 5 repetitions of 6 to 14 slots of a path every P, P from 30 to 400
@@ -40,13 +39,7 @@ fn a_path_with_a_slower_stretch_after_it_keeps_its_period() {
                     .collect()
             })
             .collect();
-        let a = analyze_source(&events(&seqs), None, 0, 0).unwrap();
-        let cp = a.code_paths.iter().find(|c| c.metric == "latency").unwrap();
-        let said: Vec<String> = cp
-            .periodic
-            .iter()
-            .map(|p| format!("every {} (+{:.0} ns) at {:?}", p.period, p.extra, p.residues))
-            .collect();
+        let (cp, said) = latency_paths(&seqs);
         let what = format!(
             "case {case}: every {period} at {phases:?}, +{extra:.0} ns, {len} calls at +{s_cost:.0} ns after it, {reps} x {n}; said {said:?}"
         );

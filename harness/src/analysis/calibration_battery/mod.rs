@@ -37,6 +37,17 @@ pub(crate) fn events(seqs: &[Vec<f64>]) -> Source {
     Source::Memory { name: PathBuf::from("battery/events.csv"), bytes: Arc::new(s.into_bytes()) }
 }
 
+/// The latency row's code paths of the sequences, and its periodic paths as a test prints them
+/// ("every P (+E ns) at [residues]").
+#[cfg(test)]
+pub(crate) fn latency_paths(seqs: &[Vec<f64>]) -> (CodePaths, Vec<String>) {
+    let a = crate::analysis::analyze_source(&events(seqs), None, 0, 0).unwrap();
+    let cp = a.code_paths.into_iter().find(|c| c.metric == "latency").unwrap();
+    let said =
+        cp.periodic.iter().map(|p| format!("every {} (+{:.0} ns) at {:?}", p.period, p.extra, p.residues)).collect();
+    (cp, said)
+}
+
 /// One run's verdict: an exact period claimed where none was planted (null), or the planted
 /// path said right (planted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
