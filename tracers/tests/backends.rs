@@ -50,6 +50,8 @@ fn lttng_records(spec: &str, test: &str) {
     assert_eq!(all.len(), 101, "{snap:?}");
     assert_eq!(all[0], sentinel);
     assert_eq!(&all[1..], &(1000..1100).collect::<Vec<i64>>()[..]);
+    // The session goes before its daemon: `lttng destroy` needs the daemon that holds it.
+    drop(t2);
     drop(guard);
 }
 
