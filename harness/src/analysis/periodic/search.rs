@@ -259,6 +259,13 @@ fn settle_phases(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
     l.hits = l.calls.iter().map(Vec::len).sum();
 }
 
+/// Per residue of `p` in sequence `k`: (residue, calls that rise `rise` above the median of
+/// their neighbours, slots), over all of the sequence's calls (`stats::residues::rising_fill`).
+fn rising_by_residue(sp: &Space, seq: &[Call], k: usize, p: u64, rise: f64) -> Vec<(u64, usize, u64)> {
+    let all: Vec<(u64, f32)> = seq.iter().map(|c| (c.it, c.v)).collect();
+    crate::stats::residues::rising_fill(&all, p, sp.extents[k], sp.base, rise)
+}
+
 /// Each sequence's phase judged against its neighbours (`stats::residues::rising_fill`). In a
 /// sequence that spends a stretch at a slower level every call there is above the path's cut,
 /// every residue fills, and the costliest (the one the machine's stalls hit most) was read as
@@ -276,8 +283,7 @@ fn settle_rising(sp: &Space, seqs: &[Vec<Call>], l: &mut Lattice, cut: f64) {
     for (k, r) in l.residues.iter_mut().enumerate() {
         let Some(was) = *r else { continue };
         let (first, last) = sp.extents[k];
-        let all: Vec<(u64, f32)> = seqs[k].iter().map(|c| (c.it, c.v)).collect();
-        let by = crate::stats::residues::rising_fill(&all, p, (first, last), sp.base, rise);
+        let by = rising_by_residue(sp, &seqs[k], k, p, rise);
         let share = |f: &(u64, usize, u64)| f.1 as f64 / f.2.max(1) as f64;
         let own = by.iter().find(|f| f.0 == was).map_or(0.0, share);
         // The best filled, then the smaller residue.
@@ -313,8 +319,7 @@ fn rising_share(sp: &Space, seqs: &[Vec<Call>], l: &Lattice, calls: &[Vec<(u64, 
         if calls[k].is_empty() {
             continue;
         }
-        let all: Vec<(u64, f32)> = seqs[k].iter().map(|c| (c.it, c.v)).collect();
-        let by = crate::stats::residues::rising_fill(&all, l.period, sp.extents[k], sp.base, rise);
+        let by = rising_by_residue(sp, &seqs[k], k, l.period, rise);
         up += by.iter().find(|f| f.0 == r).map_or(0, |f| f.1).min(calls[k].len());
         n += calls[k].len();
     }
