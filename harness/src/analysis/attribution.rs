@@ -392,7 +392,8 @@ pub fn attribute(cp: &CodePaths, reference: Option<&Reference>) -> Option<Attrib
         .irregular
         .iter()
         .map(|p| {
-            (!p.is_phase()).then(|| {
+            // A keyed population is the tracer's as an exact period is (keyed.rs): not tested.
+            (!p.is_phase() && p.keyed.is_none()).then(|| {
                 let (lo, hi) = band(p, base);
                 let others: Vec<Population> = populations(cp, &bands)
                     .into_iter()

@@ -18,6 +18,9 @@ pub struct CodePath {
     /// The share of its calls in the busiest quarter of the run (phases.rs), when the run is long
     /// enough to tell; at or above CLUSTERED_SHARE it is a phase of the machine, not a path.
     pub clustered: Option<f64>,
+    /// Some when its calls are slow on the same iterations in every repetition (keyed.rs): the
+    /// tracer's without the reference windows' test.
+    pub keyed: Option<crate::analysis::keyed::Keyed>,
 }
 
 impl CodePath {

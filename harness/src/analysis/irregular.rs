@@ -105,6 +105,7 @@ pub(crate) fn paths(
             calls,
             spacing: typical_spacing(&its).map(Into::into),
             clustered: busiest_quarter_share(&its, &extents, scan.rows),
+            keyed: None,
         };
         let costs = seqs.iter().flatten().map(|c| entries[c.1].v).collect();
         out.push(Part { path, its, costs });
@@ -185,6 +186,7 @@ fn one_path_per_spacing(mut parts: Vec<Part>, base: f64, extents: &[(u64, u64)],
                 calls: a.path.calls + b.path.calls,
                 spacing: Some(sp.into()),
                 clustered: busiest_quarter_share(&its, extents, rows),
+                keyed: None,
             };
             a.its = its;
             j = i + 1;
@@ -296,6 +298,7 @@ fn rare(
             calls,
             spacing: Some(sp.into()),
             clustered: None,
+            keyed: None,
         };
         out.push(Part { path, its, costs: v });
     }

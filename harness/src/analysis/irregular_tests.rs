@@ -10,6 +10,7 @@ fn part(its: Vec<Vec<u64>>, cost: f32) -> Part {
         calls: calls as u64,
         spacing: typical_spacing(&its).map(Into::into),
         clustered: None,
+        keyed: None,
     };
     Part { path, its, costs: vec![cost; calls] }
 }

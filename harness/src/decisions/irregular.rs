@@ -66,4 +66,27 @@ decisions! {
     /// one window is below ALPHA).
     calibrated_by: "the unit test `analysis::stretch_starts::tests::stretches_every_810_calls_have_that_period_and_random_ones_none`";
     pub const STRETCH_MIN_GAPS: usize = 5;
+
+    /// Keyed populations (analysis/keyed.rs): the cuts of extra cost the count of iterations slow
+    /// in every repetition is tested at, per factor of 2 (a cut within 19 % of any cost; the
+    /// rotation null counts the cuts scanned, so more cuts cost power, not false claims).
+    calibrated_by: "the unit tests `analysis::keyed::tests`; the generative battery's keyed-to-the-call component (power) and its other components (false claims)";
+    pub const KEYED_CUTS_PER_OCTAVE: f64 = 4.0;
+
+    /// ... and a band of cost is at most this many cuts wide (a factor of 2): two keyed paths at
+    /// costs further apart are two populations (the widest band would take both, its chance the
+    /// least), one whose cost varies by less is one.
+    calibrated_by: "the unit test `analysis::keyed::tests::two_keyed_paths_at_two_costs_are_two_populations`; the generative battery's runs with two keyed paths";
+    pub const KEYED_BAND_CUTS: usize = 4;
+
+    /// Two repetitions of n iterations have 2n moves against each other (rotations, read either
+    /// way): all of them are tried up to this many, so that the observed alignment is not drawn
+    /// again by chance among the null's runs and the least p is 1 / 2n, not 1 / (runs + 1).
+    calibrated_by: "the unit tests `analysis::keyed::tests`; an argument: 2n moves of 10,000 to 25,000 slow-call lookups cost less than a second";
+    pub const KEYED_EXACT_MOVES: u64 = 50_000;
+
+    /// Keyed populations looked for per group of repetitions, each among the calls the ones before
+    /// it left (a tracer with two value-dependent paths at two costs).
+    calibrated_by: "an argument: the grammar plants at most three paths of the tracer's";
+    pub const MAX_KEYED: usize = 3;
 }

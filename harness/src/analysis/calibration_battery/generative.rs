@@ -16,7 +16,7 @@ use crate::decisions::findings::MAX_FALSE_RUNS;
 use crate::results::read::ReadError;
 
 /// The kinds of claim the analysis makes, as the table counts them.
-pub const CLAIMS: [&str; 7] = [
+pub const CLAIMS: [&str; 8] = [
     "exact period",
     "irregular path",
     "memoryless band, the tracer's",
@@ -24,12 +24,13 @@ pub const CLAIMS: [&str; 7] = [
     "speed phase",
     "outliers, the tracer's",
     "a path said twice",
+    "keyed to the call",
 ];
 
 /// One run's score: false claims by kind, and per component whether it was named.
 #[derive(Debug, Clone, Default)]
 pub struct Score {
-    pub false_claims: [u32; 7],
+    pub false_claims: [u32; 8],
     /// (component label, named) per planted component that power is counted for.
     pub named: Vec<(&'static str, bool)>,
     /// The same per planted path, with its size: (label, the calls it is expected to take in the
@@ -86,9 +87,9 @@ fn assign(fits: &[Vec<usize>], components: usize) -> Vec<Option<usize>> {
 }
 
 /// The claims of one run, scored.
-pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) -> [u32; 7] {
+pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Vec<String>) -> [u32; 8] {
     let c = &run.components;
-    let mut f = [0u32; 7];
+    let mut f = [0u32; 8];
     // Each path claim: its kind (index into CLAIMS), its line, and the components it may name.
     let mut claims: Vec<(usize, String, Vec<usize>)> = Vec::new();
     let fits = |ok: &dyn Fn(&Component) -> bool| (0..c.len()).filter(|&k| ok(&c[k])).collect::<Vec<usize>>();
@@ -122,7 +123,8 @@ pub(super) fn judge(run: &Run, cp: &CodePaths, attr: &Attributions, why: &mut Ve
         if p.is_phase() || attr.not_tracers(i) {
             continue;
         }
-        claims.push((1, format!("irregular path +{:.0} ns, {} calls", p.delta, p.calls), fits(&tracer_cost(p.delta))));
+        let (kind, what) = if p.keyed.is_some() { (7, "keyed path") } else { (1, "irregular path") };
+        claims.push((kind, format!("{what} +{:.0} ns, {} calls", p.delta, p.calls), fits(&tracer_cost(p.delta))));
     }
     for b in attr.bands.iter().filter(|b| b.test.attribution == Attribution::Tracer) {
         claims.push((2, format!("band +{:.0} ns, {} calls", b.extra, b.calls), fits(&tracer_cost(b.extra))));
@@ -230,7 +232,9 @@ pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
                 .periodic
                 .iter()
                 .map(|p| format!("{}@{} +{:.0}", p.period, p.phase, p.extra))
-                .chain(cp.irregular.iter().map(|p| format!("irr +{:.0} ({})", p.delta, p.calls)))
+                .chain(cp.irregular.iter().map(|p| {
+                    format!("{} +{:.0} ({})", if p.keyed.is_some() { "keyed" } else { "irr" }, p.delta, p.calls)
+                }))
                 .chain(
                     attr.bands.iter().map(|b| format!("band +{:.0} ({}, {:?})", b.extra, b.calls, b.test.attribution)),
                 )
@@ -263,7 +267,7 @@ pub fn run_one(seed: u64, max_calls: u64) -> Result<Score, ReadError> {
 pub struct GenerativeTally {
     pub runs: u32,
     pub false_runs: u32,
-    pub by_claim: [u32; 7],
+    pub by_claim: [u32; 8],
     /// Per component label: (runs holding it, of those with a false claim, planted, named).
     pub by_component: Vec<(&'static str, u32, u32, u32, u32)>,
     /// Per (component label, calls cell, extra-cost cell; by_size.rs): (planted, named).
@@ -422,9 +426,9 @@ pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) 
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
     use crate::decisions::findings::GENERATIVE_CEILING;
-
     /// Forty seeded compositions of at most 8,000 calls: the share of runs with any false claim
     /// stays below the ceiling, and the table says the target (MAX_FALSE_RUNS) as met or missed.
     #[test]

@@ -23,6 +23,9 @@ pub struct IrregularPath {
     /// windows); always the tracer's here (the machine's are `MachineSlowCalls`, those the
     /// windows cannot tell `UndecidedSlowCalls`).
     pub whose: Option<RateTest>,
+    /// Some when its calls are slow on the same iterations in every repetition (keyed to the call
+    /// or its logged value), with the rotation null's chance (analysis/keyed.rs).
+    pub keyed: Option<crate::analysis::keyed::Keyed>,
 }
 
 /// Slow calls of like cost told apart by the reference windows (attribution.rs): a memoryless
@@ -65,7 +68,15 @@ fn irregular(cp: &CodePaths, p: &code_paths::CodePath) -> IrregularPath {
     let one_in = cp.rows as f64 / p.calls.max(1) as f64;
     let regular = |s: &Spacing| s.near_share >= REGULAR_SHARE && s.median >= REGULAR_MIN_SPACING;
     let spacing = p.spacing.filter(|s| regular(s) && one_in <= BURST_RATIO * s.median);
-    IrregularPath { calls: p.calls, share: share(p.calls, cp.rows), extra: p.delta, spacing, one_in, whose: None }
+    IrregularPath {
+        calls: p.calls,
+        share: share(p.calls, cp.rows),
+        extra: p.delta,
+        spacing,
+        one_in,
+        whose: None,
+        keyed: p.keyed.clone(),
+    }
 }
 
 fn slow_calls(cp: &CodePaths, p: &code_paths::CodePath, evidence: RateTest) -> SlowCalls {

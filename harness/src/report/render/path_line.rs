@@ -296,7 +296,18 @@ fn irregular(p: &IrregularPath, unit: &str) -> String {
             s.median,
             100.0 * s.near_share
         ),
-        None => format!("irregular, about 1 in {:.0} events", p.one_in),
+        None => match &p.keyed {
+            Some(k) => format!(
+                "on the same {} {} in each of {} repetitions (keyed to the call or its logged value, not chance: p {} \
+                 that the repetitions, shifted or reversed against each other, align as many; {} shifts tried)",
+                k.iterations,
+                plural(k.iterations, "iteration", "iterations"),
+                k.repetitions,
+                p_small(k.p),
+                k.null_runs
+            ),
+            None => format!("irregular, about 1 in {:.0} events", p.one_in),
+        },
     };
     let whose = p.whose.as_ref().map_or(String::new(), |t| format!(", {}", rate_whose(t)));
     // Below 0.1 % one decimal would say "0.0%" of a path that exists: its first digits instead.

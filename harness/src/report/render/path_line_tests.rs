@@ -74,19 +74,57 @@ fn irregular_paths_with_and_without_a_spacing() {
         spacing: Some(Spacing { median: 431.0, near_share: 1.0 }),
         one_in: 454.5,
         whose: None,
+        keyed: None,
     };
-    let noise = IrregularPath { calls: 50, share: 0.005, extra: 2000.0, spacing: None, one_in: 200.0, whose: None };
+    let noise = IrregularPath {
+        calls: 50,
+        share: 0.005,
+        extra: 2000.0,
+        spacing: None,
+        one_in: 200.0,
+        whose: None,
+        keyed: None,
+    };
     let l = say(vec![fast(false), Finding::IrregularPath(regular), Finding::IrregularPath(noise)]);
     assert_eq!(
         l,
         "t: fast path 99.8% (median 70.1 ns), middle path 0.2% about every 431 events (no exact period; 100% of \
          spacings within 10% of that) (+260 ns), slow path 0.5% irregular, about 1 in 200 events (+2000 ns)"
     );
-    let faster = IrregularPath { calls: 50, share: 0.005, extra: -20.0, spacing: None, one_in: 200.0, whose: None };
+    let faster =
+        IrregularPath { calls: 50, share: 0.005, extra: -20.0, spacing: None, one_in: 200.0, whose: None, keyed: None };
     assert!(say(vec![fast(false), Finding::IrregularPath(faster)]).contains("faster path 0.5% irregular"));
     // A rare path is never "0.0%".
-    let rare = IrregularPath { calls: 4, share: 0.0001, extra: 1400.0, spacing: None, one_in: 10000.0, whose: None };
+    let rare = IrregularPath {
+        calls: 4,
+        share: 0.0001,
+        extra: 1400.0,
+        spacing: None,
+        one_in: 10000.0,
+        whose: None,
+        keyed: None,
+    };
     assert!(say(vec![fast(false), Finding::IrregularPath(rare)]).contains("slow path 0.01% irregular"), "rare");
+}
+
+#[test]
+fn a_keyed_path_says_its_iterations_and_its_null() {
+    let keyed = crate::analysis::keyed::Keyed { iterations: 29, repetitions: 3, p: 1.0 / 1001.0, null_runs: 1000 };
+    let k = IrregularPath {
+        calls: 87,
+        share: 0.0014,
+        extra: 2885.0,
+        spacing: None,
+        one_in: 700.0,
+        whose: None,
+        keyed: Some(keyed),
+    };
+    assert_eq!(
+        say(vec![fast(false), Finding::IrregularPath(k)]),
+        "t: fast path 99.8% (median 70.1 ns), slow path 0.1% on the same 29 iterations in each of 3 repetitions \
+         (keyed to the call or its logged value, not chance: p = 9.99e-4 that the repetitions, shifted or reversed \
+         against each other, align as many; 1000 shifts tried) (+2885 ns)"
+    );
 }
 
 #[test]
