@@ -41,7 +41,9 @@ use crate::analysis::passes::{count_on_lattices, outliers_off_dropped_lattices, 
 use crate::analysis::periodic::search::{Call, Space, Thresholds};
 use crate::analysis::periodic::{aftermath, fractional, permutation, search, search_part, sub_period};
 use crate::analysis::phases::{SlowerLevel, WindowMeans, Windows};
-use crate::analysis::slow_calls::{irregular_after_stretches, irregular_and_counts, leave_out_slower_level};
+use crate::analysis::slow_calls::{
+    irregular_after_stretches, irregular_and_counts, keyed_paths, leave_out_slower_level,
+};
 use crate::decisions::modes::{
     INS_BW, KEEP_WIDTHS, LAT_BW, LOW_WIDTHS, MAX_SLOW_INDICES, MIN_MODE_CALLS, MIN_MODE_FRACTION, SLOW_WIDTHS,
     TIGHT_QUANTILE, TIGHT_WIDTHS,
@@ -265,45 +267,6 @@ pub fn analyze_source(
         }
     }
     Ok(a)
-}
-
-/// The outliers slow on the same iterations in every repetition (keyed.rs): each population a
-/// path of its own among the irregular ones, its calls no longer outliers. A periodic path's
-/// followers sit on its lattice's iterations in every repetition at one phase: they are that
-/// path's, not keyed ones.
-fn keyed_paths(m: &mut MetricScan, cp: &mut CodePaths) {
-    let followed = |seq: u64, it: u64| {
-        cp.periodic.iter().any(|p| p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset)))
-    };
-    let calls: Vec<(f32, u64, u64)> = cp.outlier_calls.iter().filter(|c| !followed(c.1, c.2)).copied().collect();
-    let base = cp.dominant.median;
-    for f in keyed::find(&calls, &cp.extents, cp.rows ^ 0x6B65_7965_64) {
-        let mut taken: Vec<(u64, u64)> = f.calls.clone();
-        taken.sort_unstable();
-        let before = cp.outlier_calls.len();
-        cp.outlier_calls.retain(|c| taken.binary_search(&(c.1, c.2)).is_err());
-        cp.outliers -= (before - cp.outlier_calls.len()) as u64;
-        cp.explained_extras.extend(&f.extras);
-        cp.explained_extras.sort_by(|a, b| a.total_cmp(b));
-        for (e, x) in m.entries.iter().zip(m.explained.iter_mut()) {
-            *x |= taken.binary_search(&(e.seq, e.it)).is_ok();
-        }
-        let calls = f.extras.len() as u64;
-        let extra = f.extras[f.extras.len() / 2] as f64;
-        let bin = |x: f64| LogHistogram::bin_of(x).unwrap_or(0);
-        let mode = Mode {
-            first_bin: bin(base + f.cut as f64),
-            end_bin: match f.hi.is_finite() {
-                true => bin(base + f.hi as f64),
-                false => bin(base + *f.extras.last().unwrap_or(&f.cut) as f64) + 1,
-            },
-            zero: false,
-            median: base + extra,
-            count: calls,
-            fraction: calls as f64 / cp.rows.max(1) as f64,
-        };
-        cp.irregular.push(CodePath { mode, delta: extra, calls, spacing: None, clustered: None, keyed: Some(f.keyed) });
-    }
 }
 
 /// Modes and thresholds per metric (latency's from `latency`: pass 1's histogram, or the levelled

@@ -1,9 +1,11 @@
 //! The slow calls off the lattices: the irregular paths among them (irregular.rs), which entries
 //! those explain, and the rest counted as outliers on no path. Pass 2 counts them against the
 //! lattices it found; once pass 3 has found the stretches after the paths, the irregular paths are
-//! looked for again without the stretches' calls.
-use super::{irregular, MetricScan, Sequences};
+//! looked for again without the stretches' calls; last, the outliers slow on the same iterations
+//! in every repetition are said as keyed paths (keyed.rs).
+use super::{irregular, keyed, MetricScan, Sequences};
 use crate::analysis::code_paths::{CodePath, CodePaths, PeriodicPath};
+use crate::stats::hist::{LogHistogram, Mode};
 
 /// The slower level's own spread is not outliers on no path (phases.rs).
 pub(super) fn leave_out_slower_level(cp: &mut CodePaths) {
@@ -61,6 +63,45 @@ pub(super) fn irregular_after_stretches(
     cp.explained_extras = counts.explained;
     leave_out_slower_level(cp);
     m.explained = explained;
+}
+
+/// The outliers slow on the same iterations in every repetition (keyed.rs): each population a
+/// path of its own among the irregular ones, its calls no longer outliers. A periodic path's
+/// followers sit on its lattice's iterations in every repetition at one phase: they are that
+/// path's, not keyed ones.
+pub(super) fn keyed_paths(m: &mut MetricScan, cp: &mut CodePaths) {
+    let followed = |seq: u64, it: u64| {
+        cp.periodic.iter().any(|p| p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset)))
+    };
+    let calls: Vec<(f32, u64, u64)> = cp.outlier_calls.iter().filter(|c| !followed(c.1, c.2)).copied().collect();
+    let base = cp.dominant.median;
+    for f in keyed::find(&calls, &cp.extents, cp.rows ^ 0x6B65_7965_64) {
+        let mut taken: Vec<(u64, u64)> = f.calls.clone();
+        taken.sort_unstable();
+        let before = cp.outlier_calls.len();
+        cp.outlier_calls.retain(|c| taken.binary_search(&(c.1, c.2)).is_err());
+        cp.outliers -= (before - cp.outlier_calls.len()) as u64;
+        cp.explained_extras.extend(&f.extras);
+        cp.explained_extras.sort_by(|a, b| a.total_cmp(b));
+        for (e, x) in m.entries.iter().zip(m.explained.iter_mut()) {
+            *x |= taken.binary_search(&(e.seq, e.it)).is_ok();
+        }
+        let calls = f.extras.len() as u64;
+        let extra = f.extras[f.extras.len() / 2] as f64;
+        let bin = |x: f64| LogHistogram::bin_of(x).unwrap_or(0);
+        let mode = Mode {
+            first_bin: bin(base + f.cut as f64),
+            end_bin: match f.hi.is_finite() {
+                true => bin(base + f.hi as f64),
+                false => bin(base + *f.extras.last().unwrap_or(&f.cut) as f64) + 1,
+            },
+            zero: false,
+            median: base + extra,
+            count: calls,
+            fraction: calls as f64 / cp.rows.max(1) as f64,
+        };
+        cp.irregular.push(CodePath { mode, delta: extra, calls, spacing: None, clustered: None, keyed: Some(f.keyed) });
+    }
 }
 
 /// Slow calls on no path, and calls of the fast path's mode that take a path or stand above the

@@ -426,9 +426,9 @@ pub fn main(runs: u32, seed: u64, max_calls: u64, budget_s: f64, explain: bool) 
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
     use crate::decisions::findings::GENERATIVE_CEILING;
+
     /// Forty seeded compositions of at most 8,000 calls: the share of runs with any false claim
     /// stays below the ceiling, and the table says the target (MAX_FALSE_RUNS) as met or missed.
     #[test]

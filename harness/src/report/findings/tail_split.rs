@@ -80,9 +80,10 @@ pub(super) fn tail_split(cp: &CodePaths, t: &code_paths::Tail, attr: Option<&Att
             TailClass::Irregular(i) if cp.irregular[i].is_phase() => (TailWho::SpeedPhase, "speed phases".into()),
             TailClass::Irregular(i) => {
                 let p = &cp.irregular[i];
-                let what = match p.spacing {
-                    Some(s) => format!("the path about every {:.0}", s.median),
-                    None => format!("the irregular path at +{:.0} ns", p.delta),
+                let what = match (p.spacing, &p.keyed) {
+                    (Some(s), _) => format!("the path about every {:.0}", s.median),
+                    (None, Some(_)) => format!("the keyed path at +{:.0} ns", p.delta),
+                    (None, None) => format!("the irregular path at +{:.0} ns", p.delta),
                 };
                 (TailWho::IrregularPath, what)
             }

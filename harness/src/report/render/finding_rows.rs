@@ -93,14 +93,18 @@ pub fn finding_rows(m: &MetricFindings) -> Vec<FindingRow> {
                 ..of("periodic path")
             },
             Finding::IrregularPath(x) => FindingRow {
-                period_or_rate: match &x.spacing {
-                    Some(s) => format!("about every {:.0}", s.median),
-                    None => format!("1 in {:.0}", x.one_in),
+                period_or_rate: match (&x.spacing, &x.keyed) {
+                    (Some(s), _) => format!("about every {:.0}", s.median),
+                    (None, Some(k)) => {
+                        format!("the same {} iterations in each of {} repetitions", k.iterations, k.repetitions)
+                    }
+                    (None, None) => format!("1 in {:.0}", x.one_in),
                 },
                 share: percent(x.share),
                 extra: extra(x.extra),
+                p_value: x.keyed.as_ref().map_or(DASH.into(), |k| p(k.p)),
                 whose: x.whose.as_ref().map_or("tracer".into(), |t| whose(&t.attribution)),
-                ..of("irregular path")
+                ..of(if x.keyed.is_some() { "keyed path" } else { "irregular path" })
             },
             Finding::MemorylessPath(x) => FindingRow {
                 period_or_rate: format!("1 in {:.0}, at random", x.one_in),

@@ -287,9 +287,10 @@ pub(super) fn paths(findings: &[Finding], calls: u64) -> Vec<PathShort> {
                 share: share(p.calls),
             }),
             Finding::IrregularPath(p) => Some(PathShort {
-                every: match &p.spacing {
-                    Some(s) => format!("~{:.0}", s.median),
-                    None => format!("1/{:.0}", p.one_in),
+                every: match (&p.spacing, &p.keyed) {
+                    (Some(s), _) => format!("~{:.0}", s.median),
+                    (None, Some(k)) => format!("{} keyed", k.iterations),
+                    (None, None) => format!("1/{:.0}", p.one_in),
                 },
                 extra_ns: p.extra,
                 share: p.share,
