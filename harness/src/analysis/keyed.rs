@@ -274,6 +274,15 @@ mod tests {
         v
     }
 
+    /// The keyed populations of outliers `v` of `reps` repetitions of `n` calls each (a call given
+    /// twice counts once).
+    fn found(mut v: Vec<(f32, u64, u64)>, reps: u64, n: u64, seed: u64) -> Vec<Found> {
+        v.sort_by_key(|c| (c.1, c.2));
+        v.dedup_by_key(|c| (c.1, c.2));
+        let ext: Vec<(u64, u64, u64)> = (0..reps).map(|r| (r, 0, n - 1)).collect();
+        find(&v, &ext, seed)
+    }
+
     #[test]
     fn iterations_slow_in_every_repetition_are_one_keyed_population() {
         let mut rng = Rng(7);
@@ -282,8 +291,7 @@ mod tests {
             let (reps, n) = (2 + case % 4, 2000 + 500 * case);
             let keyed: Vec<u64> = (0..4 + case % 5).map(|_| rng.below(n)).collect();
             let extra = 400.0 + 200.0 * case as f32;
-            let ext: Vec<(u64, u64, u64)> = (0..reps).map(|r| (r, 0, n - 1)).collect();
-            let f = find(&run(&mut rng, reps, n, 0.01, &keyed, extra), &ext, case + 1);
+            let f = found(run(&mut rng, reps, n, 0.01, &keyed, extra), reps, n, case + 1);
             let mut uniq = keyed.clone();
             uniq.sort_unstable();
             uniq.dedup();
@@ -308,10 +316,7 @@ mod tests {
             let mut v = run(&mut rng, reps, n, 0.01, &a, ca);
             v.iter_mut().filter(|c| b.contains(&c.2)).for_each(|c| c.0 = cb);
             v.extend((0..reps).flat_map(|r| b.iter().map(move |&it| (cb, r, it))));
-            v.sort_by_key(|c| (c.1, c.2));
-            v.dedup_by_key(|c| (c.1, c.2));
-            let ext: Vec<(u64, u64, u64)> = (0..reps).map(|r| (r, 0, n - 1)).collect();
-            let mid: Vec<f32> = find(&v, &ext, case + 1).iter().map(|f| f.extras[f.extras.len() / 2]).collect();
+            let mid: Vec<f32> = found(v, reps, n, case + 1).iter().map(|f| f.extras[f.extras.len() / 2]).collect();
             let near = |c: f32| mid.iter().filter(|&&m| (m - c).abs() < 0.3 * c).count() == 1;
             both += (mid.len() == 2 && near(ca) && near(cb)) as u32;
         }
@@ -337,10 +342,7 @@ mod tests {
                 let start = rng.below(n - 50);
                 v.extend((start..start + 30).map(|it| (2000.0, r, it)));
             }
-            v.sort_by_key(|c| (c.1, c.2));
-            v.dedup_by_key(|c| (c.1, c.2));
-            let ext: Vec<(u64, u64, u64)> = (0..reps).map(|r| (r, 0, n - 1)).collect();
-            claims += find(&v, &ext, case + 1).len();
+            claims += found(v, reps, n, case + 1).len();
         }
         assert!(claims <= 2, "{claims} keyed claims on 300 runs with nothing keyed");
     }
