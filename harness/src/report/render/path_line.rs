@@ -299,7 +299,7 @@ fn irregular(p: &IrregularPath, unit: &str) -> String {
         None => match &p.keyed {
             Some(k) => format!(
                 "on the same {} {} in each of {} repetitions (keyed to the call or its logged value, not chance: p {} \
-                 that the repetitions, shifted or reversed against each other, align as many; {} shifts tried)",
+                 that the repetitions align as many when shifted or reversed against each other; {} such moves tried)",
                 k.iterations,
                 plural(k.iterations, "iteration", "iterations"),
                 k.repetitions,

@@ -122,8 +122,8 @@ fn a_keyed_path_says_its_iterations_and_its_null() {
     assert_eq!(
         say(vec![fast(false), Finding::IrregularPath(k)]),
         "t: fast path 99.8% (median 70.1 ns), slow path 0.1% on the same 29 iterations in each of 3 repetitions \
-         (keyed to the call or its logged value, not chance: p = 9.99e-4 that the repetitions, shifted or reversed \
-         against each other, align as many; 1000 shifts tried) (+2885 ns)"
+         (keyed to the call or its logged value, not chance: p = 9.99e-4 that the repetitions align as many when \
+         shifted or reversed against each other; 1000 such moves tried) (+2885 ns)"
     );
 }
 
