@@ -74,8 +74,24 @@ pub(super) fn keyed_paths(m: &mut MetricScan, cp: &mut CodePaths) {
         cp.periodic.iter().any(|p| p.followers.iter().any(|f| it >= f.offset && p.on(seq, it - f.offset)))
     };
     let calls: Vec<(f32, u64, u64)> = cp.outlier_calls.iter().filter(|c| !followed(c.1, c.2)).copied().collect();
+    let owned =
+        |seq: u64, it: u64| followed(seq, it) || cp.periodic.iter().any(|p| p.on(seq, it) || p.in_stretch(seq, it));
+    // The periods of the claimed paths at one phase in every one of the sequences `ids`.
+    let step = |ids: &[u64]| {
+        let same = |p: &PeriodicPath| {
+            let at = |id: &u64| p.residues.iter().find(|r| r.seq == *id).map(|r| r.residue);
+            at(&ids[0]).is_some_and(|r| ids.iter().all(|id| at(id) == Some(r)))
+        };
+        let gcd = |mut a: u64, mut b: u64| {
+            while b > 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        cp.periodic.iter().filter(|p| same(p)).map(|p| p.period).reduce(|a, b| (a / gcd(a, b)).saturating_mul(b))
+    };
     let base = cp.dominant.median;
-    for f in keyed::find(&calls, &cp.extents, cp.rows ^ 0x6B65_7965_64) {
+    for f in keyed::find(&calls, &cp.extents, &owned, &step, cp.rows ^ 0x6B65_7965_64) {
         let mut taken: Vec<(u64, u64)> = f.calls.clone();
         taken.sort_unstable();
         let before = cp.outlier_calls.len();

@@ -73,10 +73,10 @@ decisions! {
     calibrated_by: "the unit tests `analysis::keyed::tests`; the generative battery's keyed-to-the-call component (power) and its other components (false claims)";
     pub const KEYED_CUTS_PER_OCTAVE: f64 = 4.0;
 
-    /// ... and a band of cost is at most this many cuts wide (a factor of 2): two keyed paths at
-    /// costs further apart are two populations (the widest band would take both, its chance the
-    /// least), one whose cost varies by less is one.
-    calibrated_by: "the unit test `analysis::keyed::tests::two_keyed_paths_at_two_costs_are_two_populations`; the generative battery's runs with two keyed paths";
+    /// ... and a band of cost is at most this many cuts wide (a factor of 2): of two keyed paths
+    /// at costs further apart one is said at its own cost, not both as one at a cost between (the
+    /// widest band would take both, its chance the least); one whose cost varies by less is one.
+    calibrated_by: "the unit test `analysis::keyed::tests::of_two_keyed_paths_at_two_costs_one_is_said_at_its_own`; the generative battery's runs with two keyed paths";
     pub const KEYED_BAND_CUTS: usize = 4;
 
     /// Two repetitions of n iterations have 2n moves against each other (rotations, read either
@@ -84,9 +84,4 @@ decisions! {
     /// again by chance among the null's runs and the least p is 1 / 2n, not 1 / (runs + 1).
     calibrated_by: "the unit tests `analysis::keyed::tests`; an argument: 2n moves of 10,000 to 25,000 slow-call lookups cost less than a second";
     pub const KEYED_EXACT_MOVES: u64 = 50_000;
-
-    /// Keyed populations looked for per group of repetitions, each among the calls the ones before
-    /// it left (a tracer with two value-dependent paths at two costs).
-    calibrated_by: "an argument: the grammar plants at most three paths of the tracer's";
-    pub const MAX_KEYED: usize = 3;
 }
